@@ -1,0 +1,91 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every target shares: Swift 6 language mode is the package default;
+/// these add the checks we want everywhere.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Fencepost",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "fencepost", targets: ["fencepost"]),
+        .library(name: "FencepostCore", targets: ["FencepostCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+    ],
+    targets: [
+        // MARK: - C libraries
+        .systemLibrary(
+            name: "CGEOS",
+            pkgConfig: "geos",
+            providers: [.apt(["libgeos-dev"])]
+        ),
+
+        // MARK: - Layers, bottom up
+        .target(
+            name: "FencepostGeometry",
+            dependencies: ["CGEOS"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FencepostCore",
+            dependencies: [
+                "FencepostGeometry",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FencepostFormats",
+            dependencies: ["FencepostCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FencepostStore",
+            dependencies: [
+                "FencepostCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "fencepost",
+            dependencies: [
+                "FencepostCore",
+                "FencepostFormats",
+                "FencepostStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "FencepostGeometryTests",
+            dependencies: ["FencepostGeometry"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostCoreTests",
+            dependencies: ["FencepostCore", "FencepostFormats"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostStoreTests",
+            dependencies: ["FencepostStore", "FencepostFormats"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostCLITests",
+            dependencies: ["fencepost"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,258 @@
+import FencepostGeometry
+
+/// Reads one GeoJSON feature into a ``Region``, collecting every problem it finds.
+struct FeatureReader {
+    let feature: JSONValue
+    private(set) var id: String?
+    private(set) var problems: [RegionConfigProblem] = []
+
+    /// Properties with a meaning to Fencepost; everything else is kept as given.
+    static let knownProperties: Set<String> = [
+        "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled",
+    ]
+
+    init(feature: JSONValue) {
+        self.feature = feature
+    }
+
+    /// The region, or nil when `problems` says why not.
+    mutating func read(context: GEOSContext) -> Region? {
+        guard case .object = feature else {
+            problems.append(.malformedFeature("expected an object, found a JSON \(feature.typeName)"))
+            return nil
+        }
+        guard feature["type"]?.stringValue == "Feature" else {
+            problems.append(.malformedFeature("its type must be \"Feature\""))
+            return nil
+        }
+        let properties: [String: JSONValue]
+        switch feature["properties"] {
+        case nil, .null?: properties = [:]
+        case .object(let members)?: properties = members
+        case let other?:
+            problems.append(.malformedFeature("properties must be an object, found a JSON \(other.typeName)"))
+            return nil
+        }
+        let id = readID(properties)
+        let shape = readShape(properties, context: context)
+        let settings = readSettings(properties)
+        let name = readName(properties)
+        let tags = readTags(properties)
+        guard problems.isEmpty, let id, let shape else { return nil }
+        return Region(
+            id: id, name: name, tags: tags, shape: shape, settings: settings,
+            extraProperties: properties.filter { !Self.knownProperties.contains($0.key) })
+    }
+
+    // MARK: - Identity and settings
+
+    private mutating func readID(_ properties: [String: JSONValue]) -> String? {
+        guard let raw = properties["id"] ?? feature["id"], let text = Self.idText(raw) else {
+            problems.append(.missingID)
+            return nil
+        }
+        id = text
+        guard !text.isEmpty, text.utf8.allSatisfy(Self.isIDByte) else {
+            problems.append(.invalidID(text))
+            return nil
+        }
+        return text
+    }
+
+    /// A string id, or an integral number written without a fraction (GeoJSON allows both).
+    private static func idText(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text): return text
+        case .number(let number) where number == number.rounded() && abs(number) < 1e15: return String(Int64(number))
+        default: return nil
+        }
+    }
+
+    private static func isIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"),
+            UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private mutating func readName(_ properties: [String: JSONValue]) -> String? {
+        switch properties["name"] {
+        case nil, .null?: return nil
+        case .string(let name)?: return name
+        case let other?:
+            problems.append(.invalidProperty(name: "name", reason: "must be a string, found a JSON \(other.typeName)"))
+            return nil
+        }
+    }
+
+    private mutating func readTags(_ properties: [String: JSONValue]) -> [String] {
+        switch properties["tags"] {
+        case nil, .null?: return []
+        case .array(let items)?:
+            let tags = items.compactMap(\.stringValue)
+            if tags.count == items.count { return tags }
+        default: break
+        }
+        problems.append(.invalidProperty(name: "tags", reason: "must be an array of strings"))
+        return []
+    }
+
+    private mutating func readSettings(_ properties: [String: JSONValue]) -> RegionSettings {
+        var settings = RegionSettings()
+        settings.hysteresis = readNumber(properties, "hysteresis", allowZero: true)
+        settings.dwell = readNumber(properties, "dwell", allowZero: false)
+        settings.enterDelay = readNumber(properties, "enter_delay", allowZero: true)
+        settings.exitDelay = readNumber(properties, "exit_delay", allowZero: true)
+        switch properties["enabled"] {
+        case nil, .null?: break
+        case .bool(let enabled)?: settings.enabled = enabled
+        case let other?:
+            problems.append(.invalidProperty(name: "enabled", reason: "must be true or false, found a JSON \(other.typeName)"))
+        }
+        return settings
+    }
+
+    private mutating func readNumber(_ properties: [String: JSONValue], _ name: String, allowZero: Bool) -> Double? {
+        switch properties[name] {
+        case nil, .null?:
+            return nil
+        case .number(let value)? where value > 0 || (allowZero && value == 0):
+            return value
+        case .number(let value)?:
+            problems.append(.invalidProperty(name: name, reason: "must be \(allowZero ? "0 or more" : "greater than 0"), got \(value)"))
+        case let other?:
+            problems.append(.invalidProperty(name: name, reason: "must be a number, found a JSON \(other.typeName)"))
+        }
+        return nil
+    }
+
+    // MARK: - Geometry
+
+    private mutating func readShape(_ properties: [String: JSONValue], context: GEOSContext) -> RegionShape? {
+        guard let geometry = feature["geometry"], case .object = geometry else {
+            problems.append(.malformedFeature("missing geometry"))
+            return nil
+        }
+        guard let type = geometry["type"]?.stringValue else {
+            problems.append(.malformedFeature("geometry has no type"))
+            return nil
+        }
+        guard let coordinates = geometry["coordinates"] else {
+            if ["Point", "Polygon", "MultiPolygon"].contains(type) {
+                problems.append(.malformedCoordinates("\(type) has no coordinates"))
+            } else {
+                problems.append(.unsupportedGeometry(type))
+            }
+            return nil
+        }
+        switch type {
+        case "Point":
+            let center = readPosition(coordinates)
+            let radius = readRadius(properties)
+            guard let center, let radius else { return nil }
+            return .circle(center: center, radius: radius)
+        case "Polygon":
+            guard let polygon = readPolygon(coordinates) else { return nil }
+            return validated(.polygon(polygon), context: context)
+        case "MultiPolygon":
+            guard let items = coordinates.arrayValue, !items.isEmpty else {
+                problems.append(.malformedCoordinates("MultiPolygon coordinates must be a non-empty array of polygons"))
+                return nil
+            }
+            var polygons: [PolygonCoordinates] = []
+            for item in items {
+                guard let polygon = readPolygon(item) else { return nil }
+                polygons.append(polygon)
+            }
+            return validated(.multiPolygon(polygons), context: context)
+        default:
+            problems.append(.unsupportedGeometry(type))
+            return nil
+        }
+    }
+
+    private mutating func readRadius(_ properties: [String: JSONValue]) -> Double? {
+        switch properties["radius"] {
+        case nil, .null?:
+            problems.append(.missingRadius)
+        case .number(let radius)? where radius > 0:
+            return radius
+        case .number(let radius)?:
+            problems.append(.nonPositiveRadius(radius))
+        case let other?:
+            problems.append(.invalidProperty(name: "radius", reason: "must be a number of metres, found a JSON \(other.typeName)"))
+        }
+        return nil
+    }
+
+    private mutating func readPolygon(_ value: JSONValue) -> PolygonCoordinates? {
+        guard let ringValues = value.arrayValue, !ringValues.isEmpty else {
+            problems.append(.malformedCoordinates("a polygon must be a non-empty array of rings"))
+            return nil
+        }
+        var rings: [[Position]] = []
+        for (ringIndex, ringValue) in ringValues.enumerated() {
+            guard let positionValues = ringValue.arrayValue else {
+                problems.append(.malformedCoordinates("ring \(ringIndex) must be an array of positions"))
+                return nil
+            }
+            var ring: [Position] = []
+            ring.reserveCapacity(positionValues.count)
+            for positionValue in positionValues {
+                guard let position = readPosition(positionValue) else { return nil }
+                ring.append(position)
+            }
+            guard ring.count >= 4 else {
+                problems.append(.tooFewPositions(ring: ringIndex, count: ring.count))
+                return nil
+            }
+            guard ring.first == ring.last else {
+                problems.append(.unclosedRing(ring: ringIndex))
+                return nil
+            }
+            rings.append(ring)
+        }
+        return PolygonCoordinates(rings: rings)
+    }
+
+    private mutating func readPosition(_ value: JSONValue) -> Position? {
+        guard let items = value.arrayValue, items.count >= 2,
+            let lon = items[0].numberValue, let lat = items[1].numberValue
+        else {
+            problems.append(.malformedCoordinates("a position must be an array of two numbers [lon, lat]"))
+            return nil
+        }
+        guard (-180...180).contains(lon), (-90...90).contains(lat) else {
+            problems.append(.coordinateOutOfRange(lon: lon, lat: lat, hint: Self.hint(lon: lon, lat: lat)))
+            return nil
+        }
+        return Position(lon: lon, lat: lat)
+    }
+
+    /// Metre-sized values are a projected system; a valid pair in the wrong order is swapped.
+    private static func hint(lon: Double, lat: Double) -> RegionConfigProblem.CoordinateHint? {
+        if abs(lon) > 360 || abs(lat) > 360 { return .projected }
+        if abs(lat) > 90, abs(lat) <= 180, abs(lon) <= 90 { return .swapped }
+        return nil
+    }
+
+    /// The shape if GEOS finds it valid; otherwise GEOS's reason and location as a problem.
+    private mutating func validated(_ shape: Shape, context: GEOSContext) -> RegionShape? {
+        do {
+            let geometry = try Geometry(shape: shape, context: context)
+            if let problem = try geometry.validityProblem() {
+                problems.append(.invalidGeometry(
+                    reason: problem.reason, location: problem.location.map { "[\($0.lon), \($0.lat)]" }))
+                return nil
+            }
+        } catch {
+            problems.append(.invalidGeometry(reason: "\(error)", location: nil))
+            return nil
+        }
+        return .area(shape)
+    }
+}

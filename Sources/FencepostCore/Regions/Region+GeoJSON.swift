@@ -1,0 +1,74 @@
+import Foundation
+public import FencepostGeometry
+import Crypto
+
+// MARK: - Canonical GeoJSON
+
+extension Region {
+    /// The region as one GeoJSON Feature, in canonical form: the id in `properties`, defaults
+    /// left out, keys sorted when encoded. Parsing this feature gives back the same region,
+    /// which is what makes `regions list --format geojson` re-apply as a no-op.
+    public var feature: JSONValue {
+        var properties = extraProperties
+        properties["id"] = .string(id)
+        if let name { properties["name"] = .string(name) }
+        if !tags.isEmpty { properties["tags"] = .array(tags.map(JSONValue.string)) }
+        if case .circle(_, let radius) = shape { properties["radius"] = .number(radius) }
+        if let value = settings.hysteresis { properties["hysteresis"] = .number(value) }
+        if let value = settings.dwell { properties["dwell"] = .number(value) }
+        if let value = settings.enterDelay { properties["enter_delay"] = .number(value) }
+        if let value = settings.exitDelay { properties["exit_delay"] = .number(value) }
+        if !settings.enabled { properties["enabled"] = .bool(false) }
+        return .object([
+            "type": .string("Feature"),
+            "geometry": shape.geometry.geoJSON,
+            "properties": .object(properties),
+        ])
+    }
+
+    /// SHA-256 of the canonical feature: equal for equal content, whatever file or key order.
+    public var contentHash: String {
+        Self.sha256(feature.canonicalData())
+    }
+
+    /// SHA-256 of the area alone (geometry and radius): what decides `region_changed`.
+    public var geometryHash: String {
+        var geometry = shape.geometry.geoJSON
+        if case .circle(_, let radius) = shape, case .object(var members) = geometry {
+            members["radius"] = .number(radius)
+            geometry = .object(members)
+        }
+        return Self.sha256(geometry.canonicalData())
+    }
+
+    private static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}
+
+extension Shape {
+    /// The GeoJSON geometry object for this shape.
+    public var geoJSON: JSONValue {
+        func position(_ p: Position) -> JSONValue { .array([.number(p.lon), .number(p.lat)]) }
+        func polygon(_ polygon: PolygonCoordinates) -> JSONValue {
+            .array(polygon.rings.map { .array($0.map(position)) })
+        }
+        let coordinates: JSONValue
+        switch self {
+        case .point(let p): coordinates = position(p)
+        case .polygon(let p): coordinates = polygon(p)
+        case .multiPolygon(let parts): coordinates = .array(parts.map(polygon))
+        }
+        return .object(["type": .string(geoJSONType), "coordinates": coordinates])
+    }
+}
+
+extension Collection where Element == Region {
+    /// The regions as one GeoJSON FeatureCollection, in canonical form.
+    public var featureCollection: JSONValue {
+        .object(["type": .string("FeatureCollection"), "features": .array(map(\.feature))])
+    }
+}

@@ -1,0 +1,87 @@
+public import FencepostGeometry
+
+/// A geofence: what region configs declare and the store monitors.
+public struct Region: Sendable, Hashable {
+    /// Unique across the whole region set; `[A-Za-z0-9._:-]+`.
+    public var id: String
+    public var name: String?
+    public var tags: [String]
+    public var shape: RegionShape
+    public var settings: RegionSettings
+    /// Properties Fencepost does not interpret, kept as given.
+    public var extraProperties: [String: JSONValue]
+
+    public init(
+        id: String, name: String? = nil, tags: [String] = [], shape: RegionShape,
+        settings: RegionSettings = RegionSettings(), extraProperties: [String: JSONValue] = [:]
+    ) {
+        self.id = id
+        self.name = name
+        self.tags = tags
+        self.shape = shape
+        self.settings = settings
+        self.extraProperties = extraProperties
+    }
+}
+
+/// The area a region covers.
+public enum RegionShape: Sendable, Hashable {
+    /// A circle: points within `radius` metres (haversine) of `center`.
+    case circle(center: Position, radius: Double)
+    /// A polygon or multipolygon, holes allowed; planar in lon/lat, boundary inside.
+    case area(Shape)
+
+    /// The geometry as GeoJSON carries it: a Point for a circle.
+    public var geometry: Shape {
+        switch self {
+        case .circle(let center, _): return .point(center)
+        case .area(let shape): return shape
+        }
+    }
+
+    /// A short name of the kind of shape: `circle`, `polygon` or `multipolygon`.
+    public var kind: String {
+        switch self {
+        case .circle: return "circle"
+        case .area(.multiPolygon): return "multipolygon"
+        case .area: return "polygon"
+        }
+    }
+
+    /// The lon/lat box the region covers (for a circle, the box around it).
+    public var bounds: Envelope {
+        switch self {
+        case .circle(let center, let radius):
+            let dLat = radius / Geodesy.metresPerDegreeLatitude
+            let dLon = radius / max(Geodesy.metresPerDegreeLongitude(atLatitude: center.lat), 1e-9)
+            return Envelope(covering: [center]).expanded(dx: dLon, dy: dLat)
+        case .area(let shape):
+            return shape.bounds
+        }
+    }
+}
+
+/// Per-region monitoring settings; nil means "use the run's default".
+public struct RegionSettings: Sendable, Hashable {
+    /// Metres a fix must be outside the region before an inside state turns outside.
+    public var hysteresis: Double?
+    /// Seconds after entering at which a `dwell` event fires; off when nil.
+    public var dwell: Double?
+    /// Seconds the inside state must hold before an enter is confirmed.
+    public var enterDelay: Double?
+    /// Seconds the outside state must hold before an exit is confirmed.
+    public var exitDelay: Double?
+    /// A disabled region is stored but not monitored.
+    public var enabled: Bool
+
+    public init(
+        hysteresis: Double? = nil, dwell: Double? = nil, enterDelay: Double? = nil,
+        exitDelay: Double? = nil, enabled: Bool = true
+    ) {
+        self.hysteresis = hysteresis
+        self.dwell = dwell
+        self.enterDelay = enterDelay
+        self.exitDelay = exitDelay
+        self.enabled = enabled
+    }
+}
