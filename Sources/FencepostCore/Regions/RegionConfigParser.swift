@@ -7,6 +7,12 @@ public struct RegionFile: Sendable {
     /// The valid regions, each with its feature index in the file.
     public var regions: [(index: Int, region: Region)]
     public var issues: [RegionConfigIssue]
+
+    public init(file: String, regions: [(index: Int, region: Region)] = [], issues: [RegionConfigIssue] = []) {
+        self.file = file
+        self.regions = regions
+        self.issues = issues
+    }
 }
 
 /// Parses and validates region config files (GeoJSON FeatureCollections, RFC 7946).
@@ -54,6 +60,23 @@ public final class RegionConfigParser {
             }
         }
         return result
+    }
+
+    /// Reads one GeoJSON Feature on its own, such as the canonical feature the store keeps.
+    public func region(fromFeature data: Data, source: String) throws(RegionConfigError) -> Region {
+        let feature: JSONValue
+        do {
+            feature = try JSONParser.parse(data)
+        } catch {
+            throw RegionConfigError(issues: [RegionConfigIssue(file: source, problem: .invalidJSON(error))])
+        }
+        var reader = FeatureReader(feature: feature)
+        guard let region = reader.read(context: context) else {
+            throw RegionConfigError(issues: reader.problems.map {
+                RegionConfigIssue(file: source, featureIndex: 0, featureID: reader.id, problem: $0)
+            })
+        }
+        return region
     }
 
     /// The name in a GeoJSON 2008 `crs` member, which RFC 7946 dropped but tools still write.

@@ -1,0 +1,96 @@
+/// What the store knows of a monitored region: enough to diff without re-reading geometry.
+public struct MonitoredRegionDigest: Sendable, Hashable {
+    public var id: String
+    public var contentHash: String
+    public var geometryHash: String
+
+    public init(id: String, contentHash: String, geometryHash: String) {
+        self.id = id
+        self.contentHash = contentHash
+        self.geometryHash = geometryHash
+    }
+}
+
+/// One difference between the desired and the monitored region sets.
+public enum RegionChange: Sendable, Hashable {
+    case add(Region)
+    /// `geometryChanged` is true when the area moved, which closes the region's open visits.
+    case update(Region, geometryChanged: Bool)
+    case remove(id: String)
+
+    public var regionID: String {
+        switch self {
+        case .add(let region), .update(let region, _): return region.id
+        case .remove(let id): return id
+        }
+    }
+
+    /// The plan line users read: `+ add ID`, `~ update ID`, `- remove ID`.
+    public var line: String {
+        switch self {
+        case .add(let region): return "+ add \(region.id)"
+        case .update(let region, _): return "~ update \(region.id)"
+        case .remove(let id): return "- remove \(id)"
+        }
+    }
+}
+
+/// Why a region's open visits are closed by a reconcile.
+public enum RegionRetirementReason: String, Sendable, Hashable {
+    case regionRemoved = "region_removed"
+    case regionChanged = "region_changed"
+}
+
+/// The reconciler's diff: desired regions against monitored ones, by id and content hash.
+public struct RegionPlan: Sendable, Hashable {
+    /// Changes in id order.
+    public var changes: [RegionChange]
+    /// Ids present and identical on both sides.
+    public var unchanged: [String]
+
+    public init(desired: [Region], monitored: [MonitoredRegionDigest]) {
+        let monitoredByID = Dictionary(monitored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var changes: [RegionChange] = []
+        var unchanged: [String] = []
+        var desiredIDs = Set<String>()
+        for region in desired {
+            desiredIDs.insert(region.id)
+            guard let current = monitoredByID[region.id] else {
+                changes.append(.add(region))
+                continue
+            }
+            if current.contentHash == region.contentHash {
+                unchanged.append(region.id)
+            } else {
+                changes.append(.update(region, geometryChanged: current.geometryHash != region.geometryHash))
+            }
+        }
+        for digest in monitored where !desiredIDs.contains(digest.id) {
+            changes.append(.remove(id: digest.id))
+        }
+        self.changes = changes.sorted { $0.regionID < $1.regionID }
+        self.unchanged = unchanged.sorted()
+    }
+
+    public var isEmpty: Bool { changes.isEmpty }
+
+    public var addCount: Int { changes.count { if case .add = $0 { true } else { false } } }
+    public var updateCount: Int { changes.count { if case .update = $0 { true } else { false } } }
+    public var removeCount: Int { changes.count { if case .remove = $0 { true } else { false } } }
+
+    /// Regions whose open visits this plan closes, and why.
+    public var retirements: [(regionID: String, reason: RegionRetirementReason)] {
+        changes.compactMap { change in
+            switch change {
+            case .remove(let id): return (id, .regionRemoved)
+            case .update(let region, true): return (region.id, .regionChanged)
+            default: return nil
+            }
+        }
+    }
+
+    /// `N to add, N to update, N to remove, N unchanged`
+    public var summary: String {
+        "\(addCount) to add, \(updateCount) to update, \(removeCount) to remove, \(unchanged.count) unchanged"
+    }
+}

@@ -1,0 +1,39 @@
+public import FencepostCore
+import Foundation
+
+/// Reads region configs from files and directories (a directory is the union of its
+/// `*.geojson` files, in name order, not recursing) and validates them as one set.
+public enum RegionConfigLoader {
+    /// The regions the paths declare, sorted by id; throws with every problem found.
+    public static func load(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) throws(RegionConfigError) -> [Region] {
+        var files: [RegionFile] = []
+        for path in paths {
+            for file in expand(path) {
+                files.append(read(file, parser: parser))
+            }
+        }
+        return try RegionConfig.merge(files)
+    }
+
+    /// The files a path names: itself, or the `*.geojson` files in it when it is a directory.
+    static func expand(_ path: String) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return [path]
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let base = path.hasSuffix("/") ? path : path + "/"
+        return names.filter { $0.hasSuffix(".geojson") && !$0.hasPrefix(".") }.sorted().map { base + $0 }
+    }
+
+    private static func read(_ file: String, parser: RegionConfigParser) -> RegionFile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: file) ? "\(error.localizedDescription)" : "no such file"
+            return RegionFile(file: file, issues: [RegionConfigIssue(file: file, problem: .unreadable(reason))])
+        }
+        return parser.parse(data, file: file)
+    }
+}

@@ -1,0 +1,132 @@
+public import FencepostCore
+public import Foundation
+import GRDB
+
+/// A region as the store monitors it.
+public struct MonitoredRegion: Sendable, Hashable {
+    public var region: Region
+    /// 1 when added, one more on every update.
+    public var version: Int
+    public var createdAt: String
+    public var updatedAt: String
+}
+
+/// A region row; `feature` holds the whole region as canonical GeoJSON.
+struct RegionRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "regions"
+
+    var id: String
+    var name: String?
+    var kind: String
+    var enabled: Bool
+    var feature: String
+    var contentHash: String
+    var geometryHash: String
+    var version: Int
+    var minLon: Double
+    var minLat: Double
+    var maxLon: Double
+    var maxLat: Double
+    var createdAt: String
+    var updatedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, kind, enabled, feature, version
+        case contentHash = "content_hash"
+        case geometryHash = "geometry_hash"
+        case minLon = "min_lon"
+        case minLat = "min_lat"
+        case maxLon = "max_lon"
+        case maxLat = "max_lat"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    init(region: Region, version: Int, createdAt: String, updatedAt: String) {
+        let bounds = region.shape.bounds
+        self.id = region.id
+        self.name = region.name
+        self.kind = region.shape.kind
+        self.enabled = region.settings.enabled
+        self.feature = region.feature.canonicalText()
+        self.contentHash = region.contentHash
+        self.geometryHash = region.geometryHash
+        self.version = version
+        self.minLon = bounds.minX
+        self.minLat = bounds.minY
+        self.maxLon = bounds.maxX
+        self.maxLat = bounds.maxY
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+extension Store {
+    // MARK: - Reading
+
+    /// Id and hashes of every monitored region: all a plan needs.
+    public func regionDigests() throws -> [MonitoredRegionDigest] {
+        try writer.read(Self.digests)
+    }
+
+    /// Every monitored region, in id order.
+    public func monitoredRegions() throws -> [MonitoredRegion] {
+        let records = try writer.read { db in try RegionRecord.order(Column("id")).fetchAll(db) }
+        let parser = RegionConfigParser()
+        return try records.map { record in
+            let region: Region
+            do {
+                region = try parser.region(fromFeature: Data(record.feature.utf8), source: "stored region \(record.id)")
+            } catch let error as RegionConfigError {
+                throw StoreError.corruptRegion(id: record.id, issues: error.issues.map(\.description))
+            }
+            return MonitoredRegion(region: region, version: record.version, createdAt: record.createdAt, updatedAt: record.updatedAt)
+        }
+    }
+
+    // MARK: - Reconciling
+
+    /// The diff between `desired` and the monitored set; changes nothing.
+    public func planRegions(_ desired: [Region]) throws -> RegionPlan {
+        RegionPlan(desired: desired, monitored: try regionDigests())
+    }
+
+    /// Makes the monitored set equal `desired` in one transaction and returns what changed.
+    ///
+    /// The plan is computed inside the transaction, so a concurrent apply cannot interleave;
+    /// retired regions (removed, or with a changed geometry) run the retirement hooks in the
+    /// same transaction. Any failure rolls everything back.
+    @discardableResult
+    public func applyRegions(_ desired: [Region], at now: Date = Date()) throws -> RegionPlan {
+        let timestamp = Timestamp.format(now)
+        return try writer.write { db in
+            let plan = RegionPlan(desired: desired, monitored: try Self.digests(db))
+            for change in plan.changes {
+                switch change {
+                case .add(let region):
+                    try RegionRecord(region: region, version: 1, createdAt: timestamp, updatedAt: timestamp).insert(db)
+                case .update(let region, _):
+                    guard let current = try RegionRecord.fetchOne(db, key: region.id) else {
+                        preconditionFailure("planned update of \(region.id) has no row in the same transaction")
+                    }
+                    try RegionRecord(region: region, version: current.version + 1, createdAt: current.createdAt, updatedAt: timestamp)
+                        .update(db)
+                case .remove(let id):
+                    _ = try RegionRecord.deleteOne(db, key: id)
+                }
+            }
+            for (regionID, reason) in plan.retirements {
+                for hook in retirementHooks {
+                    try hook(db, regionID, reason)
+                }
+            }
+            return plan
+        }
+    }
+
+    private static func digests(_ db: Database) throws -> [MonitoredRegionDigest] {
+        try Row.fetchAll(db, sql: "SELECT id, content_hash, geometry_hash FROM regions ORDER BY id").map { row in
+            MonitoredRegionDigest(id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"])
+        }
+    }
+}

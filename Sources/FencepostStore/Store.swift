@@ -1,0 +1,47 @@
+package import GRDB
+package import FencepostCore
+import Foundation
+
+/// The event repository: one SQLite database (WAL) that every Fencepost command shares.
+///
+/// The only target that touches SQLite. Writes that belong together happen in one `write {}`
+/// transaction, so a crash at any point leaves either all of them or none.
+public struct Store: Sendable {
+    let writer: any DatabaseWriter
+    /// Run inside the apply transaction for each region whose open visits must close.
+    let retirementHooks: [RegionRetirementHook]
+
+    /// Opens (creating when missing) the database at `path` and migrates it.
+    public init(path: String) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try self.init(writer: DatabasePool(path: path, configuration: Self.configuration()))
+    }
+
+    /// A private in-memory database, for tests and dry runs.
+    public static func inMemory() throws -> Store {
+        try Store(writer: DatabaseQueue(configuration: configuration()))
+    }
+
+    package init(writer: any DatabaseWriter, retirementHooks: [RegionRetirementHook] = []) throws {
+        self.writer = writer
+        self.retirementHooks = retirementHooks
+        try Self.migrator.migrate(writer)
+    }
+
+    /// The same store with one more hook run when regions are retired.
+    package func adding(retirementHook: @escaping RegionRetirementHook) throws -> Store {
+        try Store(writer: writer, retirementHooks: retirementHooks + [retirementHook])
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        // Another fencepost process may hold the write lock for a moment: wait, don't fail.
+        configuration.busyMode = .timeout(30)
+        configuration.label = "fencepost"
+        return configuration
+    }
+}
+
+/// Called inside the apply transaction for a region whose open visits must be closed.
+package typealias RegionRetirementHook = @Sendable (Database, String, RegionRetirementReason) throws -> Void

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+
+/// How a command fails: a message on stderr and an exit code that says what kind of failure.
+enum CommandFailure: Error {
+    /// The input was refused; nothing was written. Exit code 1.
+    case invalidInput([String])
+    /// The store could not be opened, read or written. Exit code 3.
+    case store(String)
+
+    var exitCode: ExitCode {
+        switch self {
+        case .invalidInput: return ExitCode(1)
+        case .store: return ExitCode(3)
+        }
+    }
+
+    var lines: [String] {
+        switch self {
+        case .invalidInput(let lines): return lines
+        case .store(let message): return [message]
+        }
+    }
+}
+
+extension CommandFailure {
+    /// Runs `body`, turning a ``CommandFailure`` into its message on stderr and its exit code,
+    /// and any other error into a store failure (the only other thing that can go wrong).
+    static func reporting<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let failure as CommandFailure {
+            Console.error(failure.lines)
+            throw failure.exitCode
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            Console.error(["error: \(error)"])
+            throw ExitCode(3)
+        }
+    }
+}
+
+/// Writing to stdout (results) and stderr (diagnostics).
+enum Console {
+    static func output(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}

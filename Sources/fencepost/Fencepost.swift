@@ -1,0 +1,17 @@
+import ArgumentParser
+
+@main
+struct Fencepost: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fencepost",
+        abstract: "Geofence entry, exit and dwell events from location traces.",
+        discussion: """
+            Every command works on one SQLite store: --db PATH, else $FENCEPOST_DB, else
+            $XDG_DATA_HOME/fencepost/fencepost.db (~/.local/share/fencepost/fencepost.db).
+
+            Exit codes: 0 success; 1 invalid input (nothing was written); 3 the store could not
+            be opened or written; 64 bad command-line usage.
+            """,
+        subcommands: [RegionsCommand.self]
+    )
+}

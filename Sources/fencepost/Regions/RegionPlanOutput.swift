@@ -1,0 +1,47 @@
+import ArgumentParser
+import FencepostCore
+
+enum PlanFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+}
+
+/// How plans and config problems are written for people and for scripts.
+enum RegionPlanOutput {
+    /// More problems than this are summarised, so a wholly wrong file stays readable.
+    static let maximumIssueLines = 100
+
+    static func render(_ plan: RegionPlan, format: PlanFormat) -> String {
+        switch format {
+        case .text:
+            return (plan.changes.map(\.line) + [plan.summary]).joined(separator: "\n")
+        case .json:
+            let changes: [JSONValue] = plan.changes.map { change in
+                var entry: [String: JSONValue] = ["id": .string(change.regionID)]
+                switch change {
+                case .add: entry["action"] = .string("add")
+                case .update(_, let geometryChanged):
+                    entry["action"] = .string("update")
+                    entry["geometry_changed"] = .bool(geometryChanged)
+                case .remove: entry["action"] = .string("remove")
+                }
+                return .object(entry)
+            }
+            return JSONValue.object([
+                "changes": .array(changes),
+                "add": .number(Double(plan.addCount)),
+                "update": .number(Double(plan.updateCount)),
+                "remove": .number(Double(plan.removeCount)),
+                "unchanged": .number(Double(plan.unchanged.count)),
+            ]).canonicalText()
+        }
+    }
+
+    static func issueLines(_ error: RegionConfigError) -> [String] {
+        var lines = error.issues.prefix(maximumIssueLines).map { "error: \($0)" }
+        if error.issues.count > maximumIssueLines {
+            lines.append("error: ... and \(error.issues.count - maximumIssueLines) more problems")
+        }
+        lines.append("refused: \(error.issues.count) problem\(error.issues.count == 1 ? "" : "s") in the region config; nothing was applied")
+        return lines
+    }
+}

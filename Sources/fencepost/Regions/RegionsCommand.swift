@@ -1,0 +1,74 @@
+import ArgumentParser
+import FencepostCore
+import FencepostFormats
+
+struct RegionsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "regions",
+        abstract: "Manage the monitored geofences from GeoJSON region configs.",
+        discussion: """
+            A region config is a GeoJSON FeatureCollection in WGS84 lon/lat. A directory stands for
+            the union of its *.geojson files. Regions are matched by id: `plan` shows what `apply`
+            would add, update and remove; `apply` makes the store match the files in one
+            transaction. An invalid config is refused whole, with every problem on stderr.
+            """,
+        subcommands: [RegionsPlan.self, RegionsApply.self, RegionsList.self]
+    )
+}
+
+/// The paths and output format `plan` and `apply` share.
+struct RegionConfigArguments: ParsableArguments {
+    @Argument(help: ArgumentHelp("Region config files or directories of *.geojson files.", valueName: "path"))
+    var paths: [String]
+
+    @Option(help: "Output format: text (one line per change and a summary) or json.")
+    var format: PlanFormat = .text
+
+    func validate() throws {
+        guard !paths.isEmpty else { throw ValidationError("Name at least one region config file or directory.") }
+    }
+
+    /// The desired regions, or exit code 1 with every problem on stderr.
+    func loadRegions() throws -> [Region] {
+        do {
+            return try RegionConfigLoader.load(paths)
+        } catch {
+            throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
+        }
+    }
+}
+
+struct RegionsPlan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show how the monitored regions differ from the config; change nothing.")
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var config: RegionConfigArguments
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let desired = try config.loadRegions()
+            let plan = try store.open().planRegions(desired)
+            Console.output(RegionPlanOutput.render(plan, format: config.format))
+        }
+    }
+}
+
+struct RegionsApply: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Make the monitored regions match the config, in one transaction.",
+        discussion: "Removing a region, or changing its geometry, closes its open visits.")
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var config: RegionConfigArguments
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let desired = try config.loadRegions()
+            let plan = try store.open().applyRegions(desired)
+            Console.output(RegionPlanOutput.render(plan, format: config.format))
+        }
+    }
+}
