@@ -12,7 +12,7 @@ struct RegionsCommand: AsyncParsableCommand {
             would add, update and remove; `apply` makes the store match the files in one
             transaction. An invalid config is refused whole, with every problem on stderr.
             """,
-        subcommands: [RegionsPlan.self, RegionsApply.self, RegionsList.self]
+        subcommands: [RegionsPlan.self, RegionsApply.self, RegionsList.self, RegionsImport.self]
     )
 }
 
