@@ -79,7 +79,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostStoreTests",
-            dependencies: ["FencepostStore", "FencepostFormats"],
+            dependencies: [
+                "FencepostStore", "FencepostFormats",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -7,7 +7,7 @@ import Foundation
 /// The only target that touches SQLite. Writes that belong together happen in one `write {}`
 /// transaction, so a crash at any point leaves either all of them or none.
 public struct Store: Sendable {
-    let writer: any DatabaseWriter
+    package let writer: any DatabaseWriter
     /// Run inside the apply transaction for each region whose open visits must close.
     let retirementHooks: [RegionRetirementHook]
 

@@ -5,27 +5,27 @@ import Foundation
 enum CommandFailure: Error {
     /// The input was refused; nothing was written. Exit code 1.
     case invalidInput([String])
-    /// The store could not be opened, read or written. Exit code 3.
-    case store(String)
+    /// The store or an output file could not be opened, read or written. Exit code 3.
+    case io(String)
 
     var exitCode: ExitCode {
         switch self {
         case .invalidInput: return ExitCode(1)
-        case .store: return ExitCode(3)
+        case .io: return ExitCode(3)
         }
     }
 
     var lines: [String] {
         switch self {
         case .invalidInput(let lines): return lines
-        case .store(let message): return [message]
+        case .io(let message): return [message]
         }
     }
 }
 
 extension CommandFailure {
     /// Runs `body`, turning a ``CommandFailure`` into its message on stderr and its exit code,
-    /// and any other error into a store failure (the only other thing that can go wrong).
+    /// and any other error into an I/O failure (the only other thing that can go wrong).
     static func reporting<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()

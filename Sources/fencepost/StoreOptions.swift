@@ -19,7 +19,7 @@ struct StoreOptions: ParsableArguments {
         do {
             return try Store(path: path)
         } catch {
-            throw CommandFailure.store("cannot open the store at \(path): \(error)")
+            throw CommandFailure.io("cannot open the store at \(path): \(error)")
         }
     }
 }

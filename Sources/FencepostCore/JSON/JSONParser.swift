@@ -66,7 +66,10 @@ public struct JSONParser {
         }
         while true {
             skipWhitespace()
-            guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes") }
+            guard let next = peek() else { throw error("unexpected end of input inside an object") }
+            guard next == UInt8(ascii: "\"") else {
+                throw error("unexpected character \(describe(next)), expected a member name in double quotes")
+            }
             let key = try parseString()
             skipWhitespace()
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':' after member name \"\(key)\"") }

@@ -59,7 +59,13 @@ struct RegionsImport: AsyncParsableCommand {
                 throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
             }
             if let output {
-                try config.write(to: URL(fileURLWithPath: output), options: .atomic)
+                do {
+                    let url = URL(fileURLWithPath: output)
+                    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try config.write(to: url, options: .atomic)
+                } catch {
+                    throw CommandFailure.io("error: cannot write \(output): \(error.localizedDescription)")
+                }
                 Console.error(["wrote \(checked.regions.count) regions to \(output)"])
             } else {
                 Console.output(String(decoding: config, as: UTF8.self))

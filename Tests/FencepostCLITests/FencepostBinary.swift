@@ -1,0 +1,81 @@
+import Foundation
+
+/// Runs the built `fencepost` executable as a user would, with a store of its own.
+struct FencepostBinary {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    let database: String
+    let workDirectory: URL
+
+    /// The executable `swift build` put beside this test bundle.
+    static let executable: URL = {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("fencepost")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/fencepost")
+    }()
+
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A fresh temporary directory holding the store; removed by `cleanUp()`.
+    init() throws {
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+        database = workDirectory.appendingPathComponent("store.db").path
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    /// Writes a file under the work directory and returns its path.
+    @discardableResult
+    func write(_ relativePath: String, _ text: String) throws -> String {
+        let url = workDirectory.appendingPathComponent(relativePath)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    func path(_ relativePath: String) -> String {
+        workDirectory.appendingPathComponent(relativePath).path
+    }
+
+    /// Runs `fencepost ARGUMENTS` against this store (through FENCEPOST_DB) and waits for it.
+    func run(_ arguments: String...) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["FENCEPOST_DB"] = database
+        process.environment = environment
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        // Read both pipes fully before waiting, so a large output cannot block the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errorData = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            errorData = stderr.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: outputData, as: UTF8.self),
+            stderr: String(decoding: errorData, as: UTF8.self))
+    }
+}

@@ -1,0 +1,127 @@
+import FencepostCore
+import FencepostGeometry
+import FencepostStore
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+
+@Suite struct RegionStoreTests {
+    static func circle(_ id: String, radius: Double = 25, name: String? = nil) -> Region {
+        Region(id: id, name: name, shape: .circle(center: Position(lon: -8.62, lat: 52.66), radius: radius))
+    }
+
+    static let square = Region(id: "square", shape: .area(.polygon(PolygonCoordinates(rings: [[
+        Position(lon: 8.50, lat: 47.37), Position(lon: 8.51, lat: 47.37), Position(lon: 8.51, lat: 47.38),
+        Position(lon: 8.50, lat: 47.38), Position(lon: 8.50, lat: 47.37),
+    ]]))))
+
+    /// Records every retirement the store reports, as a visit closer would act on them.
+    final class RetirementLog: Sendable {
+        let entries = Mutex<[String]>([])
+        var all: [String] { entries.withLock { $0 } }
+        func hook() -> RegionRetirementHook {
+            { _, id, reason in self.entries.withLock { $0.append("\(id) \(reason.rawValue)") } }
+        }
+    }
+
+    @Test func applyThenReapplyIsANoOp() throws {
+        let store = try Store.inMemory()
+        let desired = [Self.circle("a"), Self.circle("b"), Self.square]
+        let first = try store.applyRegions(desired)
+        #expect(first.summary == "3 to add, 0 to update, 0 to remove, 0 unchanged")
+        let second = try store.applyRegions(desired)
+        #expect(second.isEmpty)
+        #expect(second.summary == "0 to add, 0 to update, 0 to remove, 3 unchanged")
+        let monitored = try store.monitoredRegions()
+        #expect(monitored.map(\.region) == desired.sorted { $0.id < $1.id })
+        #expect(monitored.allSatisfy { $0.version == 1 })
+    }
+
+    @Test func planChangesNothing() throws {
+        let store = try Store.inMemory()
+        let plan = try store.planRegions([Self.circle("a")])
+        #expect(plan.addCount == 1)
+        #expect(try store.regionDigests().isEmpty)
+    }
+
+    @Test func geometryChangeUpdatesAndRetiresTheRegion() throws {
+        let log = RetirementLog()
+        let store = try Store.inMemory().adding(retirementHook: log.hook())
+        try store.applyRegions([Self.circle("a"), Self.circle("b")])
+        let plan = try store.applyRegions([Self.circle("a", radius: 30), Self.circle("b")])
+        #expect(plan.changes.map(\.line) == ["~ update a"])
+        #expect(log.all == ["a region_changed"])
+        let a = try #require(try store.monitoredRegions().first { $0.region.id == "a" })
+        #expect(a.version == 2)
+        #expect(a.region.shape == .circle(center: Position(lon: -8.62, lat: 52.66), radius: 30))
+    }
+
+    @Test func propertyOnlyChangeUpdatesWithoutRetiring() throws {
+        let log = RetirementLog()
+        let store = try Store.inMemory().adding(retirementHook: log.hook())
+        try store.applyRegions([Self.circle("a")])
+        var renamed = Self.circle("a", name: "Stop A")
+        renamed.settings.dwell = 60
+        let plan = try store.applyRegions([renamed])
+        #expect(plan.changes == [.update(renamed, geometryChanged: false)])
+        #expect(log.all.isEmpty)
+        #expect(try store.monitoredRegions().first?.region.settings.dwell == 60)
+    }
+
+    @Test func removalDeletesAndRetires() throws {
+        let log = RetirementLog()
+        let store = try Store.inMemory().adding(retirementHook: log.hook())
+        try store.applyRegions([Self.circle("a"), Self.square])
+        let plan = try store.applyRegions([Self.square])
+        #expect(plan.changes.map(\.line) == ["- remove a"])
+        #expect(log.all == ["a region_removed"])
+        #expect(try store.regionDigests().map(\.id) == ["square"])
+    }
+
+    @Test func aFailureMidApplyLeavesTheStoreAsItWas() throws {
+        let store = try Store.inMemory()
+        try store.applyRegions([Self.circle("a"), Self.circle("b")])
+        let before = try store.monitoredRegions()
+        // A real SQLite failure on the third write of the transaction.
+        try store.writer.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER refuse_zz BEFORE INSERT ON regions WHEN NEW.id = 'zz'
+                BEGIN SELECT RAISE(ABORT, 'injected failure'); END
+                """)
+        }
+        let desired = [Self.circle("a", radius: 99), Self.circle("m"), Self.circle("zz")]
+        #expect(throws: DatabaseError.self) { try store.applyRegions(desired) }
+        #expect(try store.monitoredRegions() == before)
+    }
+
+    @Test func aFailingRetirementHookRollsBackTheWholeApply() throws {
+        struct VisitCloserFailed: Error {}
+        let store = try Store.inMemory().adding { _, _, _ in throw VisitCloserFailed() }
+        try store.applyRegions([Self.circle("a"), Self.circle("b")])
+        let before = try store.monitoredRegions()
+        #expect(throws: VisitCloserFailed.self) { try store.applyRegions([Self.circle("b"), Self.circle("c")]) }
+        #expect(try store.monitoredRegions() == before)
+    }
+
+    @Test func fileStoreUsesWALAndPersistsAcrossOpens() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("nested/fencepost.db").path
+        do {
+            let store = try Store(path: path)
+            try store.applyRegions([Self.circle("a"), Self.square])
+            let mode = try store.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+            #expect(mode == "wal")
+        }
+        let reopened = try Store(path: path)
+        #expect(try reopened.regionDigests().map(\.id) == ["a", "square"])
+        #expect(try reopened.applyRegions([Self.circle("a"), Self.square]).isEmpty)
+    }
+
+    @Test func defaultLocationFollowsTheEnvironment() {
+        #expect(StoreLocation.defaultPath(environment: ["FENCEPOST_DB": "/x/y.db", "HOME": "/h"]) == "/x/y.db")
+        #expect(StoreLocation.defaultPath(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/fencepost/fencepost.db")
+        #expect(StoreLocation.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/share/fencepost/fencepost.db")
+    }
+}
