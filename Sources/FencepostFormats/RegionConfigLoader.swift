@@ -8,7 +8,13 @@ public enum RegionConfigLoader {
     public static func load(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) throws(RegionConfigError) -> [Region] {
         var files: [RegionFile] = []
         for path in paths {
-            for file in expand(path) {
+            let expanded = expand(path)
+            if expanded.isEmpty {
+                // Most likely a wrong path; applying it would remove every region.
+                let problem = RegionConfigProblem.unreadable("directory has no *.geojson files")
+                files.append(RegionFile(file: path, issues: [RegionConfigIssue(file: path, problem: problem)]))
+            }
+            for file in expanded {
                 files.append(read(file, parser: parser))
             }
         }

@@ -89,6 +89,12 @@ import Testing
         #expect(clash.status == 1)
         #expect(clash.stderr.contains(#"dup.geojson: feature 0 (id "a"): duplicate id "a": also used by \#(cli.path("good.geojson")) feature 0"#))
 
+        try FileManager.default.createDirectory(atPath: cli.path("empty"), withIntermediateDirectories: true)
+        let empty = try cli.run("regions", "apply", cli.path("empty"))
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("directory has no *.geojson files"))
+        #expect(try cli.run("regions", "list", "--format", "geojson").stdout == before)
+
         let broken = try cli.write("broken.geojson", "{\"type\": \"FeatureCollection\",\n \"features\": [,]}")
         let syntax = try cli.run("regions", "plan", broken)
         #expect(syntax.status == 1)

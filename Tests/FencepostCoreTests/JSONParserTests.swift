@@ -39,8 +39,42 @@ import Testing
         #expect(throws: JSONSyntaxError.self) { try parse(String(repeating: "[", count: 10_000)) }
     }
 
+    @Test func canonicalNumbersAndStringsRoundTrip() throws {
+        let value = JSONValue.array([
+            .number(40), .number(-0.5), .number(13.3479845), .number(1e-7), .number(1e21), .number(0.1 + 0.2),
+            .string("tab\tquote\"back\\slash\u{01}é"),
+        ])
+        #expect(value.canonicalText().hasPrefix("[40,-0.5,13.3479845,"))
+        #expect(try parse(value.canonicalText()) == value)
+    }
+
     @Test func canonicalTextSortsKeys() throws {
         let value = try parse(#"{"b": 1, "a": {"d": 2, "c": [3]}}"#)
         #expect(value.canonicalText() == #"{"a":{"c":[3],"d":2},"b":1}"#)
+    }
+}
+
+@Suite struct JSONNumberTests {
+    /// Every number must parse to exactly the double Swift's own parser gives.
+    @Test(arguments: [
+        "0", "-0", "1", "13.3479845", "52.4572708", "-8.6254356", "0.1", "0.30000000000000004",
+        "123456789012345", "1234567890123456789", "12345678901234567890123", "1e22", "1e23", "1.5e-7",
+        "2.2250738585072014e-308", "4.9e-324", "1.7976931348623157e308", "0.000000000000000000001",
+        "954219.8888999997", "4442967.642000001", "9007199254740993", "-1E+2", "1e-22", "3.0e-5",
+    ])
+    func matchesSwiftsParser(text: String) throws {
+        let parsed = try JSONParser.parse(Data(text.utf8))
+        #expect(parsed == .number(try #require(Double(text))))
+    }
+
+    @Test func randomDecimalsMatchSwiftsParser() throws {
+        var state: UInt64 = 7
+        for _ in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let integer = Int(state >> 40) % 400 - 200
+            let fraction = String(state % 10_000_000_000)
+            let text = "\(integer).\(fraction)"
+            #expect(try JSONParser.parse(Data(text.utf8)) == .number(Double(text)!), "\(text)")
+        }
     }
 }

@@ -47,35 +47,75 @@ public enum JSONValue: Sendable, Hashable {
     }
 }
 
-extension JSONValue: Encodable {
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let bool): try container.encode(bool)
-        case .number(let number): try container.encode(number)
-        case .string(let string): try container.encode(string)
-        case .array(let array): try container.encode(array)
-        case .object(let object): try container.encode(object)
-        }
-    }
-}
-
 extension JSONValue {
-    /// The value as compact JSON with sorted keys: the same value always gives the same bytes.
+    /// The value as compact JSON with sorted keys: the same value always gives the same bytes,
+    /// which is what content hashes are computed over.
     public func canonicalData() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a JSONValue cannot fail: every case maps to a JSON value; non-finite
-        // numbers never reach here because parsing and validation reject them.
-        guard let data = try? encoder.encode(self) else {
-            preconditionFailure("JSONValue failed to encode")
-        }
-        return data
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        write(to: &output)
+        return Data(output)
     }
 
     /// The value as compact, sorted-key JSON text.
     public func canonicalText() -> String {
-        String(decoding: canonicalData(), as: UTF8.self)
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        write(to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends the canonical encoding to `output`.
+    public func write(to output: inout [UInt8]) {
+        switch self {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let bool): output.append(contentsOf: (bool ? "true" : "false").utf8)
+        case .number(let number): output.append(contentsOf: Self.format(number).utf8)
+        case .string(let string): Self.writeString(string, to: &output)
+        case .array(let items):
+            output.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                item.write(to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                Self.writeString(key, to: &output)
+                output.append(UInt8(ascii: ":"))
+                members[key]!.write(to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Integral values without a fraction (`40`, not `40.0`); others in Swift's shortest
+    /// round-trip form, so parsing the text gives back the same double.
+    static func format(_ number: Double) -> String {
+        precondition(number.isFinite, "JSON has no representation for \(number)")
+        if number == number.rounded(), abs(number) < 9_007_199_254_740_992 {
+            return String(Int64(number))
+        }
+        return number.description
+    }
+
+    private static func writeString(_ string: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+            case 0x09: output.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20:
+                let hex = String(byte, radix: 16)
+                output.append(contentsOf: ("\\u00" + (hex.count == 1 ? "0" : "") + hex).utf8)
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
     }
 }
