@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
         // MARK: - C libraries
@@ -74,7 +75,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostCoreTests",
-            dependencies: ["FencepostCore", "FencepostFormats"],
+            dependencies: [
+                "FencepostCore", "FencepostFormats",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -92,3 +92,14 @@ extension Geometry {
         }
     }
 }
+
+// MARK: - Derived geometries
+
+extension Geometry {
+    /// The boundary: the rings of a polygon as (multi)linestrings.
+    public func boundary() throws -> Geometry {
+        context.clearError()
+        guard let pointer = GEOSBoundary_r(context.handle, pointer) else { throw context.failure("boundary") }
+        return Geometry(adopting: pointer, context: context)
+    }
+}

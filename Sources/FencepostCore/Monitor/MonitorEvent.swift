@@ -1,0 +1,50 @@
+/// The kinds of geofence event.
+public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
+    case enter, exit, dwell
+}
+
+/// Qualifiers of an event's time.
+public struct EventFlags: OptionSet, Sendable, Hashable, Codable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// The bracketing fixes were more than `max_gap` apart: the time is a fix's, not interpolated.
+    public static let gap = EventFlags(rawValue: 1)
+    /// Entered and left between two consecutive fixes, both outside.
+    public static let pass = EventFlags(rawValue: 2)
+
+    /// The flags by name, in a fixed order: `["gap", "pass"]`.
+    public var names: [String] {
+        var names: [String] = []
+        if contains(.gap) { names.append("gap") }
+        if contains(.pass) { names.append("pass") }
+        return names
+    }
+
+    public init(names: [String]) {
+        self = []
+        if names.contains("gap") { insert(.gap) }
+        if names.contains("pass") { insert(.pass) }
+    }
+}
+
+/// An event the monitor emits for one device and region.
+public struct MonitorEvent: Sendable, Hashable {
+    public var kind: EventKind
+    public var device: String
+    public var regionID: String
+    /// Seconds since the epoch: the best estimate of the boundary crossing (or enter + dwell).
+    public var time: Double
+    public var flags: EventFlags
+    /// The enter time of the visit the event belongs to, which identifies the visit.
+    public var visitEnteredAt: Double
+
+    public init(kind: EventKind, device: String, regionID: String, time: Double, flags: EventFlags, visitEnteredAt: Double) {
+        self.kind = kind
+        self.device = device
+        self.regionID = regionID
+        self.time = time
+        self.flags = flags
+        self.visitEnteredAt = visitEnteredAt
+    }
+}

@@ -1,0 +1,59 @@
+/// Run-wide monitor settings; a region's own properties override the first four.
+public struct MonitorSettings: Sendable, Hashable {
+    /// Metres a fix must be outside a region before an inside state turns outside; 0 turns the
+    /// band off entirely (membership then follows the raw containment test).
+    public var hysteresis: Double
+    /// Seconds an inside state must hold before an enter is confirmed.
+    public var enterDelay: Double
+    /// Seconds an outside state must hold before an exit is confirmed.
+    public var exitDelay: Double
+    /// Seconds after entry at which a dwell event fires; nil: only regions with `dwell` get one.
+    public var dwell: Double?
+    /// Fixes farther apart than this many seconds are not interpolated between.
+    public var maxGap: Double
+    /// Whether a segment crossing a region between two outside fixes makes a visit.
+    public var passThrough: Bool
+    /// The band widens to this many times a fix's reported accuracy when that is larger than
+    /// the hysteresis (never beyond `maxBand`): noisy fixes need a wider band to stop flapping.
+    public var accuracyBandFactor: Double
+    /// The widest the accuracy-widened band gets, in metres.
+    public var maxBand: Double
+
+    /// The defaults, chosen on the quality benchmark (tools/bench/quality).
+    public init(
+        hysteresis: Double = 20, enterDelay: Double = 0, exitDelay: Double = 10, dwell: Double? = nil,
+        maxGap: Double = 900, passThrough: Bool = true, accuracyBandFactor: Double = 0, maxBand: Double = 100
+    ) {
+        self.hysteresis = hysteresis
+        self.enterDelay = enterDelay
+        self.exitDelay = exitDelay
+        self.dwell = dwell
+        self.maxGap = maxGap
+        self.passThrough = passThrough
+        self.accuracyBandFactor = accuracyBandFactor
+        self.maxBand = maxBand
+    }
+
+    /// The settings for one region: its own properties where it has them, these otherwise.
+    func resolved(for region: Region) -> MonitorSettings {
+        var settings = self
+        if let value = region.settings.hysteresis { settings.hysteresis = value }
+        if let value = region.settings.enterDelay { settings.enterDelay = value }
+        if let value = region.settings.exitDelay { settings.exitDelay = value }
+        if let value = region.settings.dwell { settings.dwell = value }
+        return settings
+    }
+
+    /// The hysteresis band in metres for a fix with the given accuracy.
+    func band(accuracy: Double?) -> Double {
+        guard hysteresis > 0 else { return 0 }
+        guard let accuracy, accuracyBandFactor > 0 else { return hysteresis }
+        return max(hysteresis, min(accuracyBandFactor * accuracy, maxBand))
+    }
+
+    /// The widest band any fix can get.
+    var widestBand: Double {
+        guard hysteresis > 0 else { return 0 }
+        return accuracyBandFactor > 0 ? max(hysteresis, maxBand) : hysteresis
+    }
+}

@@ -1,0 +1,80 @@
+import FencepostGeometry
+
+/// A time on the boundary, with how it was found.
+public struct Crossing: Sendable, Hashable, Codable {
+    public var time: Double
+    public var flags: EventFlags
+
+    public init(time: Double, flags: EventFlags) {
+        self.time = time
+        self.flags = flags
+    }
+}
+
+/// A device's relation to one region, while it is not plainly outside.
+public struct Membership: Sendable, Hashable, Codable {
+    public enum Phase: String, Sendable, Codable {
+        /// Inside, waiting for `enter_delay` to confirm the enter.
+        case entering
+        /// A confirmed, open visit.
+        case inside
+    }
+
+    public var phase: Phase
+    /// The (pending or confirmed) enter.
+    public var enter: Crossing
+    /// The last fix inside the region itself.
+    public var lastInside: FixPoint
+    /// The last outward crossing since `lastInside`: where a confirmed exit is back-dated to.
+    public var outward: Crossing?
+    /// A fix farther out than the hysteresis band was seen since `outward`.
+    public var armed: Bool
+    public var dwellEmitted: Bool
+}
+
+/// What the monitor remembers of a device between fixes and between runs.
+public struct MonitorState: Sendable, Hashable, Codable {
+    /// The previous fix the monitor processed.
+    public var lastFix: FixPoint?
+    /// Regions the device is in or entering, by region id.
+    public var memberships: [String: Membership]
+
+    public init(lastFix: FixPoint? = nil, memberships: [String: Membership] = [:]) {
+        self.lastFix = lastFix
+        self.memberships = memberships
+    }
+}
+
+/// Per-device caches that speed the monitor up; never persisted, always safe to drop.
+public struct MonitorCache: Sendable {
+    /// The box the candidate regions were looked up for; fixes inside it reuse them.
+    var box: Envelope?
+    var candidates: [Int] = []
+    /// Per region: a disc around a fix within which the region's boundary is not reached,
+    /// so membership cannot change and no segment can cross it.
+    var discs: [Int: SafeDisc] = [:]
+
+    public init() {}
+}
+
+struct SafeDisc: Sendable {
+    let center: Position
+    let radius: Double
+    let inside: Bool
+    let metresPerDegreeLon: Double
+
+    init(center: Position, radius: Double, inside: Bool) {
+        self.center = center
+        // Margin for the flat-earth distance used to test it.
+        self.radius = min(radius * 0.98 - 0.05, 5_000)
+        self.inside = inside
+        self.metresPerDegreeLon = Geodesy.metresPerDegreeLongitude(atLatitude: center.lat)
+    }
+
+    func covers(_ position: Position) -> Bool {
+        guard radius > 0 else { return false }
+        let dx = (position.lon - center.lon) * metresPerDegreeLon
+        let dy = (position.lat - center.lat) * Geodesy.metresPerDegreeLatitude
+        return dx * dx + dy * dy < radius * radius
+    }
+}

@@ -1,0 +1,137 @@
+import FencepostCore
+import FencepostGeometry
+import PropertyBased
+import Testing
+
+/// The design's reference: with h = 0, no delays and no pass-through, the enter/exit sequence
+/// per region equals a brute-force per-fix containment test.
+@Suite struct MonitorReferenceTests {
+    struct Scenario {
+        var regions: [Region]
+        var fixes: [Fix]
+    }
+
+    /// Random circles and polygons (some with holes) around an origin, and a random walk with
+    /// steps from 0.5 m to `stepScale` metres, so fixes sit on, near and far from boundaries.
+    static func scenario(seed: UInt64, fixCount: Int, stepScale: Double) -> Scenario {
+        var random = SplitMix64(seed: seed)
+        let grid = LocalGrid(origin: Position(lon: -8.6 + random.unit() * 20, lat: 40 + random.unit() * 20))
+        var regions: [Region] = []
+        for index in 0..<(3 + Int(random.unit() * 6)) {
+            let x = random.unit() * 400 - 200, y = random.unit() * 400 - 200
+            let size = 10 + random.unit() * 120
+            switch index % 3 {
+            case 0:
+                regions.append(grid.circle("c\(index)", x: x, y: y, radius: size))
+            case 1:
+                regions.append(grid.square("s\(index)", x: x, y: y, half: size))
+            default:
+                // A star-shaped polygon with a square hole.
+                let points = 5 + Int(random.unit() * 12)
+                var ring = (0..<points).map { k -> Position in
+                    let angle = 2 * Double.pi * Double(k) / Double(points)
+                    let radius = size * (0.6 + 0.4 * random.unit())
+                    return grid.at(x + radius * cos(angle), y + radius * sin(angle))
+                }
+                ring.append(ring[0])
+                let hole = [grid.at(x - 3, y - 3), grid.at(x - 3, y + 3), grid.at(x + 3, y + 3), grid.at(x + 3, y - 3), grid.at(x - 3, y - 3)]
+                regions.append(Region(id: "p\(index)", shape: .area(.polygon(PolygonCoordinates(rings: [ring, hole])))))
+            }
+        }
+        var x = random.unit() * 200 - 100, y = random.unit() * 200 - 100
+        var heading = random.unit() * 2 * .pi
+        var fixes: [Fix] = []
+        for step in 0..<fixCount {
+            heading += (random.unit() - 0.5) * 1.5
+            let length = 0.5 + random.unit() * stepScale
+            x = min(max(x + cos(heading) * length, -300), 300)
+            y = min(max(y + sin(heading) * length, -300), 300)
+            fixes.append(grid.fix(x, y, t: Double(step) * (1 + random.unit() * 30)))
+        }
+        // Times must increase.
+        for index in fixes.indices.dropFirst() where fixes[index].time <= fixes[index - 1].time {
+            fixes[index].time = fixes[index - 1].time + 0.5
+        }
+        return Scenario(regions: regions, fixes: fixes)
+    }
+
+    /// Containment straight from the definitions: haversine for circles, GEOS covers for areas.
+    static func bruteForce(_ scenario: Scenario) throws -> [String: [EventKind]] {
+        let context = GEOSContext()
+        var result: [String: [EventKind]] = [:]
+        for region in scenario.regions {
+            let inside: (Position) throws -> Bool
+            switch region.shape {
+            case .circle(let center, let radius):
+                inside = { Geodesy.distance(center, $0) <= radius }
+            case .area(let shape):
+                let prepared = try Geometry(shape: shape, context: context).prepared()
+                inside = { try prepared.covers(x: $0.lon, y: $0.lat) }
+            }
+            var was = false
+            var kinds: [EventKind] = []
+            for fix in scenario.fixes {
+                let now = try inside(fix.position)
+                if now != was { kinds.append(now ? .enter : .exit) }
+                was = now
+            }
+            if !kinds.isEmpty { result[region.id] = kinds }
+        }
+        return result
+    }
+
+    @Test func rawMonitorEqualsBruteForceContainment() async {
+        await propertyCheck(count: 150, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)) { seed, count, scale in
+            let scenario = Self.scenario(seed: seed, fixCount: count, stepScale: scale)
+            do {
+                var harness = try MonitorHarness(regions: scenario.regions, settings: MonitorHarness.raw)
+                try harness.feed(scenario.fixes)
+                let monitored = Dictionary(grouping: harness.events, by: \.regionID).mapValues { $0.map(\.kind) }
+                #expect(monitored == (try Self.bruteForce(scenario)))
+                // Every interpolated time lies between the two fixes around it, and events stay in order.
+                for events in Dictionary(grouping: harness.events, by: \.regionID).values {
+                    #expect(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time })
+                }
+            } catch {
+                Issue.record("monitor failed: \(error)")
+            }
+        }
+    }
+
+    @Test func defaultSettingsGiveWellFormedVisits() async {
+        await propertyCheck(count: 80, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)) { seed, count, scale in
+            let scenario = Self.scenario(seed: seed, fixCount: count, stepScale: scale)
+            do {
+                var harness = try MonitorHarness(regions: scenario.regions, settings: MonitorSettings())
+                try harness.feed(scenario.fixes)
+                let first = scenario.fixes.first!.time, last = scenario.fixes.last!.time
+                for events in Dictionary(grouping: harness.events, by: \.regionID).values {
+                    let kinds = events.map(\.kind).filter { $0 != .dwell }
+                    // enter, exit, enter, exit, ... possibly ending with an open enter.
+                    #expect(kinds.enumerated().allSatisfy { $0.element == ($0.offset % 2 == 0 ? .enter : .exit) })
+                    #expect(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time })
+                    #expect(events.allSatisfy { $0.time >= first && $0.time <= last })
+                }
+            } catch {
+                Issue.record("monitor failed: \(error)")
+            }
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing seed reproduces.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// A double in [0, 1).
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+import Foundation

@@ -1,0 +1,132 @@
+import FencepostCore
+import FencepostGeometry
+import Testing
+
+@Suite struct MonitorSemanticsTests {
+    let grid = LocalGrid()
+
+    @Test func crossingTimesAreInterpolatedOnTheBoundary() throws {
+        // 1 fix per 10 s at 1 m/s along x through a 50 m circle: crossings at x = ±50.
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: MonitorHarness.raw)
+        try harness.feed(grid.walk(xs: stride(from: -95.0, through: 95, by: 10).map { $0 }, dt: 10))
+        #expect(harness.events.map(\.kind) == [.enter, .exit])
+        // x = -95 at t = 0, so x = -50 at t = 45 and x = 50 at t = 145.
+        #expect(abs(harness.events[0].time - 45) < 0.05)
+        #expect(abs(harness.events[1].time - 145) < 0.05)
+        #expect(harness.events.allSatisfy { $0.flags.isEmpty })
+    }
+
+    @Test func polygonCrossingsAreInterpolatedToo() throws {
+        var harness = try MonitorHarness(regions: [grid.square("sq", half: 40)], settings: MonitorHarness.raw)
+        try harness.feed(grid.walk(xs: [-100, -35, 35, 100], dt: 13))
+        #expect(harness.events.map(\.kind) == [.enter, .exit])
+        // -100 → -35 over 13 s crosses -40 at 12 s; 35 → 100 crosses 40 at 26 + 1 s.
+        #expect(abs(harness.events[0].time - 12) < 0.01)
+        #expect(abs(harness.events[1].time - 27) < 0.01)
+    }
+
+    @Test func jitterInsideTheBandDoesNotFlap() throws {
+        let settings = MonitorSettings(hysteresis: 20, enterDelay: 0, exitDelay: 0, passThrough: false)
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: settings)
+        // In, then jitter between 45 and 65 m (band is 50...70), then well out.
+        try harness.feed(grid.walk(xs: [0, 45, 55, 48, 65, 49, 62, 80, 90]))
+        // The exit is back-dated to the final outward crossing: x = 50 between x = 49 (t = 5)
+        // and x = 62 (t = 6), at t = 5 + 1/13.
+        #expect(harness.summary == ["enter@0.0", "exit@5.077"])
+    }
+
+    @Test func shortExcursionsDoNotSurviveTheExitDelay() throws {
+        let settings = MonitorSettings(hysteresis: 10, enterDelay: 0, exitDelay: 10, passThrough: false)
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: settings)
+        // Out beyond the band for 3 s, back in, then out for good.
+        try harness.feed(grid.walk(xs: [0, 40, 70, 75, 70, 40, 30, 40, 70, 80, 90, 90, 90, 90, 90, 90, 90, 90, 90, 90]))
+        #expect(harness.events.map(\.kind) == [.enter, .exit])
+        // Final outward crossing between x = 40 (t = 7) and 70 (t = 8): x = 50 at t = 7 + 1/3.
+        #expect(abs(harness.events[1].time - (7 + 1.0 / 3)) < 0.01)
+    }
+
+    @Test func enterDelayNeedsTheInsideStateToHold() throws {
+        let settings = MonitorSettings(hysteresis: 0, enterDelay: 5, exitDelay: 0, passThrough: false)
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: settings)
+        // A 2 s dip just inside (shallower than the accuracy) is not a visit; staying is.
+        try harness.feed(grid.walk(xs: [-60, -48, -47, -60, -60, -45, -40, -30, -20, -10, 0, 0], accuracy: 10))
+        #expect(harness.events.map(\.kind) == [.enter])
+        // The enter keeps its crossing time (between t = 4 and 5), not the confirmation time.
+        #expect(harness.events[0].time > 4 && harness.events[0].time < 5)
+    }
+
+    @Test func aSingleDeepFixOnASparseTraceIsAVisit() throws {
+        let settings = MonitorSettings(hysteresis: 20, enterDelay: 120, exitDelay: 120, passThrough: false)
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 200)], settings: settings)
+        // One fix a minute: outside, deep inside once, then outside until the exit delay has held.
+        try harness.feed(grid.walk(xs: [-500, 0, 500, 600], dt: 60, accuracy: 30))
+        #expect(harness.events.map(\.kind) == [.enter])
+        try harness.feed([grid.fix(700, 0, t: 240, accuracy: 30)])
+        #expect(harness.events.map(\.kind) == [.enter, .exit])
+        // Back-dated to the crossing at x = 200, between t = 60 and 120.
+        #expect(abs(harness.events[1].time - 84) < 0.01)
+        // A shallow single fix is not enough under the enter delay.
+        var shallow = try MonitorHarness(regions: [grid.circle("c", radius: 200)], settings: settings)
+        try shallow.feed(grid.walk(xs: [-500, -190, -500], dt: 60, accuracy: 30))
+        #expect(shallow.events.isEmpty)
+    }
+
+    @Test func gapsUseTheInsideFixTimesAndAreFlagged() throws {
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: MonitorHarness.raw)
+        try harness.feed([grid.fix(-100, 0, t: 0), grid.fix(0, 0, t: 2000), grid.fix(10, 0, t: 2010), grid.fix(100, 0, t: 4000)])
+        #expect(harness.summary == ["enter@2000.0[gap]", "exit@2010.0[gap]"])
+    }
+
+    @Test func passThroughBetweenTwoOutsideFixes() throws {
+        let settings = MonitorSettings(hysteresis: 0, enterDelay: 0, exitDelay: 0, passThrough: true)
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 20), grid.square("sq", x: 200, half: 10)], settings: settings)
+        // 25 m/s: 0 → 100 m passes the circle centre between fixes; 150 → 250 passes the square.
+        try harness.feed(grid.walk(xs: [-50, 50, 150, 250], dt: 4))
+        #expect(harness.summary == ["enter@1.2[pass]", "exit@2.8[pass]", "enter@9.6[pass]", "exit@10.4[pass]"])
+        var raw = try MonitorHarness(regions: [grid.circle("c", radius: 20)], settings: MonitorHarness.raw)
+        try raw.feed(grid.walk(xs: [-50, 50, 150, 250], dt: 4))
+        #expect(raw.events.isEmpty)
+    }
+
+    @Test func dwellFiresOnceAtEnterPlusDwell() throws {
+        let dwelling = RegionSettings(dwell: 30)
+        var harness = try MonitorHarness(
+            regions: [grid.circle("long", radius: 50, settings: dwelling), grid.circle("short", x: 1000, radius: 50, settings: dwelling)],
+            settings: MonitorHarness.raw)
+        var fixes = (0..<60).map { grid.fix(0, 0, t: Double($0)) }  // 60 s in "long"
+        fixes += (0..<10).map { grid.fix(1000, 0, t: 100 + Double($0)) }  // 10 s in "short"
+        fixes.append(grid.fix(2000, 0, t: 200))
+        try harness.feed(fixes)
+        let long = harness.events.filter { $0.regionID == "long" }
+        #expect(long.map(\.kind) == [.enter, .dwell, .exit])
+        #expect(long[1].time == long[0].time + 30)
+        #expect(harness.events.filter { $0.regionID == "short" }.map(\.kind) == [.enter, .exit])
+    }
+
+    @Test func stateCarriesAVisitAcrossRunsAndRoundTripsThroughJSON() throws {
+        let region = grid.circle("c", radius: 50)
+        let fixes = grid.walk(xs: stride(from: -100.0, through: 100, by: 7).map { $0 })
+        var whole = try MonitorHarness(regions: [region], settings: MonitorSettings())
+        try whole.feed(fixes)
+
+        var first = try MonitorHarness(regions: [region], settings: MonitorSettings())
+        try first.feed(Array(fixes[..<15]))
+        #expect(first.state.memberships["c"]?.phase == .inside, "the first half ends inside: the visit stays open")
+        let saved = try JSONEncoder().encode(first.state)
+        var second = try MonitorHarness(regions: [region], settings: MonitorSettings())
+        second.state = try JSONDecoder().decode(MonitorState.self, from: saved)
+        try second.feed(Array(fixes[15...]))
+        #expect(first.events + second.events == whole.events)
+    }
+
+    @Test func eachRegionIsTrackedIndependently() throws {
+        var harness = try MonitorHarness(
+            regions: [grid.circle("big", radius: 100), grid.circle("small", radius: 20), grid.square("sq", x: 60, half: 15)],
+            settings: MonitorHarness.raw)
+        try harness.feed(grid.walk(xs: stride(from: -150.0, through: 150, by: 5).map { $0 }))
+        let byRegion = Dictionary(grouping: harness.events, by: \.regionID).mapValues { $0.map(\.kind) }
+        #expect(byRegion == ["big": [.enter, .exit], "small": [.enter, .exit], "sq": [.enter, .exit]])
+    }
+}
+
+import Foundation
