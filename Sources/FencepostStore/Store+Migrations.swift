@@ -23,6 +23,69 @@ extension Store {
                 table.column("updated_at", .text).notNull()
             }
         }
+        migrator.registerMigration("v2-events-visits-outbox") { db in
+            try db.execute(sql: """
+                CREATE TABLE events (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    region TEXT,
+                    visit_id TEXT,
+                    time_ms INTEGER NOT NULL,
+                    time TEXT NOT NULL,
+                    flags TEXT NOT NULL DEFAULT '',
+                    properties TEXT NOT NULL DEFAULT '{}',
+                    version INTEGER NOT NULL DEFAULT 1,
+                    created_at TEXT NOT NULL
+                );
+                CREATE INDEX events_by_time ON events(time_ms, id);
+                CREATE INDEX events_by_device ON events(device, time_ms);
+                CREATE INDEX events_by_region ON events(region, time_ms);
+
+                CREATE TABLE visits (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    device TEXT NOT NULL,
+                    region TEXT NOT NULL,
+                    entered_ms INTEGER NOT NULL,
+                    entered_at TEXT NOT NULL,
+                    exited_ms INTEGER,
+                    exited_at TEXT,
+                    status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+                    exit_reason TEXT,
+                    version INTEGER NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE INDEX visits_by_time ON visits(entered_ms, id);
+                CREATE INDEX visits_open_by_region ON visits(region) WHERE status = 'open';
+
+                -- Every created or changed event or visit, to be pushed to a backend.
+                CREATE TABLE outbox (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+                    version INTEGER NOT NULL,
+                    idempotency_key TEXT NOT NULL UNIQUE,
+                    payload TEXT NOT NULL,
+                    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'inflight', 'delivered', 'dead')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at TEXT,
+                    last_error TEXT,
+                    created_at TEXT NOT NULL,
+                    delivered_at TEXT
+                );
+                CREATE INDEX outbox_by_status ON outbox(status, seq);
+
+                -- Per device: the last processed fix time (anchor) and the monitor's state.
+                CREATE TABLE devices (
+                    device TEXT PRIMARY KEY NOT NULL,
+                    anchor_ms INTEGER,
+                    state TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

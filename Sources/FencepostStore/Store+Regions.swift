@@ -94,8 +94,9 @@ extension Store {
     /// Makes the monitored set equal `desired` in one transaction and returns what changed.
     ///
     /// The plan is computed inside the transaction, so a concurrent apply cannot interleave;
-    /// retired regions (removed, or with a changed geometry) run the retirement hooks in the
-    /// same transaction. Any failure rolls everything back.
+    /// retired regions (removed, or with a changed geometry) have their open visits closed
+    /// (`region_removed`, `region_changed`) and run the retirement hooks in the same
+    /// transaction. Any failure rolls everything back.
     @discardableResult
     public func applyRegions(_ desired: [Region], at now: Date = Date()) throws -> RegionPlan {
         let timestamp = Timestamp.format(now)
@@ -116,6 +117,7 @@ extension Store {
                 }
             }
             for (regionID, reason) in plan.retirements {
+                try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, db: db)
                 for hook in retirementHooks {
                     try hook(db, regionID, reason)
                 }

@@ -1,0 +1,100 @@
+extension Timestamp {
+    /// Parses ISO 8601 / RFC 3339 date-times into seconds since the epoch:
+    /// `2019-02-18T07:45:50Z`, `2019-02-18T07:45:50.123+01:00`, `2019-06-11 15:00:00 -0700`
+    /// (Apple Health), `2008-10-23 02:53:04` (no offset: UTC). Nil when the text is not one.
+    public static func parse(_ text: Substring) -> Double? {
+        var scanner = DigitScanner(text.utf8)
+        guard let year = scanner.number(digits: 4), scanner.skip("-"),
+            let month = scanner.number(digits: 2), scanner.skip("-"),
+            let day = scanner.number(digits: 2),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        var seconds = Double(daysSinceEpoch(year: year, month: month, day: day)) * 86_400
+        guard scanner.skip("T") || scanner.skip("t") || scanner.skip(" ") else {
+            return scanner.atEnd ? seconds : nil  // a date alone is its midnight UTC
+        }
+        guard let hour = scanner.number(digits: 2), scanner.skip(":"), let minute = scanner.number(digits: 2),
+            hour <= 24, minute <= 59
+        else { return nil }
+        seconds += Double(hour * 3600 + minute * 60)
+        if scanner.skip(":") {
+            guard let second = scanner.number(digits: 2), second <= 60 else { return nil }
+            seconds += Double(second)
+            if scanner.skip(".") || scanner.skip(",") {
+                guard let fraction = scanner.fraction() else { return nil }
+                seconds += fraction
+            }
+        }
+        _ = scanner.skip(" ")
+        if scanner.atEnd || scanner.skip("Z") || scanner.skip("z") {
+            return scanner.atEnd ? seconds : nil
+        }
+        let sign: Double
+        if scanner.skip("+") { sign = 1 } else if scanner.skip("-") { sign = -1 } else { return nil }
+        guard let offsetHours = scanner.number(digits: 2) else { return nil }
+        _ = scanner.skip(":")
+        let offsetMinutes = scanner.number(digits: 2) ?? 0
+        guard scanner.atEnd, offsetHours <= 23, offsetMinutes <= 59 else { return nil }
+        return seconds - sign * Double(offsetHours * 3600 + offsetMinutes * 60)
+    }
+
+    public static func parse(_ text: String) -> Double? {
+        parse(Substring(text))
+    }
+
+    /// Days from 1970-01-01 to the given proleptic Gregorian date.
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        // Howard Hinnant's days-from-civil algorithm.
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let monthIndex = month > 2 ? month - 3 : month + 9
+        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// Reads fixed-width decimal fields from UTF-8 text.
+private struct DigitScanner {
+    let bytes: Substring.UTF8View
+    var index: Substring.UTF8View.Index
+
+    init(_ bytes: Substring.UTF8View) {
+        self.bytes = bytes
+        self.index = bytes.startIndex
+    }
+
+    var atEnd: Bool { index == bytes.endIndex }
+
+    mutating func skip(_ character: Unicode.Scalar) -> Bool {
+        guard index != bytes.endIndex, bytes[index] == UInt8(ascii: character) else { return false }
+        index = bytes.index(after: index)
+        return true
+    }
+
+    mutating func number(digits: Int) -> Int? {
+        var value = 0
+        for _ in 0..<digits {
+            guard index != bytes.endIndex else { return nil }
+            let byte = bytes[index]
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            index = bytes.index(after: index)
+        }
+        return value
+    }
+
+    mutating func fraction() -> Double? {
+        var value = 0.0
+        var scale = 0.1
+        var any = false
+        while index != bytes.endIndex, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            value += Double(bytes[index] - UInt8(ascii: "0")) * scale
+            scale /= 10
+            any = true
+            index = bytes.index(after: index)
+        }
+        return any ? value : nil
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Reads a file (or standard input for `-`) in fixed-size chunks: the only way inputs are read,
+/// so memory stays flat whatever the file size.
+public final class ByteSource {
+    public let name: String
+    private let handle: FileHandle
+    private let ownsHandle: Bool
+    private let chunkSize: Int
+    /// Bytes read so far, for progress reports.
+    public private(set) var bytesRead = 0
+
+    public init(path: String, chunkSize: Int = 1 << 18) throws(TraceReadError) {
+        self.name = path
+        self.chunkSize = chunkSize
+        if path == "-" {
+            handle = FileHandle.standardInput
+            ownsHandle = false
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
+                throw TraceReadError(file: path, line: nil, reason: reason)
+            }
+            self.handle = handle
+            ownsHandle = true
+        }
+    }
+
+    deinit {
+        if ownsHandle { try? handle.close() }
+    }
+
+    private var peeked: [UInt8]?
+
+    /// The first bytes of the input, without consuming them (for format detection).
+    public func peek() throws(TraceReadError) -> [UInt8] {
+        if let peeked { return peeked }
+        let first = try read() ?? []
+        peeked = first
+        return first
+    }
+
+    /// The next chunk, or nil at the end of the input.
+    public func read() throws(TraceReadError) -> [UInt8]? {
+        if let chunk = peeked {
+            peeked = nil
+            return chunk.isEmpty ? nil : chunk
+        }
+        let data: Data?
+        do {
+            data = try handle.read(upToCount: chunkSize)
+        } catch {
+            throw TraceReadError(file: name, line: nil, reason: "read failed: \(error.localizedDescription)")
+        }
+        guard let data, !data.isEmpty else { return nil }
+        bytesRead += data.count
+        return [UInt8](data)
+    }
+}
+
+/// A malformed or unreadable trace: where, and why. Nothing of the input is written.
+public struct TraceReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var reason: String
+
+    public init(file: String, line: Int?, reason: String) {
+        self.file = file
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String {
+        "\(file)" + (line.map { ":\($0)" } ?? "") + ": \(reason)"
+    }
+}

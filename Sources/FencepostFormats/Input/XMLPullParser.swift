@@ -1,0 +1,283 @@
+/// One step of an XML document, as ``XMLPullParser`` reports it.
+public enum XMLEvent: Equatable {
+    /// An element opened; the name and attribute names are local (namespace prefixes dropped).
+    case start(name: String, attributes: [String: String])
+    case end(name: String)
+    /// Character data between tags, entities decoded; whitespace-only text is not reported.
+    case text(String)
+}
+
+/// A small streaming XML reader: elements, attributes and text, read chunk by chunk so a
+/// multi-gigabyte document needs no more memory than its largest element.
+///
+/// Enough XML for GPX, TCX and Apple Health exports: the prolog, comments, processing
+/// instructions, a DOCTYPE with an internal subset, CDATA, the predefined and numeric entities.
+/// It checks that tags nest; it does not validate.
+public struct XMLPullParser {
+    private let source: ByteSource
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var finished = false
+    private var pending: [XMLEvent] = []
+    private var openElements: [String] = []
+    /// The line the parser has reached, for error messages.
+    public private(set) var line = 1
+
+    public init(source: ByteSource) {
+        self.source = source
+    }
+
+    public var name: String { source.name }
+
+    /// The next event, or nil at the end of a well-formed document.
+    public mutating func next() throws(TraceReadError) -> XMLEvent? {
+        if !pending.isEmpty { return pending.removeFirst() }
+        while true {
+            guard try ensure(1) else {
+                if let open = openElements.last { throw failure("unexpected end of file inside <\(open)>") }
+                return nil
+            }
+            if buffer[position] != UInt8(ascii: "<") {
+                let text = try readText()
+                if text.contains(where: { !$0.isWhitespace }) { return .text(text) }
+                continue
+            }
+            guard try ensure(2) else { throw failure("unexpected end of file after '<'") }
+            switch buffer[position + 1] {
+            case UInt8(ascii: "?"):
+                try skip(past: Array("?>".utf8))
+            case UInt8(ascii: "!"):
+                try skipDeclaration()
+                if let cdata = pendingCDATA.take() { return .text(cdata) }
+            case UInt8(ascii: "/"):
+                return try readEndTag()
+            default:
+                return try readStartTag()
+            }
+        }
+    }
+
+    private var pendingCDATA = CDATABox()
+
+    // MARK: - Tokens
+
+    private mutating func readStartTag() throws(TraceReadError) -> XMLEvent {
+        let end = try findTagEnd()
+        var index = position + 1
+        let nameStart = index
+        while index < end, !isSpace(buffer[index]), buffer[index] != UInt8(ascii: "/") { index += 1 }
+        let name = localName(buffer[nameStart..<index])
+        guard !name.isEmpty else { throw failure("malformed start tag") }
+        var attributes: [String: String] = [:]
+        while true {
+            while index < end, isSpace(buffer[index]) { index += 1 }
+            guard index < end, buffer[index] != UInt8(ascii: "/") else { break }
+            let attributeStart = index
+            while index < end, buffer[index] != UInt8(ascii: "="), !isSpace(buffer[index]) { index += 1 }
+            let attributeName = localName(buffer[attributeStart..<index])
+            while index < end, isSpace(buffer[index]) { index += 1 }
+            guard index < end, buffer[index] == UInt8(ascii: "=") else {
+                throw failure("attribute \(attributeName) of <\(name)> has no value")
+            }
+            index += 1
+            while index < end, isSpace(buffer[index]) { index += 1 }
+            guard index < end, buffer[index] == UInt8(ascii: "\"") || buffer[index] == UInt8(ascii: "'") else {
+                throw failure("attribute \(attributeName) of <\(name)> is not quoted")
+            }
+            let quote = buffer[index]
+            index += 1
+            let valueStart = index
+            while index < end, buffer[index] != quote { index += 1 }
+            guard index < end else { throw failure("unterminated attribute \(attributeName) of <\(name)>") }
+            attributes[attributeName] = decodeEntities(buffer[valueStart..<index])
+            index += 1
+        }
+        let selfClosing = buffer[end - 1] == UInt8(ascii: "/")
+        advance(to: end + 1)
+        if selfClosing {
+            pending.append(.end(name: name))
+        } else {
+            openElements.append(name)
+        }
+        return .start(name: name, attributes: attributes)
+    }
+
+    private mutating func readEndTag() throws(TraceReadError) -> XMLEvent {
+        let end = try findTagEnd()
+        let name = localName(buffer[(position + 2)..<end].filter { !isSpace($0) }[...])
+        guard let open = openElements.popLast() else { throw failure("closing tag </\(name)> without an open element") }
+        guard open == name else { throw failure("closing tag </\(name)> does not match <\(open)>") }
+        advance(to: end + 1)
+        return .end(name: name)
+    }
+
+    private mutating func readText() throws(TraceReadError) -> String {
+        var bytes: [UInt8] = []
+        while true {
+            if let less = buffer[position...].firstIndex(of: UInt8(ascii: "<")) {
+                bytes.append(contentsOf: buffer[position..<less])
+                advance(to: less)
+                break
+            }
+            bytes.append(contentsOf: buffer[position...])
+            advance(to: buffer.count)
+            guard try ensure(1) else { break }
+        }
+        return decodeEntities(bytes[...])
+    }
+
+    /// Comments, CDATA sections and DOCTYPE (with its internal subset).
+    private mutating func skipDeclaration() throws(TraceReadError) {
+        _ = try ensure(9)
+        let head = buffer[position..<min(position + 9, buffer.count)]
+        if head.starts(with: Array("<!--".utf8)) {
+            try skip(past: Array("-->".utf8))
+        } else if head.starts(with: Array("<![CDATA[".utf8)) {
+            let start = position + 9
+            let end = try find(Array("]]>".utf8), from: start)
+            pendingCDATA.value = String(decoding: buffer[start..<end], as: UTF8.self)
+            advance(to: end + 3)
+        } else {
+            // <!DOCTYPE ...> possibly with [ ... ] holding further declarations.
+            var depth = 0
+            var index = position + 2
+            while true {
+                while index >= buffer.count {
+                    guard try more() else { throw failure("unterminated declaration") }
+                }
+                let byte = buffer[index]
+                if byte == UInt8(ascii: "[") { depth += 1 }
+                if byte == UInt8(ascii: "]") { depth -= 1 }
+                if byte == UInt8(ascii: ">"), depth <= 0 { break }
+                index += 1
+            }
+            advance(to: index + 1)
+        }
+    }
+
+    // MARK: - Buffer
+
+    /// Makes at least `count` unread bytes available; false at the end of the input.
+    private mutating func ensure(_ count: Int) throws(TraceReadError) -> Bool {
+        while buffer.count - position < count {
+            guard try more() else { return buffer.count - position >= count }
+        }
+        return true
+    }
+
+    /// Reads another chunk, first dropping what has been consumed.
+    private mutating func more() throws(TraceReadError) -> Bool {
+        guard !finished else { return false }
+        if position > 0 {
+            buffer.removeFirst(position)
+            position = 0
+        }
+        guard let chunk = try source.read() else {
+            finished = true
+            return false
+        }
+        buffer.append(contentsOf: chunk)
+        return true
+    }
+
+    private mutating func findTagEnd() throws(TraceReadError) -> Int {
+        var quote: UInt8?
+        var index = position + 1
+        while true {
+            while index >= buffer.count {
+                let offset = index - position
+                guard try more() else { throw failure("unexpected end of file inside a tag") }
+                index = position + offset
+            }
+            let byte = buffer[index]
+            if let open = quote {
+                if byte == open { quote = nil }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: ">") {
+                return index
+            } else if byte == UInt8(ascii: "<") {
+                throw failure("'<' inside a tag")
+            }
+            index += 1
+        }
+    }
+
+    private mutating func find(_ pattern: [UInt8], from start: Int) throws(TraceReadError) -> Int {
+        var index = start
+        while true {
+            while index + pattern.count > buffer.count {
+                let offset = index - position
+                guard try more() else { throw failure("unterminated section, expected \(String(decoding: pattern, as: UTF8.self))") }
+                index = position + offset
+            }
+            if buffer[index] == pattern[0], buffer[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
+            index += 1
+        }
+    }
+
+    private mutating func skip(past pattern: [UInt8]) throws(TraceReadError) {
+        let index = try find(pattern, from: position + 2)
+        advance(to: index + pattern.count)
+    }
+
+    private mutating func advance(to index: Int) {
+        for byte in buffer[position..<index] where byte == 0x0A { line += 1 }
+        position = index
+    }
+
+    private func failure(_ reason: String) -> TraceReadError {
+        TraceReadError(file: source.name, line: line, reason: "malformed XML: \(reason)")
+    }
+
+    // MARK: - Text
+
+    private func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    private func localName(_ bytes: ArraySlice<UInt8>) -> String {
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
+            return String(decoding: bytes[(colon + 1)...], as: UTF8.self)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func decodeEntities(_ bytes: ArraySlice<UInt8>) -> String {
+        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        var result = ""
+        var rest = Substring(text)
+        while let amp = rest.firstIndex(of: "&") {
+            result += rest[..<amp]
+            guard let semicolon = rest[amp...].firstIndex(of: ";") else { break }
+            let entity = rest[rest.index(after: amp)..<semicolon]
+            switch entity {
+            case "amp": result += "&"
+            case "lt": result += "<"
+            case "gt": result += ">"
+            case "quot": result += "\""
+            case "apos": result += "'"
+            default:
+                if entity.hasPrefix("#x"), let code = UInt32(entity.dropFirst(2), radix: 16), let scalar = Unicode.Scalar(code) {
+                    result.unicodeScalars.append(scalar)
+                } else if entity.hasPrefix("#"), let code = UInt32(entity.dropFirst()), let scalar = Unicode.Scalar(code) {
+                    result.unicodeScalars.append(scalar)
+                } else {
+                    result += rest[amp...semicolon]
+                }
+            }
+            rest = rest[rest.index(after: semicolon)...]
+        }
+        return result + rest
+    }
+}
+
+/// Holds a CDATA section's text until `next()` returns it.
+private struct CDATABox {
+    var value: String?
+    mutating func take() -> String? {
+        defer { value = nil }
+        return value
+    }
+}

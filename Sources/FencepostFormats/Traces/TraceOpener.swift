@@ -1,0 +1,46 @@
+public import FencepostCore
+import Foundation
+
+/// Opens a trace file with the right reader, choosing the format from the content.
+public enum TraceOpener {
+    /// A reader for `path` (`-` for standard input). `format` nil detects it; `device` nil names
+    /// fixes after the file's own device or track name, else the file name.
+    public static func open(_ path: String, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
+        let source = try ByteSource(path: path)
+        let detected: TraceFormat
+        if let format { detected = format } else { detected = try detect(source) }
+        let fallback = device ?? defaultDevice(for: path)
+        switch detected {
+        case .csv: return try CSVTraceReader(source: source, device: fallback)
+        case .gpx: return GPXTraceReader(source: source, fallbackDevice: fallback, device: device)
+        }
+    }
+
+    /// The format the first bytes show.
+    static func detect(_ source: ByteSource) throws(TraceReadError) -> TraceFormat {
+        let head = try source.peek()
+        guard !head.isEmpty else { throw TraceReadError(file: source.name, line: nil, reason: "empty file") }
+        let text = String(decoding: head.prefix(4096), as: UTF8.self)
+        let start = text.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+        if start.hasPrefix("<") {
+            if text.contains("<gpx") { return .gpx }
+            throw TraceReadError(file: source.name, line: nil, reason: "unsupported XML trace (expected GPX)")
+        }
+        if let firstLine = start.split(separator: "\n", maxSplits: 1).first,
+            firstLine.contains(",") || firstLine.contains(";") || firstLine.contains("\t")
+        {
+            return .csv
+        }
+        throw TraceReadError(file: source.name, line: 1, reason: "unrecognised trace format (GPX or CSV with a header expected); name one with --format")
+    }
+
+    /// The file name without directory and extensions: `bus304_to_UL.gpx.gz` → `bus304_to_UL`.
+    static func defaultDevice(for path: String) -> String {
+        guard path != "-" else { return "stdin" }
+        var name = URL(fileURLWithPath: path).lastPathComponent
+        while let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            name = String(name[..<dot])
+        }
+        return name.isEmpty ? "device" : name
+    }
+}

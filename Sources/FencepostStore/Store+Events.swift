@@ -1,0 +1,112 @@
+public import FencepostCore
+import Foundation
+import GRDB
+
+/// Writing events and visits: every change also goes to the outbox, in the caller's transaction.
+extension Store {
+    /// Inserts an event unless it exists; returns whether it was new (and so enqueued).
+    static func insert(_ event: GeofenceEvent, now: String, db: Database) throws -> Bool {
+        let time = Timestamp.format(seconds: event.time)
+        let flags = event.flags.names.joined(separator: ",")
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, flags, version, created_at)
+            VALUES (?, ?, 'geofence', ?, ?, ?, ?, ?, ?, 1, ?)
+            """).execute(arguments: [
+                event.id, event.kind.rawValue, event.device, event.regionID, event.visitID,
+                Timestamp.milliseconds(event.time), time, flags, now,
+            ])
+        guard db.changesCount > 0 else { return false }
+        let payload: JSONValue = .object([
+            "id": .string(event.id), "kind": .string(event.kind.rawValue), "source": .string("geofence"),
+            "device": .string(event.device), "region": .string(event.regionID), "visit_id": .string(event.visitID),
+            "time": .string(time), "flags": .array(event.flags.names.map(JSONValue.string)),
+        ])
+        try enqueue(entity: "event", id: event.id, version: 1, payload: payload, now: now, db: db)
+        return true
+    }
+
+    /// Applies an open or close to the visits table; returns whether anything changed.
+    static func apply(_ change: VisitChange, now: String, db: Database) throws -> Bool {
+        switch change {
+        case .none:
+            return false
+        case .open(let visit):
+            try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO visits (id, device, region, entered_ms, entered_at, status, version, updated_at)
+                VALUES (?, ?, ?, ?, ?, 'open', 1, ?)
+                """).execute(arguments: [
+                    visit.id, visit.device, visit.regionID, Timestamp.milliseconds(visit.enteredAt),
+                    Timestamp.format(seconds: visit.enteredAt), now,
+                ])
+            guard db.changesCount > 0 else { return false }
+            try enqueueVisit(id: visit.id, now: now, db: db)
+            return true
+        case .close(let id, let at, let reason):
+            try db.cachedStatement(sql: """
+                UPDATE visits SET exited_ms = ?, exited_at = ?, status = 'closed', exit_reason = ?,
+                    version = version + 1, updated_at = ?
+                WHERE id = ? AND status = 'open'
+                """).execute(arguments: [Timestamp.milliseconds(at), Timestamp.format(seconds: at), reason.rawValue, now, id])
+            guard db.changesCount > 0 else { return false }
+            try enqueueVisit(id: id, now: now, db: db)
+            return true
+        }
+    }
+
+    private static func enqueueVisit(id: String, now: String, db: Database) throws {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM visits WHERE id = ?", arguments: [id]) else { return }
+        let record = VisitRow(row: row)
+        try enqueue(entity: "visit", id: id, version: record.version, payload: record.json, now: now, db: db)
+    }
+
+    static func enqueue(entity: String, id: String, version: Int, payload: JSONValue, now: String, db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
+            VALUES (?, ?, 'upsert', ?, ?, ?, ?)
+            """).execute(arguments: [entity, id, version, "\(entity):\(id):v\(version)", payload.canonicalText(), now])
+    }
+
+    // MARK: - Closing visits of retired regions
+
+    /// Closes the open visits of a removed or changed region, at the device's last fix time,
+    /// and forgets the device's membership so the next fix re-evaluates it.
+    static func closeOpenVisits(regionID: String, reason: RegionRetirementReason, now: String, db: Database) throws {
+        let visitReason: VisitExitReason = reason == .regionRemoved ? .regionRemoved : .regionChanged
+        let open = try Row.fetchAll(db, sql: "SELECT * FROM visits WHERE region = ? AND status = 'open'", arguments: [regionID]).map(VisitRow.init)
+        for visit in open {
+            var state = try deviceState(visit.device, db: db) ?? DeviceState()
+            let at = max(state.anchor ?? visit.enteredMs.seconds, visit.enteredMs.seconds)
+            _ = try apply(.close(visitID: visit.id, at: at, reason: visitReason), now: now, db: db)
+            state.monitor.memberships[regionID] = nil
+            try save(device: visit.device, state: state, now: now, db: db)
+        }
+        // Pending (unconfirmed) enters have no visit yet; forget them too.
+        for row in try Row.fetchAll(db, sql: "SELECT device, state FROM devices WHERE state LIKE ?", arguments: ["%\"\(regionID)\"%"]) {
+            let device: String = row["device"]
+            guard var state = try deviceState(device, db: db), state.monitor.memberships[regionID] != nil else { continue }
+            state.monitor.memberships[regionID] = nil
+            try save(device: device, state: state, now: now, db: db)
+        }
+    }
+
+    // MARK: - Device state
+
+    static func deviceState(_ device: String, db: Database) throws -> DeviceState? {
+        guard let text = try String.fetchOne(db, sql: "SELECT state FROM devices WHERE device = ?", arguments: [device]) else {
+            return nil
+        }
+        return try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
+    }
+
+    static func save(device: String, state: DeviceState, now: String, db: Database) throws {
+        let text = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+        try db.cachedStatement(sql: """
+            INSERT INTO devices (device, anchor_ms, state, updated_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT(device) DO UPDATE SET anchor_ms = excluded.anchor_ms, state = excluded.state, updated_at = excluded.updated_at
+            """).execute(arguments: [device, state.anchor.map(Timestamp.milliseconds), text, now])
+    }
+}
+
+extension Int64 {
+    var seconds: Double { Double(self) / 1000 }
+}

@@ -1,0 +1,41 @@
+public import FencepostCore
+import GRDB
+
+/// A visit as stored, with its times as text and milliseconds.
+public struct VisitRow: Sendable, Hashable {
+    public var id: String
+    public var device: String
+    public var region: String
+    public var enteredMs: Int64
+    public var enteredAt: String
+    public var exitedMs: Int64?
+    public var exitedAt: String?
+    public var status: String
+    public var exitReason: String?
+    public var version: Int
+
+    init(row: Row) {
+        id = row["id"]
+        device = row["device"]
+        region = row["region"]
+        enteredMs = row["entered_ms"]
+        enteredAt = row["entered_at"]
+        exitedMs = row["exited_ms"]
+        exitedAt = row["exited_at"]
+        status = row["status"]
+        exitReason = row["exit_reason"]
+        version = row["version"]
+    }
+
+    public var isOpen: Bool { status == "open" }
+
+    /// The visit as JSON, as exports and the outbox carry it.
+    public var json: JSONValue {
+        .object([
+            "id": .string(id), "device": .string(device), "region": .string(region),
+            "entered_at": .string(enteredAt), "exited_at": exitedAt.map(JSONValue.string) ?? .null,
+            "status": .string(status), "exit_reason": exitReason.map(JSONValue.string) ?? .null,
+            "version": .number(Double(version)),
+        ])
+    }
+}

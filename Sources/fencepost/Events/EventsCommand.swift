@@ -1,0 +1,91 @@
+import ArgumentParser
+import FencepostCore
+import FencepostStore
+import Foundation
+
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Read the event repository.",
+        subcommands: [EventsExport.self])
+}
+
+struct EventsExport: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export events as CSV or JSON Lines, in time order.",
+        discussion: """
+            Times are RFC 3339 UTC with milliseconds; --tz adds a column (field) with the local time
+            in an IANA time zone, such as Europe/Berlin. --since and --until take RFC 3339 times
+            (until is exclusive).
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case csv, jsonl
+    }
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Output format: csv or jsonl.")
+    var format: Format = .csv
+
+    @Option(help: "Only events at or after this time (RFC 3339).")
+    var since: String?
+
+    @Option(help: "Only events before this time (RFC 3339).")
+    var until: String?
+
+    @Option(help: "Only this device's events.")
+    var device: String?
+
+    @Option(help: "Only this region's events.")
+    var region: String?
+
+    @Option(help: "Only events of this kind (enter, exit, dwell).")
+    var kind: String?
+
+    @Option(help: "Add local times in this IANA time zone.")
+    var tz: String?
+
+    @Option(name: [.short, .long], help: "Write to this file instead of stdout.")
+    var output: String?
+
+    func validate() throws {
+        for (name, value) in [("--since", since), ("--until", until)] {
+            if let value, Timestamp.parse(value) == nil { throw ValidationError("\(name) is not an RFC 3339 time: \(value)") }
+        }
+        if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("--tz: unknown time zone \(tz)") }
+    }
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let query = EventQuery(
+                since: since.flatMap(Timestamp.parse), until: until.flatMap(Timestamp.parse),
+                device: device, region: region, kind: kind)
+            let zone = tz.flatMap(TimeZone.init(identifier:))
+            var sink = try OutputSink(path: output)
+            switch format {
+            case .csv:
+                try sink.write("id,time,kind,device,region,visit_id,flags" + (zone == nil ? "" : ",local_time") + "\n")
+                try store.open().forEachEvent(query) { event in
+                    var fields = [event.id, event.time, event.kind, event.device, event.region ?? "", event.visitID ?? "", event.flags.joined(separator: ";")]
+                    if let zone { fields.append(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
+                    try sink.write(fields.map(CSV.field).joined(separator: ",") + "\n")
+                }
+            case .jsonl:
+                try store.open().forEachEvent(query) { event in
+                    var object: [String: JSONValue] = [
+                        "id": .string(event.id), "time": .string(event.time), "kind": .string(event.kind),
+                        "source": .string(event.source), "device": .string(event.device),
+                        "region": event.region.map(JSONValue.string) ?? .null,
+                        "visit_id": event.visitID.map(JSONValue.string) ?? .null,
+                        "flags": .array(event.flags.map(JSONValue.string)),
+                    ]
+                    if let zone { object["local_time"] = .string(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
+                    try sink.write(JSONValue.object(object).canonicalText() + "\n")
+                }
+            }
+            try sink.close()
+        }
+    }
+}

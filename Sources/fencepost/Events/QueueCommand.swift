@@ -1,0 +1,36 @@
+import ArgumentParser
+import FencepostCore
+import FencepostStore
+
+struct QueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "queue",
+        abstract: "Inspect the sync queue (the outbox of changes waiting to be pushed).",
+        subcommands: [QueueStatus.self])
+}
+
+struct QueueStatus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show outbox depth by status.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Output format: table or json.")
+    var format: Format = .table
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json
+    }
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let counts = try store.open().outboxCounts()
+            let order = ["pending", "inflight", "delivered", "dead"]
+            switch format {
+            case .table:
+                Console.output(Table.render(header: ["STATUS", "COUNT"], rows: order.map { [$0, String(counts[$0] ?? 0)] }))
+            case .json:
+                Console.output(JSONValue.object(counts.mapValues { .number(Double($0)) }).canonicalText())
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import FencepostCore
+import FencepostFormats
+import FencepostStore
+import Foundation
+
+struct IngestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingest",
+        abstract: "Turn location traces into geofence events and visits.",
+        discussion: """
+            Each file is read as a stream, filtered (bad coordinates, poor accuracy, duplicates,
+            teleports, fixes already seen), run through the monitor against the monitored regions,
+            and committed in one transaction with its events, visits, outbox rows and the devices'
+            anchors. Feeding the same file twice changes nothing; a visit open at the end of one
+            file is closed by the next file for the same device. A malformed file is refused whole
+            (file, line and reason on stderr); the other files are still ingested and the exit code
+            is 1. The summary goes to stderr (--json puts it on stdout).
+            Per-region properties override the run's --hysteresis, --enter-delay and --exit-delay.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: ArgumentHelp("Trace files; - reads standard input.", valueName: "file"))
+    var files: [String]
+
+    @Option(help: "Device id for every fix (default: the file's device or track name, else the file name).")
+    var device: String?
+
+    @Option(help: "Input format: auto, gpx or csv.")
+    var format: FormatChoice = .auto
+
+    @Option(help: "Hysteresis band in metres (0 turns it off).")
+    var hysteresis: Double = MonitorSettings().hysteresis
+
+    @Option(help: "Seconds an enter must hold before it is confirmed.")
+    var enterDelay: Double = MonitorSettings().enterDelay
+
+    @Option(help: "Seconds an exit must hold before it is confirmed.")
+    var exitDelay: Double = MonitorSettings().exitDelay
+
+    @Option(help: "Seconds between fixes beyond which crossing times are not interpolated.")
+    var maxGap: Double = MonitorSettings().maxGap
+
+    @Option(help: "Fixes with a reported accuracy worse than this many metres are dropped.")
+    var maxAccuracy: Double = FixFilterSettings().maxAccuracy
+
+    @Option(help: "Fixes implying a speed above this many m/s are dropped as teleports.")
+    var maxSpeed: Double = FixFilterSettings().maxSpeed
+
+    @Flag(help: "Do not report regions crossed between two fixes that are both outside.")
+    var noPassThrough = false
+
+    @Flag(help: "Print the summary as JSON on stdout.")
+    var json = false
+
+    enum FormatChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, gpx, csv
+        var format: TraceFormat? { TraceFormat(rawValue: rawValue) }
+    }
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
+        for (name, value) in [("--hysteresis", hysteresis), ("--enter-delay", enterDelay), ("--exit-delay", exitDelay)] where !(value >= 0) {
+            throw ValidationError("\(name) must be 0 or more.")
+        }
+        for (name, value) in [("--max-gap", maxGap), ("--max-accuracy", maxAccuracy), ("--max-speed", maxSpeed)] where !(value > 0) {
+            throw ValidationError("\(name) must be greater than 0.")
+        }
+    }
+
+    var options: IngestOptions {
+        var monitor = MonitorSettings()
+        monitor.hysteresis = hysteresis
+        monitor.enterDelay = enterDelay
+        monitor.exitDelay = exitDelay
+        monitor.maxGap = maxGap
+        monitor.passThrough = !noPassThrough
+        return IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy, maxSpeed: maxSpeed, maxGap: maxGap))
+    }
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let session = try IngestSession(store: store.open(), options: options)
+            var refused: [String] = []
+            for file in files {
+                do {
+                    try ingest(file, into: session)
+                } catch let error as TraceReadError {
+                    session.abandonInput()
+                    refused.append("error: \(error) (nothing of it was written)")
+                } catch let error as IngestError {
+                    session.abandonInput()
+                    refused.append("error: \(file): \(error) (nothing of it was written)")
+                }
+            }
+            let summary = session.summary
+            if json {
+                Console.output(IngestReport.json(summary, regions: session.regionCount).canonicalText())
+            } else {
+                Console.error(IngestReport.lines(summary, regions: session.regionCount))
+            }
+            if !refused.isEmpty { throw CommandFailure.invalidInput(refused) }
+        }
+    }
+
+    private func ingest(_ file: String, into session: IngestSession) throws {
+        var reader = try TraceOpener.open(file, format: format.format, device: device)
+        session.beginInput()
+        while let fix = try reader.next() {
+            try session.add(fix)
+        }
+        session.addSkipped(reader.skipped)
+        try session.endInput()
+    }
+}
