@@ -131,7 +131,9 @@ public final class Monitor {
                     try entry.area.segmentTouches(from: previous.position, to: position)
                 {
                     let fractions = entry.area.crossings(from: previous.position, to: position)
-                    if let first = fractions.first, let last = fractions.last, last > first {
+                    if let first = fractions.first, let last = fractions.last, last > first,
+                        try passDepth(entry.area, from: previous, to: fix, chord: first...last) > passAccuracy(previous, fix)
+                    {
                         let span = fix.time - previous.time
                         let enter = Crossing(time: previous.time + first * span, flags: .pass)
                         let exit = Crossing(time: previous.time + last * span, flags: .pass)
@@ -192,10 +194,25 @@ public final class Monitor {
     }
 
     /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
-    /// deeper inside than its accuracy (so sparse traces do not lose visits).
+    /// deeper inside than its accuracy (times `deepEntryFactor`), so sparse traces do not lose
+    /// visits.
     private func enterConfirmed(_ membership: Membership, fix: Fix, area: RegionArea, settings: MonitorSettings) throws -> Bool {
         if settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay { return true }
-        return try area.boundaryDistance(fix.position) > (fix.accuracy ?? Self.assumedAccuracy)
+        return try area.boundaryDistance(fix.position) > (fix.accuracy ?? Self.assumedAccuracy) * settings.deepEntryFactor
+    }
+
+    /// How deep a pass-through goes: the distance to the boundary from the middle of the part
+    /// of the segment inside the region.
+    private func passDepth(_ area: RegionArea, from a: FixPoint, to b: Fix, chord: ClosedRange<Double>) throws -> Double {
+        let middle = (chord.lowerBound + chord.upperBound) / 2
+        let position = Position(lon: a.lon + (b.lon - a.lon) * middle, lat: a.lat + (b.lat - a.lat) * middle)
+        return try area.boundaryDistance(position)
+    }
+
+    /// A pass-through must go deeper than the fixes could be off: a corner clipped by GPS noise
+    /// is not a visit.
+    private func passAccuracy(_ a: FixPoint, _ b: Fix) -> Double {
+        max(a.accuracy ?? Self.assumedAccuracy, b.accuracy ?? Self.assumedAccuracy)
     }
 
     private func emitDwellIfDue(

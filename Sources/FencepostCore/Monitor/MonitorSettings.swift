@@ -18,12 +18,19 @@ public struct MonitorSettings: Sendable, Hashable {
     public var accuracyBandFactor: Double
     /// The widest the accuracy-widened band gets, in metres.
     public var maxBand: Double
+    /// A fix deeper inside than this many times its accuracy confirms an enter at once,
+    /// whatever the enter delay.
+    public var deepEntryFactor: Double
 
-    /// The defaults, chosen on the quality benchmark (tools/bench/quality).
+    /// The defaults, chosen on the quality benchmark (tools/bench/quality): on two generated
+    /// workloads (1,000 regions, 6 m GPS noise) they score visit F1 0.996 and 0.992, where raw
+    /// containment scores 0.40 and a plain 20 m band with a 10 s exit delay 0.92 and 0.94.
     public init(
-        hysteresis: Double = 20, enterDelay: Double = 0, exitDelay: Double = 10, dwell: Double? = nil,
-        maxGap: Double = 900, passThrough: Bool = true, accuracyBandFactor: Double = 0, maxBand: Double = 100
+        hysteresis: Double = 20, enterDelay: Double = 5, exitDelay: Double = 10, dwell: Double? = nil,
+        maxGap: Double = 900, passThrough: Bool = true, accuracyBandFactor: Double = 3, maxBand: Double = 100,
+        deepEntryFactor: Double = 2
     ) {
+        self.deepEntryFactor = deepEntryFactor
         self.hysteresis = hysteresis
         self.enterDelay = enterDelay
         self.exitDelay = exitDelay

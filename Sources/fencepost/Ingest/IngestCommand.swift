@@ -39,6 +39,12 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Seconds an exit must hold before it is confirmed.")
     var exitDelay: Double = MonitorSettings().exitDelay
 
+    @Option(help: "Widen the hysteresis band to this many times a fix's reported accuracy when that is larger (0: off).")
+    var accuracyBandFactor: Double = MonitorSettings().accuracyBandFactor
+
+    @Option(help: "A fix deeper inside than this many times its accuracy confirms an enter at once.")
+    var deepEntryFactor: Double = MonitorSettings().deepEntryFactor
+
     @Option(help: "Seconds between fixes beyond which crossing times are not interpolated.")
     var maxGap: Double = MonitorSettings().maxGap
 
@@ -76,6 +82,8 @@ struct IngestCommand: AsyncParsableCommand {
         monitor.exitDelay = exitDelay
         monitor.maxGap = maxGap
         monitor.passThrough = !noPassThrough
+        monitor.accuracyBandFactor = accuracyBandFactor
+        monitor.deepEntryFactor = deepEntryFactor
         return IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy, maxSpeed: maxSpeed, maxGap: maxGap))
     }
 
