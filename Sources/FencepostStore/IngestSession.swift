@@ -55,13 +55,22 @@ public final class IngestSession {
     private var streaming = false
     private static let sortWindow = 50_000
 
-    private struct DeviceRecord {
+    /// A class: the per-fix path mutates it in place rather than copying its state.
+    private final class DeviceRecord {
         var state: DeviceState
         var cache = MonitorCache()
         var anchorAtStart: Double?
-        var inputGeneration = -1
+        var inputGeneration: Int
         var dirty = false
+
+        init(state: DeviceState, inputGeneration: Int) {
+            self.state = state
+            self.anchorAtStart = state.anchor
+            self.inputGeneration = inputGeneration
+        }
     }
+    /// The device of the previous fix: most inputs hold one device.
+    private var lastRecord: (device: String, record: DeviceRecord)?
     private var inputGeneration = 0
 
     public init(store: Store, options: IngestOptions = IngestOptions()) throws {
@@ -122,6 +131,7 @@ public final class IngestSession {
         pendingEvents.removeAll(keepingCapacity: true)
         // Devices this input touched reload their committed state when next seen.
         devices = devices.filter { !$0.value.dirty }
+        lastRecord = nil
         summary = committedSummary
     }
 
@@ -133,11 +143,10 @@ public final class IngestSession {
     // MARK: - Processing
 
     private func process(_ fix: Fix) throws {
-        var record = try deviceRecord(fix.device)
+        let record = try deviceRecord(fix.device)
+        record.dirty = true
         if let reason = FixFilter.check(fix, state: &record.state.filter, anchorAtStart: record.anchorAtStart, settings: options.filter) {
             summary.dropped[reason, default: 0] += 1
-            record.dirty = true  // the filter's state changed
-            devices[fix.device] = record
             return
         }
         summary.fixesAccepted += 1
@@ -145,22 +154,26 @@ public final class IngestSession {
             pendingEvents.append(GeofenceEvent(event))
         }
         record.state.anchor = fix.time
-        record.dirty = true
-        devices[fix.device] = record
     }
 
     private func deviceRecord(_ device: String) throws -> DeviceRecord {
-        if var record = devices[device] {
-            if record.inputGeneration != inputGeneration {
-                record.inputGeneration = inputGeneration
-                record.anchorAtStart = record.state.anchor
-            }
-            return record
+        let record: DeviceRecord
+        if let last = lastRecord, last.device == device {
+            record = last.record
+        } else if let known = devices[device] {
+            record = known
+        } else {
+            let stored = try store.writer.read { db in try Store.deviceState(device, db: db) }
+            record = DeviceRecord(state: stored ?? DeviceState(), inputGeneration: inputGeneration)
+            devices[device] = record
+            summary.devices.insert(device)
         }
-        let stored = try store.writer.read { db in try Store.deviceState(device, db: db) }
-        let state = stored ?? DeviceState()
-        summary.devices.insert(device)
-        return DeviceRecord(state: state, anchorAtStart: state.anchor, inputGeneration: inputGeneration)
+        if record.inputGeneration != inputGeneration {
+            record.inputGeneration = inputGeneration
+            record.anchorAtStart = record.state.anchor
+        }
+        lastRecord = (device, record)
+        return record
     }
 
     /// One transaction: the batch's events, visit changes, outbox rows and device states.

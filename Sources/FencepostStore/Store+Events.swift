@@ -31,32 +31,31 @@ extension Store {
         case .none:
             return false
         case .open(let visit):
+            let enteredAt = Timestamp.format(seconds: visit.enteredAt)
             try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO visits (id, device, region, entered_ms, entered_at, status, version, updated_at)
                 VALUES (?, ?, ?, ?, ?, 'open', 1, ?)
                 """).execute(arguments: [
-                    visit.id, visit.device, visit.regionID, Timestamp.milliseconds(visit.enteredAt),
-                    Timestamp.format(seconds: visit.enteredAt), now,
+                    visit.id, visit.device, visit.regionID, Timestamp.milliseconds(visit.enteredAt), enteredAt, now,
                 ])
             guard db.changesCount > 0 else { return false }
-            try enqueueVisit(id: visit.id, now: now, db: db)
+            let row = VisitRow(
+                id: visit.id, device: visit.device, region: visit.regionID, enteredMs: Timestamp.milliseconds(visit.enteredAt),
+                enteredAt: enteredAt, exitedMs: nil, exitedAt: nil, status: "open", exitReason: nil, version: 1)
+            try enqueue(entity: "visit", id: visit.id, version: 1, payload: row.json, now: now, db: db)
             return true
         case .close(let id, let at, let reason):
-            try db.cachedStatement(sql: """
+            let statement = try db.cachedStatement(sql: """
                 UPDATE visits SET exited_ms = ?, exited_at = ?, status = 'closed', exit_reason = ?,
                     version = version + 1, updated_at = ?
                 WHERE id = ? AND status = 'open'
-                """).execute(arguments: [Timestamp.milliseconds(at), Timestamp.format(seconds: at), reason.rawValue, now, id])
-            guard db.changesCount > 0 else { return false }
-            try enqueueVisit(id: id, now: now, db: db)
+                RETURNING *
+                """)
+            let arguments: StatementArguments = [Timestamp.milliseconds(at), Timestamp.format(seconds: at), reason.rawValue, now, id]
+            guard let updated = try Row.fetchOne(statement, arguments: arguments).map(VisitRow.init) else { return false }
+            try enqueue(entity: "visit", id: id, version: updated.version, payload: updated.json, now: now, db: db)
             return true
         }
-    }
-
-    private static func enqueueVisit(id: String, now: String, db: Database) throws {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM visits WHERE id = ?", arguments: [id]) else { return }
-        let record = VisitRow(row: row)
-        try enqueue(entity: "visit", id: id, version: record.version, payload: record.json, now: now, db: db)
     }
 
     static func enqueue(entity: String, id: String, version: Int, payload: JSONValue, now: String, db: Database) throws {

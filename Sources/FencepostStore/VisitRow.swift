@@ -14,6 +14,22 @@ public struct VisitRow: Sendable, Hashable {
     public var exitReason: String?
     public var version: Int
 
+    init(
+        id: String, device: String, region: String, enteredMs: Int64, enteredAt: String, exitedMs: Int64?,
+        exitedAt: String?, status: String, exitReason: String?, version: Int
+    ) {
+        self.id = id
+        self.device = device
+        self.region = region
+        self.enteredMs = enteredMs
+        self.enteredAt = enteredAt
+        self.exitedMs = exitedMs
+        self.exitedAt = exitedAt
+        self.status = status
+        self.exitReason = exitReason
+        self.version = version
+    }
+
     init(row: Row) {
         id = row["id"]
         device = row["device"]

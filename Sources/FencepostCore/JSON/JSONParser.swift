@@ -187,72 +187,33 @@ public struct JSONParser {
 
     private mutating func parseNumber() throws(JSONSyntaxError) -> Double {
         let start = index
-        let negative = peek() == UInt8(ascii: "-")
-        if negative { index += 1 }
+        if peek() == UInt8(ascii: "-") { index += 1 }
         guard let first = peek(), isDigit(first) else { throw error("invalid number: expected a digit") }
-        // Digits accumulate into an integer mantissa for the exact fast path below.
-        var mantissa: UInt64 = 0
-        var digits = 0
-        var scale = 0
         if first == UInt8(ascii: "0") {
             index += 1
             if let next = peek(), isDigit(next) { throw error("invalid number: leading zero") }
         } else {
-            while let byte = peek(), isDigit(byte) {
-                accumulate(byte, into: &mantissa, digits: &digits)
-                index += 1
-            }
+            skipDigits()
         }
         if peek() == UInt8(ascii: ".") {
             index += 1
             guard let next = peek(), isDigit(next) else { throw error("invalid number: expected a digit after '.'") }
-            while let byte = peek(), isDigit(byte) {
-                accumulate(byte, into: &mantissa, digits: &digits)
-                scale -= 1
-                index += 1
-            }
+            skipDigits()
         }
-        var exponent = 0
         if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
             index += 1
-            var exponentNegative = false
-            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") {
-                exponentNegative = peek() == UInt8(ascii: "-")
-                index += 1
-            }
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
             guard let next = peek(), isDigit(next) else { throw error("invalid number: expected an exponent") }
-            while let byte = peek(), isDigit(byte) {
-                if exponent < 100_000 { exponent = exponent * 10 + Int(byte - UInt8(ascii: "0")) }
-                index += 1
-            }
-            if exponentNegative { exponent = -exponent }
+            skipDigits()
         }
-        // Clinger's fast path: a mantissa of at most 15 digits and a power of ten of at most 22
-        // are both exact doubles, so one multiplication or division rounds correctly.
-        let power = scale + exponent
-        if digits <= 15, (-22...22).contains(power) {
-            let magnitude = power < 0 ? Double(mantissa) / Self.powersOfTen[-power] : Double(mantissa) * Self.powersOfTen[power]
-            return negative ? -magnitude : magnitude
+        guard let value = DecimalParser.parse(bytes[start..<index]), value.isFinite else {
+            throw error("number \(String(decoding: bytes[start..<index], as: UTF8.self)) is out of range")
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text), value.isFinite else { throw error("number \(text) is out of range") }
         return value
     }
 
-    private static let powersOfTen: [Double] = (0...22).map { exponent in
-        var value = 1.0
-        for _ in 0..<exponent { value *= 10 }
-        return value
-    }
-
-    /// Adds one decimal digit to the mantissa; leading zeros do not count as significant digits.
-    private func accumulate(_ byte: UInt8, into mantissa: inout UInt64, digits: inout Int) {
-        if digits < 19 {
-            mantissa = mantissa &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
-            if mantissa != 0 { digits += 1 }
-        } else {
-            digits += 1  // too many digits for the fast path; the slow path parses the text
-        }
+    private mutating func skipDigits() {
+        while let byte = peek(), isDigit(byte) { index += 1 }
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONSyntaxError) {

@@ -11,10 +11,17 @@ public import FencepostGeometry
 /// Holds GEOS state: one monitor per thread. State lives in the caller's ``MonitorState``,
 /// so the same monitor serves any number of devices.
 public final class Monitor {
-    struct Entry {
-        let region: Region
+    /// A class, so the per-fix loop passes one reference rather than copying a whole region.
+    final class Entry {
+        let id: String
         let settings: MonitorSettings
         let area: RegionArea
+
+        init(id: String, settings: MonitorSettings, area: RegionArea) {
+            self.id = id
+            self.settings = settings
+            self.area = area
+        }
     }
 
     let entries: [Entry]
@@ -33,11 +40,11 @@ public final class Monitor {
         var entries: [Entry] = []
         for region in regions where region.settings.enabled {
             entries.append(Entry(
-                region: region, settings: settings.resolved(for: region),
+                id: region.id, settings: settings.resolved(for: region),
                 area: try RegionArea(shape: region.shape, context: context)))
         }
         self.entries = entries
-        self.indexByID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.region.id, $0) })
+        self.indexByID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.id, $0) })
         self.index = try SpatialIndex(
             envelopes: entries.map { Self.widen($0.area.envelope, metres: $0.settings.widestBand + 1) }, context: context)
     }
@@ -49,34 +56,38 @@ public final class Monitor {
         _ fix: Fix, state: inout MonitorState, cache: inout MonitorCache, emit: (MonitorEvent) -> Void
     ) throws {
         let previous = state.lastFix
-        for regionIndex in try candidates(for: fix, previous: previous, state: state, cache: &cache) {
-            try step(regionIndex, fix: fix, previous: previous, state: &state, cache: &cache, emit: emit)
+        try updateCandidates(for: fix, previous: previous, cache: &cache)
+        for slot in cache.candidates.indices {
+            try step(cache.candidates[slot], slot: slot, fix: fix, previous: previous, state: &state, cache: &cache, emit: emit)
+        }
+        if !state.memberships.isEmpty {
+            // Regions the device is in (or entering) are followed wherever it goes.
+            var followed = state.memberships.keys.compactMap { indexByID[$0] }
+            followed.removeAll { cache.candidates.contains($0) }
+            for regionIndex in followed.sorted() {
+                try step(regionIndex, slot: nil, fix: fix, previous: previous, state: &state, cache: &cache, emit: emit)
+            }
         }
         state.lastFix = FixPoint(fix)
     }
 
     // MARK: - Candidates
 
-    private func candidates(for fix: Fix, previous: FixPoint?, state: MonitorState, cache: inout MonitorCache) throws -> [Int] {
+    /// Looks the candidate regions up again when the segment from the previous fix leaves the
+    /// box they were looked up for; any region the segment can touch is among them.
+    private func updateCandidates(for fix: Fix, previous: FixPoint?, cache: inout MonitorCache) throws {
         let position = fix.position
         if let box = cache.box, box.contains(x: position.lon, y: position.lat),
             previous.map({ box.contains(x: $0.lon, y: $0.lat) }) ?? true
         {
-            // The box holds the whole segment: the cached candidates are all it can touch.
-        } else {
-            var points = [position]
-            if let previous { points.append(previous.position) }
-            let box = Self.widen(Envelope(covering: points), metres: Self.lookupMargin)
-            cache.box = box
-            cache.candidates = try index.query(box)
-            cache.discs.removeAll(keepingCapacity: true)
+            return
         }
-        guard !state.memberships.isEmpty else { return cache.candidates }
-        var all = cache.candidates
-        for id in state.memberships.keys {
-            if let regionIndex = indexByID[id], !all.contains(regionIndex) { all.append(regionIndex) }
-        }
-        return all.sorted()
+        var points = [position]
+        if let previous { points.append(previous.position) }
+        let box = Self.widen(Envelope(covering: points), metres: Self.lookupMargin)
+        cache.box = box
+        cache.candidates = try index.query(box)
+        cache.discs = Array(repeating: nil, count: cache.candidates.count)
     }
 
     static func widen(_ envelope: Envelope, metres: Double) -> Envelope {
@@ -88,38 +99,38 @@ public final class Monitor {
 
     // MARK: - The state machine for one device and region
 
+    /// `slot` is the region's place among the cached candidates, where its safe disc is kept.
     private func step(
-        _ regionIndex: Int, fix: Fix, previous: FixPoint?,
+        _ regionIndex: Int, slot: Int?, fix: Fix, previous: FixPoint?,
         state: inout MonitorState, cache: inout MonitorCache, emit: (MonitorEvent) -> Void
     ) throws {
         let entry = entries[regionIndex]
-        let id = entry.region.id
+        let id = entry.id
         let settings = entry.settings
-        var membership = state.memberships[id]
         let position = fix.position
-        let here = FixPoint(fix)
         func event(_ kind: EventKind, _ crossing: Crossing, visit: Double) {
             emit(MonitorEvent(kind: kind, device: fix.device, regionID: id, time: crossing.time, flags: crossing.flags, visitEnteredAt: visit))
         }
 
-        // Settled states may skip the exact test while the fix stays in the safe disc.
-        let settledInside = membership.map { $0.phase == .inside && $0.outward == nil } ?? false
-        if membership == nil || settledInside, let disc = cache.discs[regionIndex], disc.inside == settledInside,
-            disc.covers(position)
-        {
-            guard var current = membership else { return }
-            current.lastInside = here
-            emitDwellIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
-            state.memberships[id] = current
+        // The hot path: a settled state (plainly outside, or inside with no pending exit) holds
+        // while the fix stays in the safe disc; only a due dwell needs the membership then.
+        // A disc exists only in a settled state: every exact step below replaces or clears it.
+        if let slot, let disc = cache.discs[slot], disc.covers(position) {
+            if disc.inside, settings.dwell != nil, var current = state.memberships[id], !current.dwellEmitted {
+                emitDwellIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
+                state.memberships[id] = current
+            }
             return
         }
 
+        var membership = state.memberships[id]
+        let here = FixPoint(fix)
         let inside = try entry.area.contains(position)
         switch membership?.phase {
         case nil:
             if inside {
                 let enter = crossing(from: previous, to: here, area: entry.area, entering: true, settings: settings)
-                var entering = Membership(phase: .entering, enter: enter, lastInside: here, outward: nil, armed: false, dwellEmitted: false)
+                var entering = Membership(phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
                 if try enterConfirmed(entering, fix: fix, area: entry.area, settings: settings) {
                     entering.phase = .inside
                     event(.enter, entering.enter, visit: entering.enter.time)
@@ -148,7 +159,6 @@ public final class Monitor {
         case .entering?:
             guard var entering = membership else { return }
             if inside {
-                entering.lastInside = here
                 if try enterConfirmed(entering, fix: fix, area: entry.area, settings: settings) {
                     entering.phase = .inside
                     event(.enter, entering.enter, visit: entering.enter.time)
@@ -161,13 +171,13 @@ public final class Monitor {
         case .inside?:
             guard var visit = membership else { return }
             if inside {
-                visit.lastInside = here
                 visit.outward = nil
                 visit.armed = false
                 emitDwellIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
                 state.memberships[id] = visit
             } else {
-                let outward = visit.outward ?? crossing(from: visit.lastInside, to: here, area: entry.area, entering: false, settings: settings)
+                // With no outward crossing yet, the previous fix was inside: this segment leaves.
+                let outward = visit.outward ?? crossing(from: previous, to: here, area: entry.area, entering: false, settings: settings)
                 visit.outward = outward
                 let band = settings.band(accuracy: fix.accuracy)
                 if !visit.armed {
@@ -185,11 +195,12 @@ public final class Monitor {
         membership = state.memberships[id]
 
         // A fresh safe disc around this fix, for the settled states only.
+        guard let slot else { return }
         if membership == nil || (membership?.phase == .inside && membership?.outward == nil) {
             let distance = try entry.area.boundaryDistance(position)
-            cache.discs[regionIndex] = SafeDisc(center: position, radius: distance, inside: membership != nil)
+            cache.discs[slot] = SafeDisc(center: position, radius: distance, inside: membership != nil)
         } else {
-            cache.discs[regionIndex] = nil
+            cache.discs[slot] = nil
         }
     }
 

@@ -23,9 +23,8 @@ public struct Membership: Sendable, Hashable, Codable {
     public var phase: Phase
     /// The (pending or confirmed) enter.
     public var enter: Crossing
-    /// The last fix inside the region itself.
-    public var lastInside: FixPoint
-    /// The last outward crossing since `lastInside`: where a confirmed exit is back-dated to.
+    /// The outward crossing since the last fix inside the region itself: where a confirmed
+    /// exit is back-dated to.
     public var outward: Crossing?
     /// A fix farther out than the hysteresis band was seen since `outward`.
     public var armed: Bool
@@ -50,9 +49,9 @@ public struct MonitorCache: Sendable {
     /// The box the candidate regions were looked up for; fixes inside it reuse them.
     var box: Envelope?
     var candidates: [Int] = []
-    /// Per region: a disc around a fix within which the region's boundary is not reached,
+    /// Per candidate: a disc around a fix within which the region's boundary is not reached,
     /// so membership cannot change and no segment can cross it.
-    var discs: [Int: SafeDisc] = [:]
+    var discs: [SafeDisc?] = []
 
     public init() {}
 }

@@ -3,7 +3,18 @@ extension Timestamp {
     /// `2019-02-18T07:45:50Z`, `2019-02-18T07:45:50.123+01:00`, `2019-06-11 15:00:00 -0700`
     /// (Apple Health), `2008-10-23 02:53:04` (no offset: UTC). Nil when the text is not one.
     public static func parse(_ text: Substring) -> Double? {
-        var scanner = DigitScanner(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// Parses the UTF-8 bytes of a date-time (see ``parse(_:)-(Substring)``).
+    public static func parse(utf8 bytes: ArraySlice<UInt8>) -> Double? {
+        bytes.withUnsafeBufferPointer { parse(utf8: $0) }
+    }
+
+    /// Parses the UTF-8 bytes of a date-time (see ``parse(_:)-(Substring)``).
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        var scanner = DigitScanner(bytes)
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
             let month = scanner.number(digits: 2), scanner.skip("-"),
             let day = scanner.number(digits: 2),
@@ -57,10 +68,10 @@ extension Timestamp {
 
 /// Reads fixed-width decimal fields from UTF-8 text.
 private struct DigitScanner {
-    let bytes: Substring.UTF8View
-    var index: Substring.UTF8View.Index
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index: Int
 
-    init(_ bytes: Substring.UTF8View) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         self.index = bytes.startIndex
     }

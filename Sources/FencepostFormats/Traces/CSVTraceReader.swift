@@ -61,31 +61,94 @@ public struct CSVTraceReader: TraceReader {
     public mutating func next() throws(TraceReadError) -> Fix? {
         while let line = try lines.next() {
             if FieldParser.trim(line).isEmpty { continue }
-            let fields = Self.split(line, separator: separator)
-            func field(_ index: Int?) -> ArraySlice<UInt8>? {
-                guard let index, index < fields.count else { return nil }
-                let value = FieldParser.trim(fields[index])
-                return value.isEmpty ? nil : value
-            }
-            guard let timeField = field(columns.time), let time = FieldParser.time(timeField) else {
-                skipped["missing_or_bad_time", default: 0] += 1
-                continue
-            }
-            guard let lat = field(columns.lat).flatMap(FieldParser.double), let lon = field(columns.lon).flatMap(FieldParser.double),
-                lat.isFinite, lon.isFinite
-            else {
-                skipped["missing_or_bad_coordinates", default: 0] += 1
-                continue
-            }
-            var accuracy = field(columns.accuracy).flatMap(FieldParser.double)
-            if columns.accuracyIsHDOP, let hdop = accuracy { accuracy = hdop * 5 }
-            let device = field(columns.device).map { FieldParser.string($0).trimmingQuotes() } ?? self.device
-            return Fix(
-                device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
-                altitude: field(columns.altitude).flatMap(FieldParser.double),
-                speed: field(columns.speed).flatMap(FieldParser.double))
+            if let fix = parse(line) { return fix }
         }
         return nil
+    }
+
+    /// One record, or nil when it is skipped (and counted).
+    private mutating func parse(_ line: ArraySlice<UInt8>) -> Fix? {
+        if line.contains(UInt8(ascii: "\"")) {
+            // Quoted fields take the general path: unquoted fields laid end to end.
+            var buffer: [UInt8] = []
+            var bounds = FieldBounds()
+            for (index, field) in Self.split(line, separator: separator).enumerated() {
+                bounds.record(index, buffer.count..<(buffer.count + field.count), columns)
+                buffer.append(contentsOf: field)
+            }
+            return buffer.withUnsafeBufferPointer { parse($0, bounds: bounds) }
+        }
+        return line.withUnsafeBufferPointer { bytes in
+            // Field boundaries in one pass over the bytes, without allocating.
+            var bounds = FieldBounds()
+            var fieldIndex = 0
+            var fieldStart = 0
+            for index in 0..<bytes.count where bytes[index] == separator {
+                bounds.record(fieldIndex, fieldStart..<index, columns)
+                fieldIndex += 1
+                fieldStart = index + 1
+            }
+            bounds.record(fieldIndex, fieldStart..<bytes.count, columns)
+            return parse(bytes, bounds: bounds)
+        }
+    }
+
+    private mutating func parse(_ line: UnsafeBufferPointer<UInt8>, bounds: FieldBounds) -> Fix? {
+        func bytes(_ range: Range<Int>?) -> UnsafeBufferPointer<UInt8>? {
+            guard let range else { return nil }
+            let field = Self.trim(UnsafeBufferPointer(rebasing: line[range]))
+            return field.isEmpty ? nil : field
+        }
+        guard let timeField = bytes(bounds.time), let time = Self.time(timeField) else {
+            skipped["missing_or_bad_time", default: 0] += 1
+            return nil
+        }
+        guard let lat = bytes(bounds.lat).flatMap(DecimalParser.parse), let lon = bytes(bounds.lon).flatMap(DecimalParser.parse),
+            lat.isFinite, lon.isFinite
+        else {
+            skipped["missing_or_bad_coordinates", default: 0] += 1
+            return nil
+        }
+        var accuracy = bytes(bounds.accuracy).flatMap(DecimalParser.parse)
+        if columns.accuracyIsHDOP, let hdop = accuracy { accuracy = hdop * 5 }
+        let device = bytes(bounds.device).map { String(decoding: $0, as: UTF8.self).trimmingQuotes() } ?? self.device
+        return Fix(
+            device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
+            altitude: bytes(bounds.altitude).flatMap(DecimalParser.parse), speed: bytes(bounds.speed).flatMap(DecimalParser.parse))
+    }
+
+    private static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0, end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0D { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// A time as RFC 3339 text, or as Unix seconds or milliseconds.
+    static func time(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        if bytes.count >= 10, bytes[4] == UInt8(ascii: "-") {
+            return Timestamp.parse(utf8: bytes)
+        }
+        guard let number = DecimalParser.parse(bytes), number.isFinite else { return nil }
+        return number > 100_000_000_000 ? number / 1000 : number  // milliseconds since the epoch
+    }
+
+    /// Where the fields that matter are in one record.
+    private struct FieldBounds {
+        var time, lat, lon, accuracy, altitude, speed, device: Range<Int>?
+
+        mutating func record(_ index: Int, _ range: Range<Int>, _ columns: Columns) {
+            switch index {
+            case columns.time: time = range
+            case columns.lat: lat = range
+            case columns.lon: lon = range
+            case columns.accuracy: accuracy = range
+            case columns.altitude: altitude = range
+            case columns.speed: speed = range
+            case columns.device: device = range
+            default: break
+            }
+        }
     }
 
     /// Fields of one line; double quotes protect separators (no escaped quotes inside).
