@@ -82,6 +82,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "FencepostFormatsTests",
+            dependencies: ["FencepostFormats"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "FencepostStoreTests",
             dependencies: [
                 "FencepostStore", "FencepostFormats",

@@ -50,6 +50,20 @@ struct FencepostBinary {
         workDirectory.appendingPathComponent(relativePath).path
     }
 
+    /// Starts `fencepost ARGUMENTS` without waiting, its output discarded (for kill tests).
+    func start(_ arguments: String...) throws -> Process {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["FENCEPOST_DB"] = database
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     /// Runs `fencepost ARGUMENTS` against this store (through FENCEPOST_DB) and waits for it.
     func run(_ arguments: String...) throws -> Result {
         let process = Process()

@@ -1,0 +1,44 @@
+import FencepostCore
+import Testing
+
+@Suite struct FixFilterTests {
+    func run(_ fixes: [Fix], anchor: Double? = nil, settings: FixFilterSettings = FixFilterSettings()) -> [String] {
+        var state = FilterState()
+        return fixes.map { FixFilter.check($0, state: &state, anchorAtStart: anchor, settings: settings)?.rawValue ?? "ok" }
+    }
+
+    func fix(_ time: Double, _ lat: Double, _ lon: Double, accuracy: Double? = 5) -> Fix {
+        Fix(device: "d", time: time, lat: lat, lon: lon, accuracy: accuracy)
+    }
+
+    @Test func dropsEachKindOfBadFixWithItsReason() {
+        let results = run([
+            fix(0, 52.5, 13.4),
+            fix(1, .nan, 13.4),
+            fix(2, 91, 13.4),
+            fix(3, 0, 0),
+            fix(4, 52.5, 13.4, accuracy: 500),
+            fix(5, 52.5001, 13.4),
+            fix(5, 52.5002, 13.4),  // same time as the previous accepted fix
+            fix(4.5, 52.5, 13.4),  // older than the previous accepted fix
+            fix(6, 53.5, 13.4),  // 111 km in one second
+            fix(7, 52.5002, 13.4),
+        ])
+        #expect(results == ["ok", "invalid_coordinates", "invalid_coordinates", "null_island", "low_accuracy", "ok", "duplicate_time", "out_of_order", "teleport", "ok"])
+    }
+
+    @Test func fixesAtOrBeforeTheAnchorAreAlreadySeen() {
+        #expect(run([fix(10, 1, 1), fix(11, 1, 1), fix(12, 1, 1)], anchor: 11) == ["already_seen", "already_seen", "ok"])
+    }
+
+    @Test func twoAgreeingFixesAfterAJumpAreBelieved() {
+        // A real move (a train, a ferry) that the teleport rule first doubts.
+        let results = run([fix(0, 52.5, 13.4), fix(10, 52.6, 13.4), fix(11, 52.6001, 13.4), fix(12, 52.6002, 13.4)])
+        #expect(results == ["ok", "teleport", "ok", "ok"])
+    }
+
+    @Test func longGapsMayCoverAnyDistance() {
+        // A flight: 600 km in two hours is 83 m/s, but after 7,200 s without fixes any distance goes.
+        #expect(run([fix(0, 52.5, 13.4), fix(7200, 48.1, 11.6), fix(7201, 48.1001, 11.6)]) == ["ok", "ok", "ok"])
+    }
+}

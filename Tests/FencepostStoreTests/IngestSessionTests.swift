@@ -1,0 +1,127 @@
+import FencepostCore
+import FencepostGeometry
+import FencepostStore
+import Foundation
+import Testing
+
+@Suite struct IngestSessionTests {
+    let grid = Grid(origin: Position(lon: -8.62, lat: 52.66))
+
+    /// Metres east of an origin, for straight test walks.
+    struct Grid {
+        let projection: LocalProjection
+        init(origin: Position) { projection = LocalProjection(origin: origin) }
+        func fix(_ x: Double, t: Double, device: String = "bus") -> Fix {
+            let p = projection.unproject(x: x, y: 0)
+            return Fix(device: device, time: 1_700_000_000 + t, lat: p.lat, lon: p.lon, accuracy: 5)
+        }
+        func circle(_ id: String, x: Double, radius: Double) -> Region {
+            Region(id: id, shape: .circle(center: projection.unproject(x: x, y: 0), radius: radius))
+        }
+        /// Along x from -300 to 300 m at 2 m/s, one fix a second.
+        func walk(device: String = "bus") -> [Fix] {
+            (0...300).map { fix(-300 + 2 * Double($0), t: Double($0), device: device) }
+        }
+    }
+
+    func ingest(_ store: Store, _ inputs: [[Fix]], options: IngestOptions = IngestOptions()) throws -> IngestSummary {
+        let session = try IngestSession(store: store, options: options)
+        for input in inputs {
+            session.beginInput()
+            for fix in input { try session.add(fix) }
+            try session.endInput()
+        }
+        return session.summary
+    }
+
+    func visits(_ store: Store) throws -> [String] {
+        var result: [String] = []
+        try store.forEachVisit { result.append("\($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.exitReason ?? "")") }
+        return result
+    }
+
+    func events(_ store: Store) throws -> [String] {
+        var result: [String] = []
+        try store.forEachEvent(EventQuery()) { result.append("\($0.id) \($0.kind) \($0.region ?? "") \($0.time)") }
+        return result
+    }
+
+    @Test func ingestWritesEventsVisitsAndOutboxAndIsIdempotent() throws {
+        let store = try Store.inMemory()
+        try store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
+        let first = try ingest(store, [grid.walk()])
+        #expect(first.events == [.enter: 2, .exit: 2])
+        #expect(first.visitsOpened == 2 && first.visitsClosed == 2)
+        #expect(try store.outboxCounts()["pending"] == 8)  // 4 events, 2 visits opened and closed
+        let before = try events(store)
+
+        let again = try ingest(store, [grid.walk()])
+        #expect(again.fixesAccepted == 0)
+        #expect(again.dropped == [.alreadySeen: 301])
+        #expect(try events(store) == before)
+        #expect(try store.outboxCounts()["pending"] == 8)
+    }
+
+    @Test func aVisitOpenAtTheEndOfOneInputIsClosedByTheNext() throws {
+        let regions = [grid.circle("a", x: 0, radius: 60)]
+        let walk = grid.walk()
+        let split = try Store.inMemory()
+        try split.applyRegions(regions)
+        _ = try ingest(split, [Array(walk[..<150])])
+        #expect(try visits(split).count == 1 && visits(split)[0].hasSuffix("open "))
+        _ = try ingest(split, [Array(walk[150...])])
+
+        let whole = try Store.inMemory()
+        try whole.applyRegions(regions)
+        _ = try ingest(whole, [walk])
+        #expect(try visits(split) == visits(whole))
+        #expect(try events(split) == events(whole))
+    }
+
+    @Test func unsortedInputIsProcessedInTimeOrder() throws {
+        let sorted = try Store.inMemory(), reversed = try Store.inMemory()
+        for store in [sorted, reversed] { try store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
+        _ = try ingest(sorted, [grid.walk()])
+        let summary = try ingest(reversed, [grid.walk().reversed()])
+        #expect(summary.dropped.isEmpty)
+        #expect(try events(reversed) == events(sorted))
+    }
+
+    @Test func anAbandonedInputWritesNothing() throws {
+        let store = try Store.inMemory()
+        try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        let session = try IngestSession(store: store)
+        session.beginInput()
+        for fix in grid.walk() { try session.add(fix) }
+        session.abandonInput()  // as the CLI does when a reader throws halfway
+        #expect(try events(store).isEmpty)
+        #expect(try store.deviceState("bus") == nil)
+        // The next input for the same device starts from the committed (empty) state.
+        session.beginInput()
+        for fix in grid.walk() { try session.add(fix) }
+        try session.endInput()
+        #expect(try events(store).count == 2)
+    }
+
+    @Test func removingOrChangingARegionClosesItsOpenVisits() throws {
+        let store = try Store.inMemory()
+        let a = grid.circle("a", x: 0, radius: 60), b = grid.circle("b", x: 0, radius: 30)
+        try store.applyRegions([a, b])
+        _ = try ingest(store, [Array(grid.walk()[..<150])])  // ends at x = -2: inside both
+        #expect(try visits(store).filter { $0.hasSuffix("open ") }.count == 2)
+
+        var moved = b
+        moved.shape = .circle(center: grid.projection.unproject(x: 200, y: 0), radius: 30)
+        try store.applyRegions([moved])  // a removed, b's geometry changed
+        let closed = try visits(store)
+        #expect(closed.contains { $0.hasPrefix("a ") && $0.hasSuffix(" region_removed") })
+        #expect(closed.contains { $0.hasPrefix("b ") && $0.hasSuffix(" region_changed") })
+        // Closed at the device's last fix time, not the wall clock.
+        #expect(closed.allSatisfy { $0.contains("2023-11-14T22:15:49.000Z region_") })
+        #expect(try store.deviceState("bus")?.monitor.memberships.isEmpty == true)
+
+        // The next fixes re-evaluate membership against the new geometry.
+        _ = try ingest(store, [Array(grid.walk()[150...])])
+        #expect(try visits(store).filter { $0.hasPrefix("b ") }.count == 2)
+    }
+}
