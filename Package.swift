@@ -67,6 +67,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Benchmarks (tools/bench)
+        .executableTarget(
+            name: "fencepost-bench",
+            dependencies: ["FencepostCore", "FencepostFormats"],
+            path: "tools/bench/FencepostBench",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
         .testTarget(
             name: "FencepostGeometryTests",

@@ -26,11 +26,15 @@ public final class Monitor {
 
     let entries: [Entry]
     private let indexByID: [String: Int]
+    /// Per region: whether it has a dwell time, read on the hot path without touching the entry.
+    private let hasDwell: [Bool]
     private let index: SpatialIndex
     public let settings: MonitorSettings
 
     /// How far around the fixes a candidate lookup reaches, in metres.
     static let lookupMargin = 250.0
+    /// Below this many metres from a region's bounding box, a safe disc is worth an exact distance.
+    static let cheapDiscMinimum = 30.0
     /// Fixes without a reported accuracy are taken to be this good (metres).
     static let assumedAccuracy = 15.0
 
@@ -45,6 +49,7 @@ public final class Monitor {
         }
         self.entries = entries
         self.indexByID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.id, $0) })
+        self.hasDwell = entries.map { $0.settings.dwell != nil }
         self.index = try SpatialIndex(
             envelopes: entries.map { Self.widen($0.area.envelope, metres: $0.settings.widestBand + 1) }, context: context)
     }
@@ -56,14 +61,22 @@ public final class Monitor {
         _ fix: Fix, state: inout MonitorState, cache: inout MonitorCache, emit: (MonitorEvent) -> Void
     ) throws {
         let previous = state.lastFix
-        try updateCandidates(for: fix, previous: previous, cache: &cache)
+        try updateCandidates(for: fix, previous: previous, state: state, cache: &cache)
+        let position = fix.position
         for slot in cache.candidates.indices {
+            // The hot path: a settled state (plainly outside, or inside with no pending exit)
+            // holds while the fix stays in the region's safe disc; only a dwell may be due then.
+            // A disc exists only in a settled state: every exact step replaces or clears it.
+            if let disc = cache.discs[slot], disc.covers(position), !(disc.inside && hasDwell[cache.candidates[slot]]) {
+                continue
+            }
             try step(cache.candidates[slot], slot: slot, fix: fix, previous: previous, state: &state, cache: &cache, emit: emit)
         }
-        if !state.memberships.isEmpty {
-            // Regions the device is in (or entering) are followed wherever it goes.
-            var followed = state.memberships.keys.compactMap { indexByID[$0] }
-            followed.removeAll { cache.candidates.contains($0) }
+        // Regions the device is in (or entering) are followed wherever it goes; those not among
+        // the candidates (rare: the device left their surroundings at once) are found here.
+        if state.memberships.count > cache.memberFlags.count(where: { $0 }) {
+            let candidates = Set(cache.candidates)
+            let followed = state.memberships.keys.compactMap { indexByID[$0] }.filter { !candidates.contains($0) }
             for regionIndex in followed.sorted() {
                 try step(regionIndex, slot: nil, fix: fix, previous: previous, state: &state, cache: &cache, emit: emit)
             }
@@ -75,7 +88,7 @@ public final class Monitor {
 
     /// Looks the candidate regions up again when the segment from the previous fix leaves the
     /// box they were looked up for; any region the segment can touch is among them.
-    private func updateCandidates(for fix: Fix, previous: FixPoint?, cache: inout MonitorCache) throws {
+    private func updateCandidates(for fix: Fix, previous: FixPoint?, state: MonitorState, cache: inout MonitorCache) throws {
         let position = fix.position
         if let box = cache.box, box.contains(x: position.lon, y: position.lat),
             previous.map({ box.contains(x: $0.lon, y: $0.lat) }) ?? true
@@ -85,9 +98,21 @@ public final class Monitor {
         var points = [position]
         if let previous { points.append(previous.position) }
         let box = Self.widen(Envelope(covering: points), metres: Self.lookupMargin)
+        let candidates = try index.query(box)
+        // Safe discs carry over for regions that stay candidates: the previous fix, the last one
+        // tested against them, is inside them.
+        var discs = [SafeDisc?](repeating: nil, count: candidates.count)
+        var old = 0
+        for (slot, regionIndex) in candidates.enumerated() {
+            while old < cache.candidates.count, cache.candidates[old] < regionIndex { old += 1 }
+            if old < cache.candidates.count, cache.candidates[old] == regionIndex { discs[slot] = cache.discs[old] }
+        }
         cache.box = box
-        cache.candidates = try index.query(box)
-        cache.discs = Array(repeating: nil, count: cache.candidates.count)
+        cache.candidates = candidates
+        cache.discs = discs
+        cache.memberFlags = state.memberships.isEmpty
+            ? [Bool](repeating: false, count: candidates.count)
+            : candidates.map { state.memberships[entries[$0].id] != nil }
     }
 
     static func widen(_ envelope: Envelope, metres: Double) -> Envelope {
@@ -112,11 +137,10 @@ public final class Monitor {
             emit(MonitorEvent(kind: kind, device: fix.device, regionID: id, time: crossing.time, flags: crossing.flags, visitEnteredAt: visit))
         }
 
-        // The hot path: a settled state (plainly outside, or inside with no pending exit) holds
-        // while the fix stays in the safe disc; only a due dwell needs the membership then.
-        // A disc exists only in a settled state: every exact step below replaces or clears it.
+        // Still in the safe disc of a settled visit in a region with a dwell: only the dwell
+        // may be due.
         if let slot, let disc = cache.discs[slot], disc.covers(position) {
-            if disc.inside, settings.dwell != nil, var current = state.memberships[id], !current.dwellEmitted {
+            if disc.inside, var current = state.memberships[id], !current.dwellEmitted {
                 emitDwellIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
                 state.memberships[id] = current
             }
@@ -139,7 +163,7 @@ public final class Monitor {
                 state.memberships[id] = entering
             } else {
                 if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
-                    try entry.area.segmentTouches(from: previous.position, to: position)
+                    try entry.area.segmentCrosses(from: previous.position, to: position)
                 {
                     let fractions = entry.area.crossings(from: previous.position, to: position)
                     if let first = fractions.first, let last = fractions.last, last > first,
@@ -196,8 +220,12 @@ public final class Monitor {
 
         // A fresh safe disc around this fix, for the settled states only.
         guard let slot else { return }
+        cache.memberFlags[slot] = membership != nil
         if membership == nil || (membership?.phase == .inside && membership?.outward == nil) {
-            let distance = try entry.area.boundaryDistance(position)
+            // Outside, the distance to the bounding box is a safe radius when it is not small,
+            // and costs nothing; otherwise the exact distance to the boundary.
+            let nearby = membership == nil ? entry.area.distanceToEnvelope(position) : 0
+            let distance = nearby > Self.cheapDiscMinimum ? nearby : try entry.area.boundaryDistance(position)
             cache.discs[slot] = SafeDisc(center: position, radius: distance, inside: membership != nil)
         } else {
             cache.discs[slot] = nil

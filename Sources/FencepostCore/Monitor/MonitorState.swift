@@ -52,6 +52,9 @@ public struct MonitorCache: Sendable {
     /// Per candidate: a disc around a fix within which the region's boundary is not reached,
     /// so membership cannot change and no segment can cross it.
     var discs: [SafeDisc?] = []
+    /// Per candidate: whether the device has a membership in it (so most fixes need no lookup
+    /// by region id to find the regions to follow).
+    var memberFlags: [Bool] = []
 
     public init() {}
 }
