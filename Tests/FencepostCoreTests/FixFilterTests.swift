@@ -1,4 +1,4 @@
-import FencepostCore
+@testable import FencepostCore
 import Testing
 
 @Suite struct FixFilterTests {
@@ -40,5 +40,24 @@ import Testing
     @Test func longGapsMayCoverAnyDistance() {
         // A flight: 600 km in two hours is 83 m/s, but after 7,200 s without fixes any distance goes.
         #expect(run([fix(0, 52.5, 13.4), fix(7200, 48.1, 11.6), fix(7201, 48.1001, 11.6)]) == ["ok", "ok", "ok"])
+    }
+}
+
+@Suite struct DeterministicIDTests {
+    @Test func nameBasedUUIDsAreStableAndWellFormed() {
+        let id = DeterministicID.event(device: "bus", region: "stop", kind: "enter", time: 1_700_000_120.25)
+        #expect(id == DeterministicID.event(device: "bus", region: "stop", kind: "enter", time: 1_700_000_120.2501))
+        #expect(id != DeterministicID.event(device: "bus", region: "stop", kind: "exit", time: 1_700_000_120.25))
+        let parts = id.split(separator: "-").map(\.count)
+        #expect(parts == [8, 4, 4, 4, 12])
+        #expect(id[id.index(id.startIndex, offsetBy: 14)] == "5")  // version 5
+        #expect("89ab".contains(id[id.index(id.startIndex, offsetBy: 19)]))  // RFC 9562 variant
+        #expect(id == id.lowercased())
+    }
+
+    @Test func matchesTheRFC9562VersionFiveTestVector() {
+        // RFC 9562, appendix A.4: the DNS namespace and "www.example.com".
+        let dns: [UInt8] = [0x6B, 0xA7, 0xB8, 0x10, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8]
+        #expect(DeterministicID.uuid(namespace: dns, name: "www.example.com") == "2ed6657d-e927-568b-95e1-2665a8aea6a2")
     }
 }

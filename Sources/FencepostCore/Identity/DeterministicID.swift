@@ -15,17 +15,26 @@ public enum DeterministicID {
     }
 
     public static func uuid(parts: [String]) -> String {
+        uuid(namespace: namespace, name: parts.joined(separator: "\u{1F}"))
+    }
+
+    /// RFC 9562 version 5: SHA-1 of namespace and name, with version and variant bits set.
+    static func uuid(namespace: [UInt8], name: String) -> String {
         var hasher = Insecure.SHA1()
         hasher.update(data: namespace)
-        hasher.update(data: Data(parts.joined(separator: "\u{1F}").utf8))
+        hasher.update(data: Data(name.utf8))
         var bytes = Array(hasher.finalize().prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
-        let hex = bytes.map { byte -> String in
-            let text = String(byte, radix: 16)
-            return byte < 16 ? "0" + text : text
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
         }
-        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// An event's id: device, region, kind and time (to the millisecond).
