@@ -29,6 +29,12 @@ let package = Package(
             providers: [.apt(["libgeos-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
         // MARK: - Layers, bottom up
         .target(
             name: "FencepostGeometry",
@@ -45,7 +51,7 @@ let package = Package(
         ),
         .target(
             name: "FencepostFormats",
-            dependencies: ["FencepostCore"],
+            dependencies: ["FencepostCore", "CZlib"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -121,6 +121,116 @@ import Testing
         }
     }
 
+    // MARK: - JSON formats
+
+    @Test func geoJSONPointsAndTimedLines() throws {
+        let file = try TemporaryFile(#"""
+            {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.4, 52.5]}, "properties": {"time": "2020-01-01T00:00:00Z", "accuracy": 8}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.4, 52.5]}, "properties": {}},
+              {"type": "Feature", "geometry": {"type": "LineString", "coordinates": [[13.41, 52.51, 40], [13.42, 52.52, 41]]},
+               "properties": {"name": "ride", "coordTimes": ["2020-01-01T00:01:00Z", "2020-01-01T00:02:00Z"]}},
+              {"type": "Feature", "geometry": {"type": "MultiLineString", "coordinates": [[[1, 2], [3, 4]], [[5, 6]]]},
+               "properties": {"times": [[1577836800000, 1577836801000], [1577836802000]]}}
+            ]}
+            """#, suffix: ".geojson")
+        defer { file.remove() }
+        let (fixes, skipped) = try readAll(file.path)
+        #expect(fixes.count == 6)
+        #expect(skipped == ["missing_or_bad_time": 1])
+        #expect(fixes[0].accuracy == 8)
+        #expect(fixes[1].device == "ride" && fixes[1].altitude == 40 && fixes[2].time == 1_577_836_920)
+        #expect(fixes[3].time == 1_577_836_800 && fixes[5].lon == 5 && fixes[5].time == 1_577_836_802)
+    }
+
+    @Test func takeoutRecordsInBothTimestampStyles() throws {
+        let file = try TemporaryFile(#"""
+            {"locations": [
+              {"latitudeE7": 437789954, "longitudeE7": -794176419, "accuracy": 30,
+               "activity": [{"activity": [{"type": "STILL"}], "timestamp": "1999-01-01T00:00:00Z"}],
+               "timestamp": "2015-10-10T18:47:31.321Z"},
+              {"timestampMs": "1444503000000", "latitudeE7": 437789000, "longitudeE7": -794176000},
+              {"latitudeE7": 1}
+            ]}
+            """#, suffix: ".json")
+        defer { file.remove() }
+        let (fixes, skipped) = try readAll(file.path)
+        #expect(fixes.count == 2)
+        #expect(skipped == ["missing_or_bad_time": 1])
+        #expect(fixes[0].time == 1_444_502_851.321 && fixes[0].lat == 43.7789954 && fixes[0].accuracy == 30)
+        #expect(fixes[1].time == 1_444_503_000)
+        let broken = try TemporaryFile("{\"locations\": [\n{\"latitudeE7\": 1,}\n]}", suffix: ".json")
+        defer { broken.remove() }
+        #expect {
+            try readAll(broken.path)
+        } throws: { error in
+            (error as? TraceReadError)?.line == 2
+        }
+    }
+
+    // MARK: - Line formats
+
+    @Test func ownTracksRecorderLines() throws {
+        let file = try TemporaryFile("""
+            2015-08-24T05:55:07Z	*                 	{"tst":1440395361,"acc":30,"_type":"location","alt":51,"lon":10.02,"lat":52.37,"vel":36,"tid":"NE"}
+            2015-08-24T05:55:14Z	-                 	{"tst":"1440363922","_type":"lwt"}
+            2015-08-24T05:56:00Z	*                 	{"tst":"1440395400","_type":"location","lon":10.03,"lat":52.38}
+            2015-08-24T05:57:00Z	*                 	{not json
+
+            """, suffix: ".rec")
+        defer { file.remove() }
+        let (fixes, skipped) = try readAll(file.path)
+        #expect(fixes.map(\.time) == [1_440_395_361, 1_440_395_400])
+        #expect(fixes[0].device == "NE" && fixes[0].speed == 10 && fixes[0].accuracy == 30)
+        #expect(skipped == ["malformed_record": 1])
+    }
+
+    @Test func geoLifePLTAndTCX() throws {
+        let plt = try TemporaryFile("""
+            Geolife trajectory
+            WGS 84
+            Altitude is in Feet
+            Reserved 3
+            0,2,255,My Track,0,0,2,8421376
+            0
+            39.984702,116.318417,0,492,39744.1201851852,2008-10-23,02:53:04
+            39.984683,116.31845,0,-777,39744.1202546296,2008-10-23,02:53:10
+
+            """, suffix: ".plt")
+        let tcx = try TemporaryFile("""
+            <?xml version="1.0"?><TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activities><Activity><Lap><Track>
+            <Trackpoint><Time>2020-03-06T00:23:46.000Z</Time><Position><LatitudeDegrees>49.2699</LatitudeDegrees><LongitudeDegrees>-123.1075</LongitudeDegrees></Position><AltitudeMeters>71.5</AltitudeMeters><Extensions><ns3:TPX><ns3:Speed>4.44</ns3:Speed></ns3:TPX></Extensions></Trackpoint>
+            <Trackpoint><Time>2020-03-06T00:23:47.000Z</Time><HeartRateBpm><Value>120</Value></HeartRateBpm></Trackpoint>
+            </Track></Lap></Activity></Activities></TrainingCenterDatabase>
+            """, suffix: ".tcx")
+        defer { plt.remove(); tcx.remove() }
+        let geolife = try readAll(plt.path).fixes
+        #expect(geolife.map(\.time) == [1_224_730_384, 1_224_730_390])
+        #expect(abs((geolife[0].altitude ?? 0) - 149.9616) < 1e-9 && geolife[1].altitude == nil)
+        let garmin = try readAll(tcx.path)
+        #expect(garmin.fixes.count == 1 && garmin.fixes[0].speed == 4.44 && garmin.fixes[0].altitude == 71.5)
+        #expect(garmin.skipped == ["no_position": 1])
+    }
+
+    @Test func gzipInputsAreReadAndTruncationIsAnError() throws {
+        let text = "time,lat,lon\n" + (0..<5000).map { "2020-01-01T00:00:00Z,1.\($0),2" }.joined(separator: "\n") + "\n"
+        let plain = try TemporaryFile(text, suffix: ".csv")
+        defer { plain.remove() }
+        let gzipped = plain.path + ".gz"
+        defer { try? FileManager.default.removeItem(atPath: gzipped) }
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+        gzip.arguments = ["-c", "gzip -c '\(plain.path)' > '\(gzipped)'"]
+        try gzip.run()
+        gzip.waitUntilExit()
+        #expect(try readAll(gzipped).fixes.count == 5000)
+        let data = try Data(contentsOf: URL(fileURLWithPath: gzipped))
+        let truncated = try TemporaryFile("", suffix: ".csv.gz")
+        defer { truncated.remove() }
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: truncated.path))
+        #expect(throws: TraceReadError.self) { try readAll(truncated.path) }
+    }
+
     // MARK: - Real traces
 
     @Test(.enabled(if: TestData.sharedAvailable), arguments: [
@@ -130,6 +240,11 @@ import Testing
         ("zurich/google_trajectory.csv", 416, "1"),
         ("zurich/gpsies_trajectory.csv", 247, "1"),
         ("apple_health/zip_contents/apple_health_export/workout-routes/route_2019-06-11_3.00pm.gpx", 3, "Route 2019-06-11 3:00pm"),
+        ("google_takeout/records.json", 12, "records"),
+        ("beijing/geolife_long/000/Trajectory/20081023025304.plt", 908, "20081023025304"),
+        ("formats/owntracks-demo-iphone.rec", 23, "NE"),
+        ("formats/garmin_connect.tcx", 316, "garmin_connect"),
+        ("zurich/tour_hr.tcx", 465, nil),
     ] as [(String, Int, String?)])
     func realTraces(path: String, count: Int, device: String?) throws {
         let (fixes, _) = try readAll(TestData.sharedFile(path))

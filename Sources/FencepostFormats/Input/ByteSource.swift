@@ -31,6 +31,9 @@ public final class ByteSource {
     }
 
     private var peeked: [UInt8]?
+    /// Set when the input turns out to be gzip-compressed: every chunk passes through it.
+    private var inflater: GzipInflater?
+    private var checkedCompression = false
 
     /// The first bytes of the input, without consuming them (for format detection).
     public func peek() throws(TraceReadError) -> [UInt8] {
@@ -40,12 +43,30 @@ public final class ByteSource {
         return first
     }
 
-    /// The next chunk, or nil at the end of the input.
+    /// The next chunk, or nil at the end of the input (decompressed when the input is gzip).
     public func read() throws(TraceReadError) -> [UInt8]? {
         if let chunk = peeked {
             peeked = nil
             return chunk.isEmpty ? nil : chunk
         }
+        while true {
+            guard let raw = try readRaw() else {
+                if let inflater, !inflater.isComplete {
+                    throw TraceReadError(file: name, line: nil, reason: "truncated gzip data")
+                }
+                return nil
+            }
+            if !checkedCompression {
+                checkedCompression = true
+                if raw.count >= 2, raw[0] == 0x1F, raw[1] == 0x8B { inflater = try GzipInflater(name: name) }
+            }
+            guard let inflater else { return raw }
+            let inflated = try inflater.inflate(raw)
+            if !inflated.isEmpty { return inflated }
+        }
+    }
+
+    private func readRaw() throws(TraceReadError) -> [UInt8]? {
         let data: Data?
         do {
             data = try handle.read(upToCount: chunkSize)

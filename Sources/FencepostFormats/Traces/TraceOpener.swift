@@ -13,6 +13,11 @@ public enum TraceOpener {
         switch detected {
         case .csv: return try CSVTraceReader(source: source, device: fallback)
         case .gpx: return GPXTraceReader(source: source, fallbackDevice: fallback, device: device)
+        case .geojson: return GeoJSONTraceReader(source: source, fallbackDevice: fallback, device: device)
+        case .takeout: return TakeoutTraceReader(source: source, device: fallback)
+        case .plt: return PLTTraceReader(source: source, device: fallback)
+        case .owntracks: return OwnTracksTraceReader(source: source, fallbackDevice: fallback, device: device)
+        case .tcx: return TCXTraceReader(source: source, device: fallback)
         }
     }
 
@@ -20,18 +25,27 @@ public enum TraceOpener {
     static func detect(_ source: ByteSource) throws(TraceReadError) -> TraceFormat {
         let head = try source.peek()
         guard !head.isEmpty else { throw TraceReadError(file: source.name, line: nil, reason: "empty file") }
-        let text = String(decoding: head.prefix(4096), as: UTF8.self)
+        let text = String(decoding: head.prefix(8192), as: UTF8.self)
         let start = text.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
         if start.hasPrefix("<") {
             if text.contains("<gpx") { return .gpx }
-            throw TraceReadError(file: source.name, line: nil, reason: "unsupported XML trace (expected GPX)")
+            if text.contains("<TrainingCenterDatabase") { return .tcx }
+            throw TraceReadError(file: source.name, line: nil, reason: "unsupported XML trace (GPX or TCX expected)")
         }
-        if let firstLine = start.split(separator: "\n", maxSplits: 1).first,
-            firstLine.contains(",") || firstLine.contains(";") || firstLine.contains("\t")
-        {
+        if start.hasPrefix("{") {
+            if text.contains("\"locations\"") { return .takeout }
+            if text.contains("\"features\"") || text.contains("FeatureCollection") { return .geojson }
+            throw TraceReadError(file: source.name, line: 1, reason: "unsupported JSON trace (GeoJSON FeatureCollection or Takeout Records.json expected)")
+        }
+        if start.hasPrefix("Geolife trajectory") { return .plt }
+        let firstLine = start.split(separator: "\n", maxSplits: 1).first ?? ""
+        if firstLine.count > 21, Timestamp.parse(firstLine.prefix(20)) != nil, firstLine.dropFirst(20).first == "\t" {
+            return .owntracks
+        }
+        if firstLine.contains(",") || firstLine.contains(";") || firstLine.contains("\t") {
             return .csv
         }
-        throw TraceReadError(file: source.name, line: 1, reason: "unrecognised trace format (GPX or CSV with a header expected); name one with --format")
+        throw TraceReadError(file: source.name, line: 1, reason: "unrecognised trace format; name one with --format")
     }
 
     /// The file name without directory and extensions: `bus304_to_UL.gpx.gz` → `bus304_to_UL`.

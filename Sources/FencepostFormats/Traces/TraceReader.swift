@@ -13,7 +13,7 @@ public protocol TraceReader {
 
 /// The formats Fencepost reads.
 public enum TraceFormat: String, Sendable, CaseIterable {
-    case gpx, csv
+    case gpx, geojson, csv, takeout, plt, owntracks, tcx
 }
 
 /// Parses numbers straight from UTF-8 bytes without making a String per field.

@@ -9,6 +9,9 @@ struct IngestCommand: AsyncParsableCommand {
         commandName: "ingest",
         abstract: "Turn location traces into geofence events and visits.",
         discussion: """
+            Formats: GPX 1.0/1.1 (Apple's hAcc as accuracy), GeoJSON (timed Points, LineStrings with
+            coordTimes), CSV with a header, Google Takeout Records.json, GeoLife .plt, OwnTracks .rec
+            and TCX; gzip-compressed files too. The format is detected from the content.
             Each file is read as a stream, filtered (bad coordinates, poor accuracy, duplicates,
             teleports, fixes already seen), run through the monitor against the monitored regions,
             and committed in one transaction with its events, visits, outbox rows and the devices'
@@ -27,7 +30,7 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Device id for every fix (default: the file's device or track name, else the file name).")
     var device: String?
 
-    @Option(help: "Input format: auto, gpx or csv.")
+    @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, plt, owntracks or tcx.")
     var format: FormatChoice = .auto
 
     @Option(help: "Hysteresis band in metres (0 turns it off).")
@@ -61,7 +64,7 @@ struct IngestCommand: AsyncParsableCommand {
     var json = false
 
     enum FormatChoice: String, ExpressibleByArgument, CaseIterable {
-        case auto, gpx, csv
+        case auto, gpx, geojson, csv, takeout, plt, owntracks, tcx
         var format: TraceFormat? { TraceFormat(rawValue: rawValue) }
     }
 

@@ -1,0 +1,11 @@
+// zlib, for reading gzip-compressed traces (.gpx.gz and the like).
+#ifndef FENCEPOST_CZLIB_SHIM_H
+#define FENCEPOST_CZLIB_SHIM_H
+#include <zlib.h>
+
+/// inflateInit2 is a macro; this makes it callable from Swift. windowBits 15 + 32 accepts
+/// both zlib and gzip headers.
+static inline int fp_inflate_init_auto(z_stream *stream) {
+    return inflateInit2(stream, 15 + 32);
+}
+#endif

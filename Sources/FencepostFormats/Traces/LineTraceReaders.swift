@@ -1,0 +1,86 @@
+public import FencepostCore
+
+/// GeoLife `.plt`: six header lines, then `lat,lon,0,altitude_ft,days,date,time` in UTC.
+public struct PLTTraceReader: TraceReader {
+    private var lines: LineReader
+    private let device: String
+    public private(set) var skipped: [String: Int] = [:]
+
+    public init(source: ByteSource, device: String) {
+        lines = LineReader(source: source)
+        self.device = device
+    }
+
+    public mutating func next() throws(TraceReadError) -> Fix? {
+        while let line = try lines.next() {
+            if lines.lineNumber <= 6 {
+                if lines.lineNumber == 1, !line.starts(with: Array("Geolife trajectory".utf8)) {
+                    throw TraceReadError(file: lines.name, line: 1, reason: "not a GeoLife .plt file: expected 'Geolife trajectory'")
+                }
+                continue
+            }
+            let fields = line.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+            guard fields.count >= 7 else {
+                skipped["malformed_record", default: 0] += 1
+                continue
+            }
+            guard let time = Timestamp.parse(utf8: Array(fields[5] + [UInt8(ascii: "T")] + fields[6])[...]) else {
+                skipped["missing_or_bad_time", default: 0] += 1
+                continue
+            }
+            guard let lat = DecimalParser.parse(fields[0]), let lon = DecimalParser.parse(fields[1]) else {
+                skipped["missing_or_bad_coordinates", default: 0] += 1
+                continue
+            }
+            // -777 marks a missing altitude; feet to metres.
+            let altitude = DecimalParser.parse(fields[3]).flatMap { $0 == -777 ? nil : $0 * 0.3048 }
+            return Fix(device: device, time: time, lat: lat, lon: lon, altitude: altitude)
+        }
+        return nil
+    }
+}
+
+/// OwnTracks Recorder `.rec`: `timestamp<TAB>*<TAB>{json}` lines; `_type: location` records
+/// with `tst`, `lat`, `lon`, `acc`, `alt`, `vel` (km/h) and `tid` (the device unless one is given).
+public struct OwnTracksTraceReader: TraceReader {
+    private var lines: LineReader
+    private let fallbackDevice: String
+    private let deviceOverride: String?
+    public private(set) var skipped: [String: Int] = [:]
+
+    public init(source: ByteSource, fallbackDevice: String, device: String?) {
+        lines = LineReader(source: source)
+        self.fallbackDevice = fallbackDevice
+        self.deviceOverride = device
+    }
+
+    public mutating func next() throws(TraceReadError) -> Fix? {
+        while let line = try lines.next() {
+            guard let brace = line.firstIndex(of: UInt8(ascii: "{")) else {
+                if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { skipped["malformed_record", default: 0] += 1 }
+                continue
+            }
+            guard let record = try? JSONParser.parse(Data(line[brace...])) else {
+                skipped["malformed_record", default: 0] += 1
+                continue
+            }
+            guard record["_type"]?.stringValue == "location" else { continue }  // lwt, transition, …
+            let tst = record["tst"].flatMap { value -> Double? in value.numberValue ?? value.stringValue.flatMap(Double.init) }
+            guard let time = tst else {
+                skipped["missing_or_bad_time", default: 0] += 1
+                continue
+            }
+            guard let lat = record["lat"]?.numberValue, let lon = record["lon"]?.numberValue else {
+                skipped["missing_or_bad_coordinates", default: 0] += 1
+                continue
+            }
+            let speed = record["vel"]?.numberValue.flatMap { $0 < 0 ? nil : $0 / 3.6 }
+            return Fix(
+                device: deviceOverride ?? record["tid"]?.stringValue ?? fallbackDevice, time: time, lat: lat, lon: lon,
+                accuracy: record["acc"]?.numberValue, altitude: record["alt"]?.numberValue, speed: speed)
+        }
+        return nil
+    }
+}
+
+import Foundation
