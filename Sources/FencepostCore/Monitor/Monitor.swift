@@ -237,7 +237,10 @@ public final class Monitor {
     /// visits.
     private func enterConfirmed(_ membership: Membership, fix: Fix, area: RegionArea, settings: MonitorSettings) throws -> Bool {
         if settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay { return true }
-        return try area.boundaryDistance(fix.position) > (fix.accuracy ?? Self.assumedAccuracy) * settings.deepEntryFactor
+        let depth = (fix.accuracy ?? Self.assumedAccuracy) * settings.deepEntryFactor
+        // A circle smaller than that depth would never confirm a passing visit: halfway to its
+        // centre is deep enough there.
+        return try area.boundaryDistance(fix.position) > min(depth, area.deepestUsefulDepth)
     }
 
     /// How deep a pass-through goes: the distance to the boundary from the middle of the part

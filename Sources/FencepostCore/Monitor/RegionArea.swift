@@ -77,6 +77,13 @@ final class RegionArea {
         }
     }
 
+    /// The depth beyond which "deep inside" means nothing more: half a circle's radius
+    /// (polygons: no limit).
+    var deepestUsefulDepth: Double {
+        if case .circle(_, let radius, _) = kind { return radius / 2 }
+        return .infinity
+    }
+
     /// A cheap lower bound on the metres from an outside position to the region: the distance
     /// to its bounding box (0 inside the box).
     func distanceToEnvelope(_ position: Position) -> Double {
