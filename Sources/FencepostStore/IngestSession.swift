@@ -34,9 +34,9 @@ public struct IngestSummary: Sendable, Hashable {
 /// The path every fix takes, from any input: filter → monitor → visit tracker → store.
 ///
 /// Each input (a file, a request) is one unit: its events, visit changes, outbox rows and the
-/// devices' anchors and states commit in one transaction when it ends, so a malformed input
-/// writes nothing, a crash loses nothing, and re-running converges (fixes at or before a
-/// device's anchor are skipped). Fixes of one input are processed in time order: an input that
+/// devices' anchors and states commit in one transaction, so a malformed input writes nothing,
+/// a crash loses nothing, and re-running converges (fixes at or before a device's anchor are
+/// skipped). Fixes of one input are processed in time order: an input that
 /// arrives sorted streams through; one that does not is sorted in memory first (up to
 /// `maxUnsortedFixes`). Not thread-safe: one session per ingest.
 public final class IngestSession {
@@ -54,6 +54,8 @@ public final class IngestSession {
     private var inputSorted = true
     private var streaming = false
     private static let sortWindow = 50_000
+    /// Events held before they are written (inside the input's transaction).
+    private static let eventBatch = 5_000
 
     /// A class: the per-fix path mutates it in place rather than copying its state.
     private final class DeviceRecord {
@@ -84,30 +86,34 @@ public final class IngestSession {
 
     // MARK: - Inputs
 
-    /// Starts a new input (a file, a request): fixes before it are already in the store's past.
-    public func beginInput() {
+    /// Ingests one input (a file, a request) in one transaction: `read` hands each fix to `add`.
+    /// If `read` throws (a malformed file), nothing of the input is written and the error is
+    /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
+    /// whatever the input's size.
+    public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
         inputGeneration += 1
         inputBuffer.removeAll(keepingCapacity: true)
         inputSorted = true
         streaming = false
-    }
-
-    /// Adds one fix of the current input.
-    public func add(_ fix: Fix) throws {
-        summary.fixesRead += 1
-        if streaming {
-            try process(fix)
-            return
+        do {
+            try store.writer.writeWithoutTransaction { db in
+                try db.inTransaction {
+                    try read { fix in try self.add(fix, db: db) }
+                    if !inputSorted {
+                        inputBuffer.sort { $0.time < $1.time }
+                    }
+                    try drainInputBuffer(db: db)
+                    try flushEvents(db: db)
+                    try saveDevices(db: db)
+                    return .commit
+                }
+            }
+        } catch {
+            abandonInput()
+            throw error
         }
-        if let last = inputBuffer.last, fix.time < last.time { inputSorted = false }
-        inputBuffer.append(fix)
-        if inputSorted, inputBuffer.count >= Self.sortWindow {
-            // Sorted so far: stream the rest; a late straggler is dropped as out of order.
-            streaming = true
-            try drainInputBuffer()
-        } else if !inputSorted, inputBuffer.count > options.maxUnsortedFixes {
-            throw IngestError.unsortedInputTooLarge(limit: options.maxUnsortedFixes)
-        }
+        for record in devices.values { record.dirty = false }
+        committedSummary = summary
     }
 
     /// Records readers' skipped-record counts.
@@ -115,18 +121,25 @@ public final class IngestSession {
         summary.skipped.merge(skipped, uniquingKeysWith: +)
     }
 
-    /// Ends the current input: processes what it buffered and commits it.
-    public func endInput() throws {
-        if !inputSorted {
-            inputBuffer.sort { $0.time < $1.time }
+    private func add(_ fix: Fix, db: Database) throws {
+        summary.fixesRead += 1
+        if streaming {
+            try process(fix, db: db)
+            return
         }
-        try drainInputBuffer()
-        try commit()
-        committedSummary = summary
+        if let last = inputBuffer.last, fix.time < last.time { inputSorted = false }
+        inputBuffer.append(fix)
+        if inputSorted, inputBuffer.count >= Self.sortWindow {
+            // Sorted so far: stream the rest; a late straggler is dropped as out of order.
+            streaming = true
+            try drainInputBuffer(db: db)
+        } else if !inputSorted, inputBuffer.count > options.maxUnsortedFixes {
+            throw IngestError.unsortedInputTooLarge(limit: options.maxUnsortedFixes)
+        }
     }
 
-    /// Forgets everything of the current input: it was malformed, and nothing of it is written.
-    public func abandonInput() {
+    /// Forgets the in-memory effects of an input whose transaction was rolled back.
+    private func abandonInput() {
         inputBuffer.removeAll(keepingCapacity: true)
         pendingEvents.removeAll(keepingCapacity: true)
         // Devices this input touched reload their committed state when next seen.
@@ -135,15 +148,15 @@ public final class IngestSession {
         summary = committedSummary
     }
 
-    private func drainInputBuffer() throws {
-        for fix in inputBuffer { try process(fix) }
+    private func drainInputBuffer(db: Database) throws {
+        for fix in inputBuffer { try process(fix, db: db) }
         inputBuffer.removeAll(keepingCapacity: true)
     }
 
     // MARK: - Processing
 
-    private func process(_ fix: Fix) throws {
-        let record = try deviceRecord(fix.device)
+    private func process(_ fix: Fix, db: Database) throws {
+        let record = try deviceRecord(fix.device, db: db)
         record.dirty = true
         if let reason = FixFilter.check(fix, state: &record.state.filter, anchorAtStart: record.anchorAtStart, settings: options.filter) {
             summary.dropped[reason, default: 0] += 1
@@ -154,17 +167,17 @@ public final class IngestSession {
             pendingEvents.append(GeofenceEvent(event))
         }
         record.state.anchor = fix.time
+        if pendingEvents.count >= Self.eventBatch { try flushEvents(db: db) }
     }
 
-    private func deviceRecord(_ device: String) throws -> DeviceRecord {
+    private func deviceRecord(_ device: String, db: Database) throws -> DeviceRecord {
         let record: DeviceRecord
         if let last = lastRecord, last.device == device {
             record = last.record
         } else if let known = devices[device] {
             record = known
         } else {
-            let stored = try store.writer.read { db in try Store.deviceState(device, db: db) }
-            record = DeviceRecord(state: stored ?? DeviceState(), inputGeneration: inputGeneration)
+            record = DeviceRecord(state: try Store.deviceState(device, db: db) ?? DeviceState(), inputGeneration: inputGeneration)
             devices[device] = record
             summary.devices.insert(device)
         }
@@ -176,31 +189,28 @@ public final class IngestSession {
         return record
     }
 
-    /// One transaction: the batch's events, visit changes, outbox rows and device states.
-    private func commit() throws {
-        let dirty = devices.filter(\.value.dirty)
-        guard !pendingEvents.isEmpty || !dirty.isEmpty else { return }
-        let events = pendingEvents
+    /// Writes the events so far, their visit changes and outbox rows (inside the input's
+    /// transaction).
+    private func flushEvents(db: Database) throws {
+        guard !pendingEvents.isEmpty else { return }
         let now = Timestamp.format(Date())
-        let (opened, closed) = try store.writer.write { db -> (Int, Int) in
-            var opened = 0, closed = 0
-            for event in events {
-                _ = try Store.insert(event, now: now, db: db)
-                let change = VisitChange(for: event)
-                if try Store.apply(change, now: now, db: db) {
-                    if case .open = change { opened += 1 } else { closed += 1 }
-                }
+        for event in pendingEvents {
+            _ = try Store.insert(event, now: now, db: db)
+            summary.events[event.kind, default: 0] += 1
+            let change = VisitChange(for: event)
+            if try Store.apply(change, now: now, db: db) {
+                if case .open = change { summary.visitsOpened += 1 } else { summary.visitsClosed += 1 }
             }
-            for (device, record) in dirty {
-                try Store.save(device: device, state: record.state, now: now, db: db)
-            }
-            return (opened, closed)
         }
-        for event in events { summary.events[event.kind, default: 0] += 1 }
-        summary.visitsOpened += opened
-        summary.visitsClosed += closed
-        for device in dirty.keys { devices[device]?.dirty = false }
         pendingEvents.removeAll(keepingCapacity: true)
+    }
+
+    /// Saves the anchors and states of the devices this input touched.
+    private func saveDevices(db: Database) throws {
+        let now = Timestamp.format(Date())
+        for (device, record) in devices where record.dirty {
+            try Store.save(device: device, state: record.state, now: now, db: db)
+        }
     }
 }
 

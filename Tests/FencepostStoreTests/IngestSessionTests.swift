@@ -27,9 +27,9 @@ import Testing
     func ingest(_ store: Store, _ inputs: [[Fix]], options: IngestOptions = IngestOptions()) throws -> IngestSummary {
         let session = try IngestSession(store: store, options: options)
         for input in inputs {
-            session.beginInput()
-            for fix in input { try session.add(fix) }
-            try session.endInput()
+            try session.ingest { add in
+                for fix in input { try add(fix) }
+            }
         }
         return session.summary
     }
@@ -44,6 +44,20 @@ import Testing
         var result: [String] = []
         try store.forEachEvent(EventQuery()) { result.append("\($0.id) \($0.kind) \($0.region ?? "") \($0.time)") }
         return result
+    }
+
+    @Test func largeInputsWriteEventsInBatchesWithinOneTransaction() throws {
+        // Far more events than one batch: many small circles along a long walk.
+        let store = try Store.inMemory()
+        let circles = (0..<300).map { grid.circle("c\($0)", x: Double($0) * 20, radius: 5) }
+        try store.applyRegions(circles)
+        let walk = (0..<3060).map { grid.fix(Double($0) * 2 - 10, t: Double($0)) }
+        let laps = (0..<10).map { lap in walk.map { fix -> Fix in var f = fix; f.time += Double(lap) * 4000; return f } }
+        let summary = try ingest(store, [laps.flatMap { $0 }])
+        #expect(summary.events[.enter] == 3000 && summary.events[.exit] == 3000)
+        var count = 0
+        try store.forEachEvent(EventQuery()) { _ in count += 1 }
+        #expect(count == 6000)
     }
 
     @Test func ingestWritesEventsVisitsAndOutboxAndIsIdempotent() throws {
@@ -87,19 +101,25 @@ import Testing
         #expect(try events(reversed) == events(sorted))
     }
 
-    @Test func anAbandonedInputWritesNothing() throws {
+    @Test func aFailedInputWritesNothing() throws {
         let store = try Store.inMemory()
         try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         let session = try IngestSession(store: store)
-        session.beginInput()
-        for fix in grid.walk() { try session.add(fix) }
-        session.abandonInput()  // as the CLI does when a reader throws halfway
+        struct Malformed: Error {}
+        // A reader that fails after the whole walk (and its events) went through.
+        #expect(throws: Malformed.self) {
+            try session.ingest { add in
+                for fix in grid.walk() { try add(fix) }
+                throw Malformed()
+            }
+        }
         #expect(try events(store).isEmpty)
         #expect(try store.deviceState("bus") == nil)
+        #expect(session.summary.fixesRead == 0)
         // The next input for the same device starts from the committed (empty) state.
-        session.beginInput()
-        for fix in grid.walk() { try session.add(fix) }
-        try session.endInput()
+        try session.ingest { add in
+            for fix in grid.walk() { try add(fix) }
+        }
         #expect(try events(store).count == 2)
     }
 

@@ -22,9 +22,9 @@ struct RealTraceGoldenTests {
         try store.applyRegions(regions)
         let session = try IngestSession(store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
         var reader = try TraceOpener.open(TestData.sharedFile(trace), format: nil, device: nil)
-        session.beginInput()
-        while let fix = try reader.next() { try session.add(fix) }
-        try session.endInput()
+        try session.ingest { add in
+            while let fix = try reader.next() { try add(fix) }
+        }
         return (store, session.summary)
     }
 

@@ -98,10 +98,8 @@ struct IngestCommand: AsyncParsableCommand {
                 do {
                     try ingest(file, into: session)
                 } catch let error as TraceReadError {
-                    session.abandonInput()
                     refused.append("error: \(error) (nothing of it was written)")
                 } catch let error as IngestError {
-                    session.abandonInput()
                     refused.append("error: \(file): \(error) (nothing of it was written)")
                 }
             }
@@ -117,11 +115,9 @@ struct IngestCommand: AsyncParsableCommand {
 
     private func ingest(_ file: String, into session: IngestSession) throws {
         var reader = try TraceOpener.open(file, format: format.format, device: device)
-        session.beginInput()
-        while let fix = try reader.next() {
-            try session.add(fix)
+        try session.ingest { add in
+            while let fix = try reader.next() { try add(fix) }
         }
         session.addSkipped(reader.skipped)
-        try session.endInput()
     }
 }
