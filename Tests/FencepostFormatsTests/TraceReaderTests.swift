@@ -109,8 +109,9 @@ import Testing
     }
 
     @Test func smallChunksDoNotChangeWhatIsRead() throws {
-        // Elements and lines cut across chunk boundaries at every possible offset.
-        let text = "<gpx>" + (0..<50).map { "<trkpt lat=\"1.\($0)\" lon=\"2\"><time>2020-01-01T00:00:\(String(format: "%02d", $0))Z</time></trkpt>" }.joined() + "</gpx>"
+        // Elements, a DOCTYPE with an internal subset, a comment and CDATA cut across chunk
+        // boundaries at every possible offset.
+        let text = "<?xml version=\"1.0\"?>\n<!DOCTYPE gpx [\n<!ELEMENT gpx (wpt*)>\n<!ATTLIST wpt lat CDATA #REQUIRED>\n]>\n<!-- c -->" + "<gpx>" + (0..<50).map { "<trkpt lat=\"1.\($0)\" lon=\"2\"><time>2020-01-01T00:00:\(String(format: "%02d", $0))Z</time></trkpt>" }.joined() + "</gpx>"
         let file = try TemporaryFile(text, suffix: ".gpx")
         defer { file.remove() }
         for chunkSize in [1, 2, 3, 7, 64] {
@@ -118,6 +119,16 @@ import Testing
             var count = 0
             while try reader.next() != nil { count += 1 }
             #expect(count == 50, "chunk size \(chunkSize)")
+        }
+        let json = try TemporaryFile(#"{"type": "FeatureCollection", "note": "[\"features\"]", "features": ["# + (0..<20).map {
+            #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"time": "2020-01-01T00:00:\#(String(format: "%02d", $0))Z", "s": "}]\\\""}}"#
+        }.joined(separator: ",\n") + "]}", suffix: ".geojson")
+        defer { json.remove() }
+        for chunkSize in [1, 2, 5, 64] {
+            var reader = GeoJSONTraceReader(source: try ByteSource(path: json.path, chunkSize: chunkSize), fallbackDevice: "d", device: nil)
+            var count = 0
+            while try reader.next() != nil { count += 1 }
+            #expect(count == 20, "chunk size \(chunkSize)")
         }
     }
 

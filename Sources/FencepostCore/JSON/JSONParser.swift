@@ -21,7 +21,12 @@ public struct JSONParser {
 
     /// Parses one JSON document; anything but whitespace after it is an error.
     public static func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue {
-        var parser = JSONParser(bytes: Array(data))
+        try parse(Array(data))
+    }
+
+    /// Parses one JSON document from UTF-8 bytes.
+    public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
         return try parser.parseDocument()
     }
 

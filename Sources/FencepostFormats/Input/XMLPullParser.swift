@@ -14,36 +14,32 @@ public enum XMLEvent: Equatable {
 /// instructions, a DOCTYPE with an internal subset, CDATA, the predefined and numeric entities.
 /// It checks that tags nest; it does not validate.
 public struct XMLPullParser {
-    private let source: ByteSource
-    private var buffer: [UInt8] = []
-    private var position = 0
-    private var finished = false
+    private var window: ChunkWindow
     private var pending: [XMLEvent] = []
     private var openElements: [String] = []
-    /// The line the parser has reached, for error messages.
-    public private(set) var line = 1
-
     public init(source: ByteSource) {
-        self.source = source
+        window = ChunkWindow(source: source)
     }
 
-    public var name: String { source.name }
+    public var name: String { window.source.name }
+    /// The line the parser has reached, for error messages.
+    public var line: Int { window.line }
 
     /// The next event, or nil at the end of a well-formed document.
     public mutating func next() throws(TraceReadError) -> XMLEvent? {
         if !pending.isEmpty { return pending.removeFirst() }
         while true {
-            guard try ensure(1) else {
+            guard try window.ensure(1) else {
                 if let open = openElements.last { throw failure("unexpected end of file inside <\(open)>") }
                 return nil
             }
-            if buffer[position] != UInt8(ascii: "<") {
+            if window.buffer[window.position] != UInt8(ascii: "<") {
                 let text = try readText()
                 if text.contains(where: { !$0.isWhitespace }) { return .text(text) }
                 continue
             }
-            guard try ensure(2) else { throw failure("unexpected end of file after '<'") }
-            switch buffer[position + 1] {
+            guard try window.ensure(2) else { throw failure("unexpected end of file after '<'") }
+            switch window.buffer[window.position + 1] {
             case UInt8(ascii: "?"):
                 try skip(past: Array("?>".utf8))
             case UInt8(ascii: "!"):
@@ -63,37 +59,37 @@ public struct XMLPullParser {
 
     private mutating func readStartTag() throws(TraceReadError) -> XMLEvent {
         let end = try findTagEnd()
-        var index = position + 1
+        var index = window.position + 1
         let nameStart = index
-        while index < end, !isSpace(buffer[index]), buffer[index] != UInt8(ascii: "/") { index += 1 }
-        let name = localName(buffer[nameStart..<index])
+        while index < end, !isSpace(window.buffer[index]), window.buffer[index] != UInt8(ascii: "/") { index += 1 }
+        let name = localName(window.buffer[nameStart..<index])
         guard !name.isEmpty else { throw failure("malformed start tag") }
         var attributes: [String: String] = [:]
         while true {
-            while index < end, isSpace(buffer[index]) { index += 1 }
-            guard index < end, buffer[index] != UInt8(ascii: "/") else { break }
+            while index < end, isSpace(window.buffer[index]) { index += 1 }
+            guard index < end, window.buffer[index] != UInt8(ascii: "/") else { break }
             let attributeStart = index
-            while index < end, buffer[index] != UInt8(ascii: "="), !isSpace(buffer[index]) { index += 1 }
-            let attributeName = localName(buffer[attributeStart..<index])
-            while index < end, isSpace(buffer[index]) { index += 1 }
-            guard index < end, buffer[index] == UInt8(ascii: "=") else {
+            while index < end, window.buffer[index] != UInt8(ascii: "="), !isSpace(window.buffer[index]) { index += 1 }
+            let attributeName = localName(window.buffer[attributeStart..<index])
+            while index < end, isSpace(window.buffer[index]) { index += 1 }
+            guard index < end, window.buffer[index] == UInt8(ascii: "=") else {
                 throw failure("attribute \(attributeName) of <\(name)> has no value")
             }
             index += 1
-            while index < end, isSpace(buffer[index]) { index += 1 }
-            guard index < end, buffer[index] == UInt8(ascii: "\"") || buffer[index] == UInt8(ascii: "'") else {
+            while index < end, isSpace(window.buffer[index]) { index += 1 }
+            guard index < end, window.buffer[index] == UInt8(ascii: "\"") || window.buffer[index] == UInt8(ascii: "'") else {
                 throw failure("attribute \(attributeName) of <\(name)> is not quoted")
             }
-            let quote = buffer[index]
+            let quote = window.buffer[index]
             index += 1
             let valueStart = index
-            while index < end, buffer[index] != quote { index += 1 }
+            while index < end, window.buffer[index] != quote { index += 1 }
             guard index < end else { throw failure("unterminated attribute \(attributeName) of <\(name)>") }
-            attributes[attributeName] = decodeEntities(buffer[valueStart..<index])
+            attributes[attributeName] = decodeEntities(window.buffer[valueStart..<index])
             index += 1
         }
-        let selfClosing = buffer[end - 1] == UInt8(ascii: "/")
-        advance(to: end + 1)
+        let selfClosing = window.buffer[end - 1] == UInt8(ascii: "/")
+        window.advance(to: end + 1)
         if selfClosing {
             pending.append(.end(name: name))
         } else {
@@ -104,92 +100,71 @@ public struct XMLPullParser {
 
     private mutating func readEndTag() throws(TraceReadError) -> XMLEvent {
         let end = try findTagEnd()
-        let name = localName(buffer[(position + 2)..<end].filter { !isSpace($0) }[...])
+        let name = localName(window.buffer[(window.position + 2)..<end].filter { !isSpace($0) }[...])
         guard let open = openElements.popLast() else { throw failure("closing tag </\(name)> without an open element") }
         guard open == name else { throw failure("closing tag </\(name)> does not match <\(open)>") }
-        advance(to: end + 1)
+        window.advance(to: end + 1)
         return .end(name: name)
     }
 
     private mutating func readText() throws(TraceReadError) -> String {
         var bytes: [UInt8] = []
         while true {
-            if let less = buffer[position...].firstIndex(of: UInt8(ascii: "<")) {
-                bytes.append(contentsOf: buffer[position..<less])
-                advance(to: less)
+            if let less = window.buffer[window.position...].firstIndex(of: UInt8(ascii: "<")) {
+                bytes.append(contentsOf: window.buffer[window.position..<less])
+                window.advance(to: less)
                 break
             }
-            bytes.append(contentsOf: buffer[position...])
-            advance(to: buffer.count)
-            guard try ensure(1) else { break }
+            bytes.append(contentsOf: window.buffer[window.position...])
+            window.advance(to: window.buffer.count)
+            guard try window.ensure(1) else { break }
         }
         return decodeEntities(bytes[...])
     }
 
     /// Comments, CDATA sections and DOCTYPE (with its internal subset).
     private mutating func skipDeclaration() throws(TraceReadError) {
-        _ = try ensure(9)
-        let head = buffer[position..<min(position + 9, buffer.count)]
+        _ = try window.ensure(9)
+        let head = window.buffer[window.position..<min(window.position + 9, window.buffer.count)]
         if head.starts(with: Array("<!--".utf8)) {
             try skip(past: Array("-->".utf8))
         } else if head.starts(with: Array("<![CDATA[".utf8)) {
-            let start = position + 9
+            let start = window.position + 9
             let end = try find(Array("]]>".utf8), from: start)
-            pendingCDATA.value = String(decoding: buffer[start..<end], as: UTF8.self)
-            advance(to: end + 3)
+            pendingCDATA.value = String(decoding: window.buffer[start..<end], as: UTF8.self)
+            window.advance(to: end + 3)
         } else {
             // <!DOCTYPE ...> possibly with [ ... ] holding further declarations.
             var depth = 0
-            var index = position + 2
+            var index = window.position + 2
             while true {
-                while index >= buffer.count {
-                    guard try more() else { throw failure("unterminated declaration") }
+                while index >= window.buffer.count {
+                    let offset = index - window.position  // more() moves the unread bytes
+                    guard try window.more() else { throw failure("unterminated declaration") }
+                    index = window.position + offset
                 }
-                let byte = buffer[index]
+                let byte = window.buffer[index]
                 if byte == UInt8(ascii: "[") { depth += 1 }
                 if byte == UInt8(ascii: "]") { depth -= 1 }
                 if byte == UInt8(ascii: ">"), depth <= 0 { break }
                 index += 1
             }
-            advance(to: index + 1)
+            window.advance(to: index + 1)
         }
     }
 
     // MARK: - Buffer
 
-    /// Makes at least `count` unread bytes available; false at the end of the input.
-    private mutating func ensure(_ count: Int) throws(TraceReadError) -> Bool {
-        while buffer.count - position < count {
-            guard try more() else { return buffer.count - position >= count }
-        }
-        return true
-    }
-
-    /// Reads another chunk, first dropping what has been consumed.
-    private mutating func more() throws(TraceReadError) -> Bool {
-        guard !finished else { return false }
-        if position > 0 {
-            buffer.removeFirst(position)
-            position = 0
-        }
-        guard let chunk = try source.read() else {
-            finished = true
-            return false
-        }
-        buffer.append(contentsOf: chunk)
-        return true
-    }
-
     private mutating func findTagEnd() throws(TraceReadError) -> Int {
         var quote: UInt8?
-        var index = position + 1
+        var index = window.position + 1
         while true {
-            while index >= buffer.count {
-                let offset = index - position
-                guard try more() else { throw failure("unexpected end of file inside a tag") }
-                index = position + offset
+            while index >= window.buffer.count {
+                let offset = index - window.position
+                guard try window.more() else { throw failure("unexpected end of file inside a tag") }
+                index = window.position + offset
             }
-            let byte = buffer[index]
+            let byte = window.buffer[index]
             if let open = quote {
                 if byte == open { quote = nil }
             } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
@@ -206,28 +181,23 @@ public struct XMLPullParser {
     private mutating func find(_ pattern: [UInt8], from start: Int) throws(TraceReadError) -> Int {
         var index = start
         while true {
-            while index + pattern.count > buffer.count {
-                let offset = index - position
-                guard try more() else { throw failure("unterminated section, expected \(String(decoding: pattern, as: UTF8.self))") }
-                index = position + offset
+            while index + pattern.count > window.buffer.count {
+                let offset = index - window.position
+                guard try window.more() else { throw failure("unterminated section, expected \(String(decoding: pattern, as: UTF8.self))") }
+                index = window.position + offset
             }
-            if buffer[index] == pattern[0], buffer[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
+            if window.buffer[index] == pattern[0], window.buffer[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
             index += 1
         }
     }
 
     private mutating func skip(past pattern: [UInt8]) throws(TraceReadError) {
-        let index = try find(pattern, from: position + 2)
-        advance(to: index + pattern.count)
-    }
-
-    private mutating func advance(to index: Int) {
-        for byte in buffer[position..<index] where byte == 0x0A { line += 1 }
-        position = index
+        let index = try find(pattern, from: window.position + 2)
+        window.advance(to: index + pattern.count)
     }
 
     private func failure(_ reason: String) -> TraceReadError {
-        TraceReadError(file: source.name, line: line, reason: "malformed XML: \(reason)")
+        window.failure("malformed XML: \(reason)")
     }
 
     // MARK: - Text

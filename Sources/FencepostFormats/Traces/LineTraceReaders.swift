@@ -60,7 +60,7 @@ public struct OwnTracksTraceReader: TraceReader {
                 if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { skipped["malformed_record", default: 0] += 1 }
                 continue
             }
-            guard let record = try? JSONParser.parse(Data(line[brace...])) else {
+            guard let record = try? JSONParser.parse(Array(line[brace...])) else {
                 skipped["malformed_record", default: 0] += 1
                 continue
             }
