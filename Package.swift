@@ -82,6 +82,11 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        .target(
+            name: "FencepostTestSupport",
+            path: "Tests/FencepostTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "FencepostGeometryTests",
             dependencies: ["FencepostGeometry"],
@@ -90,20 +95,20 @@ let package = Package(
         .testTarget(
             name: "FencepostCoreTests",
             dependencies: [
-                "FencepostCore", "FencepostFormats",
+                "FencepostCore", "FencepostFormats", "FencepostTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostFormatsTests",
-            dependencies: ["FencepostFormats"],
+            dependencies: ["FencepostFormats", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostStoreTests",
             dependencies: [
-                "FencepostStore", "FencepostFormats",
+                "FencepostStore", "FencepostFormats", "FencepostTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

@@ -50,14 +50,20 @@ struct FencepostBinary {
         workDirectory.appendingPathComponent(relativePath).path
     }
 
-    /// Starts `fencepost ARGUMENTS` without waiting, its output discarded (for kill tests).
-    func start(_ arguments: String...) throws -> Process {
+    /// A `fencepost ARGUMENTS` process against this store (through FENCEPOST_DB), not started.
+    private func process(_ arguments: [String]) -> Process {
         let process = Process()
         process.executableURL = Self.executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["FENCEPOST_DB"] = database
         process.environment = environment
+        return process
+    }
+
+    /// Starts `fencepost ARGUMENTS` without waiting, its output discarded (for kill tests).
+    func start(_ arguments: String...) throws -> Process {
+        let process = process(arguments)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -66,12 +72,7 @@ struct FencepostBinary {
 
     /// Runs `fencepost ARGUMENTS` against this store (through FENCEPOST_DB) and waits for it.
     func run(_ arguments: String...) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["FENCEPOST_DB"] = database
-        process.environment = environment
+        let process = process(arguments)
         let stdout = Pipe(), stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr

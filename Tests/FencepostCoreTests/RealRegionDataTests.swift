@@ -1,5 +1,6 @@
 import FencepostCore
 import Foundation
+import FencepostTestSupport
 import Testing
 
 /// The third-party region data in ../shared/data: real polygons and POIs as users bring them.

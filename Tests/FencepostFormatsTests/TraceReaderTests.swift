@@ -1,6 +1,7 @@
 import FencepostCore
 import FencepostFormats
 import Foundation
+import FencepostTestSupport
 import Testing
 
 @Suite struct TraceReaderTests {

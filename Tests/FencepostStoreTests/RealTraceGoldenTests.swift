@@ -3,6 +3,7 @@ import FencepostFormats
 import FencepostGeometry
 import FencepostStore
 import Foundation
+import FencepostTestSupport
 import Testing
 
 /// Whole-pipeline checks on the real traces and regions in ../shared/data.
