@@ -38,7 +38,7 @@ public struct CSVTraceReader: TraceReader {
         let tabs = header.count { $0 == 0x09 }
         separator = tabs > max(commas, semicolons) ? 0x09 : (semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ","))
         let names = Self.split(header, separator: separator).map {
-            FieldParser.string($0).lowercased().trimmingQuotes()
+            String(decoding: Self.trim($0), as: UTF8.self).lowercased().trimmingQuotes()
         }
         func index(_ candidates: Set<String>) -> Int? { names.firstIndex { candidates.contains($0) } }
         guard let time = index(Self.timeNames), let lat = index(Self.latNames), let lon = index(Self.lonNames) else {
@@ -60,7 +60,7 @@ public struct CSVTraceReader: TraceReader {
 
     public mutating func next() throws(TraceReadError) -> Fix? {
         while let line = try lines.next() {
-            if FieldParser.trim(line).isEmpty { continue }
+            if Self.trim(line).isEmpty { continue }
             if let fix = parse(line) { return fix }
         }
         return nil
@@ -115,6 +115,13 @@ public struct CSVTraceReader: TraceReader {
         return Fix(
             device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
             altitude: bytes(bounds.altitude).flatMap(DecimalParser.parse), speed: bytes(bounds.speed).flatMap(DecimalParser.parse))
+    }
+
+    private static func trim(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var slice = bytes
+        while let first = slice.first, first == 0x20 || first == 0x09 { slice.removeFirst() }
+        while let last = slice.last, last == 0x20 || last == 0x09 { slice.removeLast() }
+        return slice
     }
 
     private static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
@@ -172,7 +179,7 @@ public struct CSVTraceReader: TraceReader {
     }
 
     private static func unquote(_ field: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        let trimmed = FieldParser.trim(field)
+        let trimmed = Self.trim(field)
         if trimmed.count >= 2, trimmed.first == UInt8(ascii: "\""), trimmed.last == UInt8(ascii: "\"") {
             return trimmed.dropFirst().dropLast()
         }

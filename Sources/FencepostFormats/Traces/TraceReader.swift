@@ -15,21 +15,3 @@ public protocol TraceReader {
 public enum TraceFormat: String, Sendable, CaseIterable {
     case gpx, geojson, csv, takeout, plt, owntracks, tcx
 }
-
-/// Parses numbers straight from UTF-8 bytes without making a String per field.
-enum FieldParser {
-    static func double(_ bytes: ArraySlice<UInt8>) -> Double? {
-        DecimalParser.parse(trim(bytes))
-    }
-
-    static func trim(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var slice = bytes
-        while let first = slice.first, first == 0x20 || first == 0x09 { slice.removeFirst() }
-        while let last = slice.last, last == 0x20 || last == 0x09 { slice.removeLast() }
-        return slice
-    }
-
-    static func string(_ bytes: ArraySlice<UInt8>) -> String {
-        String(decoding: trim(bytes), as: UTF8.self)
-    }
-}
