@@ -9,17 +9,18 @@ extension Store {
         let time = Timestamp.format(seconds: event.time)
         let flags = event.flags.names.joined(separator: ",")
         try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, flags, version, created_at)
-            VALUES (?, ?, 'geofence', ?, ?, ?, ?, ?, ?, 1, ?)
+            INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
+            VALUES (?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
             """).execute(arguments: [
                 event.id, event.kind.rawValue, event.device, event.regionID, event.visitID,
-                Timestamp.milliseconds(event.time), time, flags, now,
+                Timestamp.milliseconds(event.time), time, event.position?.lat, event.position?.lon, flags, now,
             ])
         guard db.changesCount > 0 else { return false }
         let payload: JSONValue = .object([
             "id": .string(event.id), "kind": .string(event.kind.rawValue), "source": .string("geofence"),
             "device": .string(event.device), "region": .string(event.regionID), "visit_id": .string(event.visitID),
             "time": .string(time), "flags": .array(event.flags.names.map(JSONValue.string)),
+            "lat": event.position.map { .number($0.lat) } ?? .null, "lon": event.position.map { .number($0.lon) } ?? .null,
         ])
         try enqueue(entity: "event", id: event.id, version: 1, payload: payload, now: now, db: db)
         return true

@@ -34,6 +34,8 @@ extension Store {
                     visit_id TEXT,
                     time_ms INTEGER NOT NULL,
                     time TEXT NOT NULL,
+                    lat REAL,
+                    lon REAL,
                     flags TEXT NOT NULL DEFAULT '',
                     properties TEXT NOT NULL DEFAULT '{}',
                     version INTEGER NOT NULL DEFAULT 1,

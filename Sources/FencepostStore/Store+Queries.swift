@@ -29,6 +29,8 @@ public struct EventRow: Sendable, Hashable {
     public var timeMs: Int64
     public var time: String
     public var flags: [String]
+    public var lat: Double?
+    public var lon: Double?
 
     init(row: Row) {
         id = row["id"]
@@ -39,6 +41,8 @@ public struct EventRow: Sendable, Hashable {
         visitID = row["visit_id"]
         timeMs = row["time_ms"]
         time = row["time"]
+        lat = row["lat"]
+        lon = row["lon"]
         let flagText: String = row["flags"]
         flags = flagText.isEmpty ? [] : flagText.split(separator: ",").map(String.init)
     }
@@ -85,6 +89,17 @@ extension Store {
             }
         }
         return counts
+    }
+
+    /// Every device's anchor (its last processed fix time), in milliseconds since the epoch.
+    public func deviceAnchors() throws -> [String: Int64] {
+        try writer.read { db in
+            var anchors: [String: Int64] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT device, anchor_ms FROM devices WHERE anchor_ms IS NOT NULL") {
+                anchors[row["device"]] = row["anchor_ms"]
+            }
+            return anchors
+        }
     }
 
     /// The saved state of a device, if it has been seen.

@@ -5,11 +5,12 @@ import Testing
     /// A circle 60 m around (lat, lon) and a CSV walk through it, 2 m/s, one fix a second.
     static let region = #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.62,52.66]},"properties":{"id":"stop","radius":60}}]}"#
 
-    static func walk(from: Int = 0, to: Int = 300, device: String? = nil) -> String {
+    /// Along the circle's parallel at 2 m/s, from x = `start` metres (west is negative).
+    static func walk(from: Int = 0, to: Int = 300, start: Double = -300, device: String? = nil) -> String {
         let metresPerDegree = 111_195.08 * cos(52.66 * .pi / 180)
         var lines = [device == nil ? "time,lat,lon,accuracy" : "time,lat,lon,accuracy,device"]
         for second in from..<to {
-            let lon = -8.62 + (-300 + 2 * Double(second)) / metresPerDegree
+            let lon = -8.62 + (start + 2 * Double(second - from)) / metresPerDegree
             let time = Date(timeIntervalSince1970: 1_700_000_000 + Double(second)).formatted(.iso8601)
             lines.append("\(time),52.66,\(lon),5" + (device.map { ",\($0)" } ?? ""))
         }
@@ -44,6 +45,34 @@ import Testing
         #expect(jsonl.stdout.split(separator: "\n").count == 2)
         #expect(try cli.run("visits", "list", "--format", "json").stdout.contains(#""exit_reason":"exit""#))
         #expect(try cli.run("queue", "status", "--format", "json").stdout == #"{"dead":0,"delivered":0,"inflight":0,"pending":4}"# + "\n")
+    }
+
+    @Test func geoJSONAndICalendarExports() throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        #expect(try cli.run("regions", "apply", cli.write("regions.geojson", Self.region)).status == 0)
+        #expect(try cli.run("ingest", cli.write("walk.csv", Self.walk())).status == 0)
+        #expect(try cli.run("ingest", cli.write("later.csv", Self.walk(from: 400, to: 440, start: -100))).status == 0)  // back inside, open
+
+        let geojson = try cli.run("events", "export", "--format", "geojson")
+        let collection = try #require(try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any])
+        let features = try #require(collection["features"] as? [[String: Any]])
+        let types = features.compactMap { ($0["properties"] as? [String: Any])?["type"] as? String }
+        #expect(types == ["event", "event", "event", "visit", "visit"])
+        // The enter is on the circle's boundary, 60 m west of its centre.
+        let enter = try #require((features[0]["geometry"] as? [String: Any])?["coordinates"] as? [Double])
+        #expect(abs(enter[1] - 52.66) < 1e-9 && abs((enter[0] + 8.62) * 111_195.08 * cos(52.66 * .pi / 180) + 60) < 0.5)
+        let visit = try #require(features[3]["properties"] as? [String: Any])
+        #expect(visit["radius"] as? Double == 60 && visit["status"] as? String == "closed")
+
+        let ics = try cli.run("events", "export", "--format", "ics").stdout
+        let lines = ics.components(separatedBy: "\r\n")
+        #expect(lines.first == "BEGIN:VCALENDAR" && lines.dropLast().last == "END:VCALENDAR" && lines.last == "")
+        #expect(lines.allSatisfy { $0.utf8.count <= 75 })
+        #expect(lines.filter { $0 == "BEGIN:VEVENT" }.count == 2 && lines.filter { $0 == "END:VEVENT" }.count == 2)
+        #expect(lines.filter { $0.hasPrefix("UID:") }.count == 2 && lines.filter { $0.hasPrefix("DTSTART:2023") }.count == 2)
+        #expect(lines.contains("STATUS:TENTATIVE") && lines.contains("STATUS:CONFIRMED"))
+        #expect(!ics.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
     }
 
     @Test func aMalformedFileIsRefusedAndTheOthersAreIngested() throws {

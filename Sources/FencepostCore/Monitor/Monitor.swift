@@ -134,7 +134,9 @@ public final class Monitor {
         let settings = entry.settings
         let position = fix.position
         func event(_ kind: EventKind, _ crossing: Crossing, visit: Double) {
-            emit(MonitorEvent(kind: kind, device: fix.device, regionID: id, time: crossing.time, flags: crossing.flags, visitEnteredAt: visit))
+            emit(MonitorEvent(
+                kind: kind, device: fix.device, regionID: id, time: crossing.time, flags: crossing.flags,
+                visitEnteredAt: visit, position: crossing.position))
         }
 
         // Still in the safe disc of a settled visit in a region with a dwell: only the dwell
@@ -170,8 +172,8 @@ public final class Monitor {
                         try passDepth(entry.area, from: previous, to: fix, chord: first...last) > passAccuracy(previous, fix)
                     {
                         let span = fix.time - previous.time
-                        let enter = Crossing(time: previous.time + first * span, flags: .pass)
-                        let exit = Crossing(time: previous.time + last * span, flags: .pass)
+                        let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
+                        let exit = Crossing(time: previous.time + last * span, flags: .pass, position: Self.along(previous, here, last))
                         event(.enter, enter, visit: enter.time)
                         if let dwell = settings.dwell, exit.time - enter.time >= dwell {
                             event(.dwell, Crossing(time: enter.time + dwell, flags: .pass), visit: enter.time)
@@ -271,14 +273,21 @@ public final class Monitor {
     /// When the boundary was crossed between `from` (one side) and `to` (the other): linear in
     /// time along the segment, or the inside fix's own time across a gap or with no `from`.
     private func crossing(from: FixPoint?, to: FixPoint, area: RegionArea, entering: Bool, settings: MonitorSettings) -> Crossing {
-        guard let from else { return Crossing(time: to.time, flags: []) }
+        guard let from else { return Crossing(time: to.time, flags: [], position: to.position) }
         let span = to.time - from.time
         if span > settings.maxGap {
-            return Crossing(time: entering ? to.time : from.time, flags: .gap)
+            let inside = entering ? to : from
+            return Crossing(time: inside.time, flags: .gap, position: inside.position)
         }
         let fractions = area.crossings(from: from.position, to: to.position)
         // Entering: the last crossing before the inside fix; leaving: the first after it.
         let fraction = (entering ? fractions.last : fractions.first) ?? (entering ? 1 : 0)
-        return Crossing(time: from.time + min(max(fraction, 0), 1) * span, flags: [])
+        let clamped = min(max(fraction, 0), 1)
+        return Crossing(time: from.time + clamped * span, flags: [], position: Self.along(from, to, clamped))
+    }
+
+    /// The point a fraction of the way from one fix to another (planar in lon/lat).
+    private static func along(_ from: FixPoint, _ to: FixPoint, _ fraction: Double) -> Position {
+        Position(lon: from.lon + (to.lon - from.lon) * fraction, lat: from.lat + (to.lat - from.lat) * fraction)
     }
 }

@@ -1,3 +1,5 @@
+public import FencepostGeometry
+
 /// The kinds of geofence event.
 public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
     case enter, exit, dwell
@@ -38,8 +40,14 @@ public struct MonitorEvent: Sendable, Hashable {
     public var flags: EventFlags
     /// The enter time of the visit the event belongs to, which identifies the visit.
     public var visitEnteredAt: Double
+    /// Where the boundary was crossed; nil for a dwell.
+    public var position: Position?
 
-    public init(kind: EventKind, device: String, regionID: String, time: Double, flags: EventFlags, visitEnteredAt: Double) {
+    public init(
+        kind: EventKind, device: String, regionID: String, time: Double, flags: EventFlags, visitEnteredAt: Double,
+        position: Position? = nil
+    ) {
+        self.position = position
         self.kind = kind
         self.device = device
         self.regionID = regionID

@@ -1,13 +1,16 @@
-import FencepostGeometry
+public import FencepostGeometry
 
-/// A time on the boundary, with how it was found.
+/// A time on the boundary, with how it was found and where (when known).
 public struct Crossing: Sendable, Hashable, Codable {
     public var time: Double
     public var flags: EventFlags
+    /// The crossing point: interpolated on the segment, or the fix's own position across a gap.
+    public var position: Position?
 
-    public init(time: Double, flags: EventFlags) {
+    public init(time: Double, flags: EventFlags, position: Position? = nil) {
         self.time = time
         self.flags = flags
+        self.position = position
     }
 }
 

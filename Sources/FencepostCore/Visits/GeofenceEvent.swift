@@ -1,3 +1,5 @@
+public import FencepostGeometry
+
 /// An entry, exit or dwell as the event repository keeps it.
 public struct GeofenceEvent: Sendable, Hashable {
     public var id: String
@@ -8,8 +10,11 @@ public struct GeofenceEvent: Sendable, Hashable {
     /// Seconds since the epoch.
     public var time: Double
     public var flags: EventFlags
+    /// Where the boundary was crossed; nil for a dwell.
+    public var position: Position?
 
     public init(_ event: MonitorEvent) {
+        self.position = event.position
         self.kind = event.kind
         self.device = event.device
         self.regionID = event.regionID

@@ -13,20 +13,22 @@ struct EventsCommand: AsyncParsableCommand {
 struct EventsExport: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export events as CSV or JSON Lines, in time order.",
+        abstract: "Export events (CSV, JSON Lines, GeoJSON) or visits (iCalendar), in time order.",
         discussion: """
-            Times are RFC 3339 UTC with milliseconds; --tz adds a column (field) with the local time
-            in an IANA time zone, such as Europe/Berlin. --since and --until take RFC 3339 times
-            (until is exclusive).
+            csv and jsonl: one event a row, times RFC 3339 UTC with milliseconds; --tz adds the local
+            time in an IANA time zone, such as Europe/Berlin. geojson: events as points where the
+            boundary was crossed, then visits with their region's geometry (without --kind).
+            ics: one calendar event per visit, open visits too. --since and --until take RFC 3339
+            times (until is exclusive) and select visits by their enter time.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case csv, jsonl
+        case csv, jsonl, geojson, ics
     }
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: "Output format: csv or jsonl.")
+    @Option(help: "Output format: csv, jsonl, geojson or ics.")
     var format: Format = .csv
 
     @Option(help: "Only events at or after this time (RFC 3339).")
@@ -84,6 +86,10 @@ struct EventsExport: AsyncParsableCommand {
                     if let zone { object["local_time"] = .string(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
                     try sink.write(JSONValue.object(object).canonicalText() + "\n")
                 }
+            case .geojson:
+                try GeoJSONExport.write(events: query, includeVisits: kind == nil, store: store.open(), to: &sink)
+            case .ics:
+                try ICSExport.write(query, store: store.open(), to: &sink)
             }
             try sink.close()
         }
