@@ -34,8 +34,6 @@ extension Store {
                     visit_id TEXT,
                     time_ms INTEGER NOT NULL,
                     time TEXT NOT NULL,
-                    lat REAL,
-                    lon REAL,
                     flags TEXT NOT NULL DEFAULT '',
                     properties TEXT NOT NULL DEFAULT '{}',
                     version INTEGER NOT NULL DEFAULT 1,
@@ -87,6 +85,11 @@ extension Store {
                     updated_at TEXT NOT NULL
                 );
                 """)
+        }
+        migrator.registerMigration("v3-event-positions") { db in
+            // Where each crossing happened, for map exports; null for dwells.
+            try db.execute(sql: "ALTER TABLE events ADD COLUMN lat REAL")
+            try db.execute(sql: "ALTER TABLE events ADD COLUMN lon REAL")
         }
         return migrator
     }
