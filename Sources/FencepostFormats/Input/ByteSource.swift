@@ -7,12 +7,15 @@ public final class ByteSource {
     private let handle: FileHandle
     private let ownsHandle: Bool
     private let chunkSize: Int
-    /// Bytes read so far, for progress reports.
+    /// Bytes of the file read so far (compressed bytes for gzip), for progress reports.
     public private(set) var bytesRead = 0
+    /// The file's size, when it is a regular file.
+    public let size: Int?
 
     public init(path: String, chunkSize: Int = 1 << 18) throws(TraceReadError) {
         self.name = path
         self.chunkSize = chunkSize
+        size = path == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         if path == "-" {
             handle = FileHandle.standardInput
             ownsHandle = false

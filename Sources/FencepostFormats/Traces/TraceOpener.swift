@@ -6,7 +6,12 @@ public enum TraceOpener {
     /// A reader for `path` (`-` for standard input). `format` nil detects it; `device` nil names
     /// fixes after the file's own device or track name, else the file name.
     public static func open(_ path: String, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
-        let source = try ByteSource(path: path)
+        try open(ByteSource(path: path), format: format, device: device)
+    }
+
+    /// A reader over an opened source (whose `bytesRead` can report progress).
+    public static func open(_ source: ByteSource, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
+        let path = source.name
         let detected: TraceFormat
         if let format { detected = format } else { detected = try detect(source) }
         let fallback = device ?? defaultDevice(for: path)

@@ -18,7 +18,7 @@ struct IngestCommand: AsyncParsableCommand {
             anchors. Feeding the same file twice changes nothing; a visit open at the end of one
             file is closed by the next file for the same device. A malformed file is refused whole
             (file, line and reason on stderr); the other files are still ingested and the exit code
-            is 1. The summary goes to stderr (--json puts it on stdout).
+            is 1. The summary goes to stderr (--json puts it on stdout); on a terminal, progress too.
             Per-region properties override the run's --hysteresis, --enter-delay and --exit-delay.
             """)
 
@@ -94,12 +94,15 @@ struct IngestCommand: AsyncParsableCommand {
         try CommandFailure.reporting {
             let session = try IngestSession(store: store.open(), options: options)
             var refused: [String] = []
+            var progress = Progress()
             for file in files {
                 do {
-                    try ingest(file, into: session)
+                    try ingest(file, into: session, progress: &progress)
                 } catch let error as TraceReadError {
+                    progress.clear()
                     refused.append("error: \(error) (nothing of it was written)")
                 } catch let error as IngestError {
+                    progress.clear()
                     refused.append("error: \(file): \(error) (nothing of it was written)")
                 }
             }
@@ -113,11 +116,27 @@ struct IngestCommand: AsyncParsableCommand {
         }
     }
 
-    private func ingest(_ file: String, into session: IngestSession) throws {
-        var reader = try TraceOpener.open(file, format: format.format, device: device)
+    private func ingest(_ file: String, into session: IngestSession, progress: inout Progress) throws {
+        let source = try ByteSource(path: file)
+        var reader = try TraceOpener.open(source, format: format.format, device: device)
+        var count = 0
         try session.ingest { add in
-            while let fix = try reader.next() { try add(fix) }
+            while let fix = try reader.next() {
+                try add(fix)
+                count += 1
+                if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
+            }
         }
+        progress.clear()
         session.addSkipped(reader.skipped)
+    }
+
+    static func progressLine(_ file: String, _ source: ByteSource, _ fixes: Int) -> String {
+        let megabytes = Double(source.bytesRead) / 1_048_576
+        guard let size = source.size, size > 0 else {
+            return "\(file): \(fixes) fixes, \(String(format: "%.0f", megabytes)) MB"
+        }
+        let percent = min(100, Double(source.bytesRead) * 100 / Double(size))
+        return "\(file): \(String(format: "%.0f", percent))% (\(fixes) fixes)"
     }
 }
