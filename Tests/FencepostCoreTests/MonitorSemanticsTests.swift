@@ -130,3 +130,28 @@ import Testing
 }
 
 import Foundation
+
+@Suite struct PassThroughDepthTests {
+    let grid = LocalGrid()
+
+    @Test func smallRegionsCrossedThroughTheMiddleArePassThroughs() throws {
+        let settings = MonitorSettings(hysteresis: 0, enterDelay: 0, exitDelay: 0, passThrough: true)
+        // No reported accuracy (taken as 15 m) and regions smaller than that: a chord through
+        // the middle still counts.
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 10), grid.square("sq", x: 100, half: 10)], settings: settings)
+        try harness.feed(grid.walk(xs: [-30, 30, 70, 130], dt: 2, accuracy: nil))
+        #expect(harness.events.map(\.kind) == [.enter, .exit, .enter, .exit])
+        #expect(harness.events.allSatisfy { $0.flags == .pass })
+    }
+
+    @Test func aClippedCornerIsNotAPassThroughUnlessAsked() throws {
+        // A chord 3 m deep into a 50 m circle, fixes 10 m accurate.
+        let chord = [grid.fix(-60, 47, t: 0, accuracy: 10), grid.fix(60, 47, t: 4, accuracy: 10)]
+        var strict = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: MonitorSettings(passThrough: true))
+        try strict.feed(chord)
+        #expect(strict.events.isEmpty)
+        var any = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: MonitorSettings(passThrough: true, passThroughDepthFactor: 0))
+        try any.feed(chord)
+        #expect(any.events.map(\.kind) == [.enter, .exit])
+    }
+}

@@ -169,7 +169,8 @@ public final class Monitor {
                 {
                     let fractions = entry.area.crossings(from: previous.position, to: position)
                     if let first = fractions.first, let last = fractions.last, last > first,
-                        try passDepth(entry.area, from: previous, to: fix, chord: first...last) > passAccuracy(previous, fix)
+                        try passDepth(entry.area, from: previous, to: fix, chord: first...last)
+                            > min(passAccuracy(previous, fix) * settings.passThroughDepthFactor, entry.area.deepestUsefulDepth)
                     {
                         let span = fix.time - previous.time
                         let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
@@ -240,8 +241,8 @@ public final class Monitor {
     private func enterConfirmed(_ membership: Membership, fix: Fix, area: RegionArea, settings: MonitorSettings) throws -> Bool {
         if settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay { return true }
         let depth = (fix.accuracy ?? Self.assumedAccuracy) * settings.deepEntryFactor
-        // A circle smaller than that depth would never confirm a passing visit: halfway to its
-        // centre is deep enough there.
+        // A region smaller than that depth would never confirm a passing visit: halfway to its
+        // middle is deep enough there.
         return try area.boundaryDistance(fix.position) > min(depth, area.deepestUsefulDepth)
     }
 
@@ -253,8 +254,8 @@ public final class Monitor {
         return try area.boundaryDistance(position)
     }
 
-    /// A pass-through must go deeper than the fixes could be off: a corner clipped by GPS noise
-    /// is not a visit.
+    /// A pass-through must go deeper than the fixes could be off (times `passThroughDepthFactor`,
+    /// and at most halfway into a small region): a corner clipped by GPS noise is not a visit.
     private func passAccuracy(_ a: FixPoint, _ b: Fix) -> Double {
         max(a.accuracy ?? Self.assumedAccuracy, b.accuracy ?? Self.assumedAccuracy)
     }

@@ -21,6 +21,9 @@ public struct MonitorSettings: Sendable, Hashable {
     /// A fix deeper inside than this many times its accuracy confirms an enter at once,
     /// whatever the enter delay.
     public var deepEntryFactor: Double
+    /// A pass-through counts when its chord goes deeper than this many times the fixes'
+    /// accuracy (0: any crossing counts).
+    public var passThroughDepthFactor: Double
 
     /// The defaults, chosen on the quality benchmark (tools/bench/quality): on two generated
     /// workloads (1,000 regions, 6 m GPS noise) they score visit F1 0.996 and 0.992, where raw
@@ -28,9 +31,10 @@ public struct MonitorSettings: Sendable, Hashable {
     public init(
         hysteresis: Double = 20, enterDelay: Double = 5, exitDelay: Double = 10, dwell: Double? = nil,
         maxGap: Double = 900, passThrough: Bool = true, accuracyBandFactor: Double = 3, maxBand: Double = 100,
-        deepEntryFactor: Double = 2
+        deepEntryFactor: Double = 2, passThroughDepthFactor: Double = 1
     ) {
         self.deepEntryFactor = deepEntryFactor
+        self.passThroughDepthFactor = passThroughDepthFactor
         self.hysteresis = hysteresis
         self.enterDelay = enterDelay
         self.exitDelay = exitDelay

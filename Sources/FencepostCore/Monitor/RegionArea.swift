@@ -77,11 +77,18 @@ final class RegionArea {
         }
     }
 
-    /// The depth beyond which "deep inside" means nothing more: half a circle's radius
-    /// (polygons: no limit).
+    /// The depth beyond which "deep inside" means nothing more for this region: half a circle's
+    /// radius; for a polygon, a quarter of its bounding box's shorter side.
     var deepestUsefulDepth: Double {
-        if case .circle(_, let radius, _) = kind { return radius / 2 }
-        return .infinity
+        switch kind {
+        case .circle(_, let radius, _):
+            return radius / 2
+        case .polygon, .smallPolygon:
+            let latitude = min(max(abs(envelope.minY), abs(envelope.maxY)), 89.9)
+            let width = (envelope.maxX - envelope.minX) * Geodesy.metresPerDegreeLongitude(atLatitude: latitude)
+            let height = (envelope.maxY - envelope.minY) * Geodesy.metresPerDegreeLatitude
+            return min(width, height) / 4
+        }
     }
 
     /// A cheap lower bound on the metres from an outside position to the region: the distance

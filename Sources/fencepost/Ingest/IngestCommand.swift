@@ -48,6 +48,9 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "A fix deeper inside than this many times its accuracy confirms an enter at once.")
     var deepEntryFactor: Double = MonitorSettings().deepEntryFactor
 
+    @Option(help: "A pass-through counts when it goes deeper than this many times the fixes' accuracy (0: any).")
+    var passThroughDepthFactor: Double = MonitorSettings().passThroughDepthFactor
+
     @Option(help: "Seconds between fixes beyond which crossing times are not interpolated.")
     var maxGap: Double = MonitorSettings().maxGap
 
@@ -87,6 +90,7 @@ struct IngestCommand: AsyncParsableCommand {
         monitor.passThrough = !noPassThrough
         monitor.accuracyBandFactor = accuracyBandFactor
         monitor.deepEntryFactor = deepEntryFactor
+        monitor.passThroughDepthFactor = passThroughDepthFactor
         return IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy, maxSpeed: maxSpeed, maxGap: maxGap))
     }
 
