@@ -106,7 +106,7 @@ extension Store {
                 switch change {
                 case .add(let region):
                     try RegionRecord(region: region, version: 1, createdAt: timestamp, updatedAt: timestamp).insert(db)
-                case .update(let region, _):
+                case .update(let region, _, _):
                     guard let current = try RegionRecord.fetchOne(db, key: region.id) else {
                         preconditionFailure("planned update of \(region.id) has no row in the same transaction")
                     }
@@ -127,8 +127,8 @@ extension Store {
     }
 
     private static func digests(_ db: Database) throws -> [MonitoredRegionDigest] {
-        try Row.fetchAll(db, sql: "SELECT id, content_hash, geometry_hash FROM regions ORDER BY id").map { row in
-            MonitoredRegionDigest(id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"])
+        try Row.fetchAll(db, sql: "SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id").map { row in
+            MonitoredRegionDigest(id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"], enabled: row["enabled"])
         }
     }
 }

@@ -145,3 +145,21 @@ import Testing
         #expect(try visits(store).filter { $0.hasPrefix("b ") }.count == 2)
     }
 }
+
+extension IngestSessionTests {
+    @Test func disablingARegionClosesItsOpenVisitsLikeARemoval() throws {
+        let store = try Store.inMemory()
+        let a = grid.circle("a", x: 0, radius: 60)
+        try store.applyRegions([a])
+        _ = try ingest(store, [Array(grid.walk()[..<150])])
+        var disabled = a
+        disabled.settings.enabled = false
+        let plan = try store.applyRegions([disabled])
+        #expect(plan.changes.map(\.line) == ["~ update a"])
+        #expect(try visits(store).allSatisfy { $0.hasSuffix(" region_removed") })
+        // Re-enabling starts afresh: the next fixes inside open a new visit.
+        try store.applyRegions([a])
+        _ = try ingest(store, [Array(grid.walk()[150...])])
+        #expect(try visits(store).count == 2)
+    }
+}

@@ -3,24 +3,27 @@ public struct MonitoredRegionDigest: Sendable, Hashable {
     public var id: String
     public var contentHash: String
     public var geometryHash: String
+    public var enabled: Bool
 
-    public init(id: String, contentHash: String, geometryHash: String) {
+    public init(id: String, contentHash: String, geometryHash: String, enabled: Bool = true) {
         self.id = id
         self.contentHash = contentHash
         self.geometryHash = geometryHash
+        self.enabled = enabled
     }
 }
 
 /// One difference between the desired and the monitored region sets.
 public enum RegionChange: Sendable, Hashable {
     case add(Region)
-    /// `geometryChanged` is true when the area moved, which closes the region's open visits.
-    case update(Region, geometryChanged: Bool)
+    /// `geometryChanged` is true when the area moved, which closes the region's open visits;
+    /// `disabled` when the region stops being monitored (`enabled` turned false), which does too.
+    case update(Region, geometryChanged: Bool, disabled: Bool = false)
     case remove(id: String)
 
     public var regionID: String {
         switch self {
-        case .add(let region), .update(let region, _): return region.id
+        case .add(let region), .update(let region, _, _): return region.id
         case .remove(let id): return id
         }
     }
@@ -29,7 +32,7 @@ public enum RegionChange: Sendable, Hashable {
     public var line: String {
         switch self {
         case .add(let region): return "+ add \(region.id)"
-        case .update(let region, _): return "~ update \(region.id)"
+        case .update(let region, _, _): return "~ update \(region.id)"
         case .remove(let id): return "- remove \(id)"
         }
     }
@@ -62,7 +65,9 @@ public struct RegionPlan: Sendable, Hashable {
             if current.contentHash == region.contentHash {
                 unchanged.append(region.id)
             } else {
-                changes.append(.update(region, geometryChanged: current.geometryHash != region.geometryHash))
+                changes.append(.update(
+                    region, geometryChanged: current.geometryHash != region.geometryHash,
+                    disabled: current.enabled && !region.settings.enabled))
             }
         }
         for digest in monitored where !desiredIDs.contains(digest.id) {
@@ -78,12 +83,14 @@ public struct RegionPlan: Sendable, Hashable {
     public var updateCount: Int { changes.count { if case .update = $0 { true } else { false } } }
     public var removeCount: Int { changes.count { if case .remove = $0 { true } else { false } } }
 
-    /// Regions whose open visits this plan closes, and why.
+    /// Regions whose open visits this plan closes, and why. A region that is disabled leaves
+    /// the monitored set as a removed one does.
     public var retirements: [(regionID: String, reason: RegionRetirementReason)] {
         changes.compactMap { change in
             switch change {
             case .remove(let id): return (id, .regionRemoved)
-            case .update(let region, true): return (region.id, .regionChanged)
+            case .update(let region, _, true): return (region.id, .regionRemoved)
+            case .update(let region, true, false): return (region.id, .regionChanged)
             default: return nil
             }
         }

@@ -19,7 +19,7 @@ enum RegionPlanOutput {
                 var entry: [String: JSONValue] = ["id": .string(change.regionID)]
                 switch change {
                 case .add: entry["action"] = .string("add")
-                case .update(_, let geometryChanged):
+                case .update(_, let geometryChanged, _):
                     entry["action"] = .string("update")
                     entry["geometry_changed"] = .bool(geometryChanged)
                 case .remove: entry["action"] = .string("remove")
