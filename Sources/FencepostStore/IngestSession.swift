@@ -53,6 +53,9 @@ public final class IngestSession {
     private var inputBuffer: [Fix] = []
     private var inputSorted = true
     private var streaming = false
+    /// Per device, the latest time seen in the current input: order only matters per device,
+    /// so a file sorted by device, then time, streams.
+    private var latestInInput: [String: Double] = [:]
     private static let sortWindow = 50_000
     /// Events held before they are written (inside the input's transaction).
     private static let eventBatch = 5_000
@@ -95,12 +98,16 @@ public final class IngestSession {
         inputBuffer.removeAll(keepingCapacity: true)
         inputSorted = true
         streaming = false
+        latestInInput.removeAll(keepingCapacity: true)
         do {
             try store.writer.writeWithoutTransaction { db in
                 try db.inTransaction {
                     try read { fix in try self.add(fix, db: db) }
                     if !inputSorted {
-                        inputBuffer.sort { $0.time < $1.time }
+                        // Stable: fixes of one device keep their relative order at equal times.
+                        inputBuffer = inputBuffer.enumerated().sorted {
+                            ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
+                        }.map(\.element)
                     }
                     try drainInputBuffer(db: db)
                     try flushEvents(db: db)
@@ -127,7 +134,11 @@ public final class IngestSession {
             try process(fix, db: db)
             return
         }
-        if let last = inputBuffer.last, fix.time < last.time { inputSorted = false }
+        if let latest = latestInInput[fix.device], fix.time < latest {
+            inputSorted = false
+        } else {
+            latestInInput[fix.device] = fix.time
+        }
         inputBuffer.append(fix)
         if inputSorted, inputBuffer.count >= Self.sortWindow {
             // Sorted so far: stream the rest; a late straggler is dropped as out of order.

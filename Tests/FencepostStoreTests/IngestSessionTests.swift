@@ -163,3 +163,22 @@ extension IngestSessionTests {
         #expect(try visits(store).count == 2)
     }
 }
+
+extension IngestSessionTests {
+    @Test func anInputSortedByDeviceThenTimeStreams() throws {
+        // Two devices, one after the other, each in time order but overlapping in time, and
+        // more fixes than the in-memory sort allows: it must stream, not be refused.
+        let store = try Store.inMemory()
+        try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        let options = IngestOptions(maxUnsortedFixes: 500)
+        let inputs = grid.walk(device: "one") + grid.walk(device: "two")
+        let summary = try ingest(store, [inputs], options: options)
+        #expect(summary.fixesAccepted == 602)
+        #expect(summary.events == [.enter: 2, .exit: 2])
+        // Disorder within a device, beyond the limit, is refused with a clear error.
+        let other = try Store.inMemory()
+        #expect(throws: IngestError.unsortedInputTooLarge(limit: 500)) {
+            _ = try ingest(other, [Array(grid.walk(device: "x").reversed()) + grid.walk(device: "y")], options: options)
+        }
+    }
+}
