@@ -7,13 +7,14 @@ import GRDB
 public struct IngestOptions: Sendable {
     public var monitor: MonitorSettings
     public var filter: FixFilterSettings
-    /// The most fixes of one unsorted input sorted in memory.
-    public var maxUnsortedFixes: Int
+    /// The most fixes of an unsorted input held in memory; beyond, sorted runs spill to
+    /// temporary files and merge back in time order.
+    public var sortRunFixes: Int
 
-    public init(monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), maxUnsortedFixes: Int = 2_000_000) {
+    public init(monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
         self.monitor = monitor
         self.filter = filter
-        self.maxUnsortedFixes = maxUnsortedFixes
+        self.sortRunFixes = sortRunFixes
     }
 }
 
@@ -36,9 +37,9 @@ public struct IngestSummary: Sendable, Hashable {
 /// Each input (a file, a request) is one unit: its events, visit changes, outbox rows and the
 /// devices' anchors and states commit in one transaction, so a malformed input writes nothing,
 /// a crash loses nothing, and re-running converges (fixes at or before a device's anchor are
-/// skipped). Fixes of one input are processed in time order: an input that
-/// arrives sorted streams through; one that does not is sorted in memory first (up to
-/// `maxUnsortedFixes`). Not thread-safe: one session per ingest.
+/// skipped). Fixes of one input are processed in time order per device: an input that arrives
+/// sorted streams through; one that does not is sorted first, in memory or, past
+/// `sortRunFixes`, through temporary files. Not thread-safe: one session per ingest.
 public final class IngestSession {
     private let store: Store
     private let options: IngestOptions
@@ -56,6 +57,8 @@ public final class IngestSession {
     /// Per device, the latest time seen in the current input: order only matters per device,
     /// so a file sorted by device, then time, streams.
     private var latestInInput: [String: Double] = [:]
+    /// Sorted runs of an unsorted input that did not fit in memory.
+    private let runs = FixRuns()
     private static let sortWindow = 50_000
     /// Events held before they are written (inside the input's transaction).
     private static let eventBatch = 5_000
@@ -103,13 +106,13 @@ public final class IngestSession {
             try store.writer.writeWithoutTransaction { db in
                 try db.inTransaction {
                     try read { fix in try self.add(fix, db: db) }
-                    if !inputSorted {
-                        // Stable: fixes of one device keep their relative order at equal times.
-                        inputBuffer = inputBuffer.enumerated().sorted {
-                            ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
-                        }.map(\.element)
+                    if !inputSorted { sortInputBuffer() }
+                    if runs.isEmpty {
+                        try drainInputBuffer(db: db)
+                    } else {
+                        try runs.merge(with: inputBuffer) { fix in try process(fix, db: db) }
+                        inputBuffer.removeAll(keepingCapacity: true)
                     }
-                    try drainInputBuffer(db: db)
                     try flushEvents(db: db)
                     try saveDevices(db: db)
                     return .commit
@@ -144,14 +147,24 @@ public final class IngestSession {
             // Sorted so far: stream the rest; a late straggler is dropped as out of order.
             streaming = true
             try drainInputBuffer(db: db)
-        } else if !inputSorted, inputBuffer.count > options.maxUnsortedFixes {
-            throw IngestError.unsortedInputTooLarge(limit: options.maxUnsortedFixes)
+        } else if !inputSorted, inputBuffer.count >= options.sortRunFixes {
+            sortInputBuffer()
+            try runs.spill(inputBuffer)
+            inputBuffer.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// Sorts by time; stable, so fixes of one device keep their order at equal times.
+    private func sortInputBuffer() {
+        inputBuffer = inputBuffer.enumerated().sorted {
+            ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
+        }.map(\.element)
     }
 
     /// Forgets the in-memory effects of an input whose transaction was rolled back.
     private func abandonInput() {
         inputBuffer.removeAll(keepingCapacity: true)
+        runs.removeAll()
         pendingEvents.removeAll(keepingCapacity: true)
         // Devices this input touched reload their committed state when next seen.
         devices = devices.filter { !$0.value.dirty }
@@ -221,18 +234,6 @@ public final class IngestSession {
         let now = Timestamp.format(Date())
         for (device, record) in devices where record.dirty {
             try Store.save(device: device, state: record.state, now: now, db: db)
-        }
-    }
-}
-
-/// Why an ingest stopped.
-public enum IngestError: Error, Equatable, CustomStringConvertible {
-    case unsortedInputTooLarge(limit: Int)
-
-    public var description: String {
-        switch self {
-        case .unsortedInputTooLarge(let limit):
-            return "the input is not in time order and has more than \(limit) fixes; sort it by time first"
         }
     }
 }

@@ -170,15 +170,24 @@ extension IngestSessionTests {
         // more fixes than the in-memory sort allows: it must stream, not be refused.
         let store = try Store.inMemory()
         try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
-        let options = IngestOptions(maxUnsortedFixes: 500)
+        let options = IngestOptions(sortRunFixes: 500)
         let inputs = grid.walk(device: "one") + grid.walk(device: "two")
         let summary = try ingest(store, [inputs], options: options)
         #expect(summary.fixesAccepted == 602)
         #expect(summary.events == [.enter: 2, .exit: 2])
-        // Disorder within a device, beyond the limit, is refused with a clear error.
-        let other = try Store.inMemory()
-        #expect(throws: IngestError.unsortedInputTooLarge(limit: 500)) {
-            _ = try ingest(other, [Array(grid.walk(device: "x").reversed()) + grid.walk(device: "y")], options: options)
-        }
+    }
+
+    @Test func unsortedInputsLargerThanMemorySortThroughSpilledRuns() throws {
+        // Three devices, shuffled together, sorted through runs of 100 fixes on disk.
+        var mixed = grid.walk(device: "one") + grid.walk(device: "two") + grid.walk(device: "three")
+        var generator = SystemRandomNumberGenerator()
+        mixed.shuffle(using: &generator)
+        let spilled = try Store.inMemory(), sorted = try Store.inMemory()
+        for store in [spilled, sorted] { try store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
+        let summary = try ingest(spilled, [mixed], options: IngestOptions(sortRunFixes: 100))
+        #expect(summary.dropped.isEmpty)
+        _ = try ingest(sorted, [grid.walk(device: "one"), grid.walk(device: "two"), grid.walk(device: "three")])
+        #expect(try events(spilled) == events(sorted))
+        #expect(try visits(spilled) == visits(sorted))
     }
 }

@@ -105,9 +105,6 @@ struct IngestCommand: AsyncParsableCommand {
                 } catch let error as TraceReadError {
                     progress.clear()
                     refused.append("error: \(error) (nothing of it was written)")
-                } catch let error as IngestError {
-                    progress.clear()
-                    refused.append("error: \(file): \(error) (nothing of it was written)")
                 }
             }
             let summary = session.summary
