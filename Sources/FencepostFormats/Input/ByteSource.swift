@@ -1,14 +1,20 @@
 import Foundation
+import Synchronization
 
 /// Reads a file (or standard input for `-`) in fixed-size chunks: the only way inputs are read,
 /// so memory stays flat whatever the file size.
-public final class ByteSource {
+///
+/// `@unchecked Sendable`: chunks are read by one thread at a time (a reader may be handed to a
+/// prefetching thread); `bytesRead` is atomic and `size` immutable, so another thread can watch
+/// the progress.
+public final class ByteSource: @unchecked Sendable {
     public let name: String
     private let handle: FileHandle
     private let ownsHandle: Bool
     private let chunkSize: Int
     /// Bytes of the file read so far (compressed bytes for gzip), for progress reports.
-    public private(set) var bytesRead = 0
+    public var bytesRead: Int { counter.load(ordering: .relaxed) }
+    private let counter = Atomic<Int>(0)
     /// The file's size, when it is a regular file.
     public let size: Int?
 
@@ -77,7 +83,7 @@ public final class ByteSource {
             throw TraceReadError(file: name, line: nil, reason: "read failed: \(error.localizedDescription)")
         }
         guard let data, !data.isEmpty else { return nil }
-        bytesRead += data.count
+        counter.add(data.count, ordering: .relaxed)
         return [UInt8](data)
     }
 }

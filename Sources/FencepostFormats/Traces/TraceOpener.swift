@@ -1,4 +1,4 @@
-public import FencepostCore
+import FencepostCore
 import Foundation
 
 /// Opens a trace file with the right reader, choosing the format from the content.

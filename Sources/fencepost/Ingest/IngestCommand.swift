@@ -119,7 +119,9 @@ struct IngestCommand: AsyncParsableCommand {
 
     private func ingest(_ file: String, into session: IngestSession, progress: inout Progress) throws {
         let source = try ByteSource(path: file)
-        var reader = try TraceOpener.open(source, format: format.format, device: device)
+        let (format, device) = (format.format, device)
+        // Parsing runs on its own thread, ahead of the monitor and the store.
+        let reader = PrefetchingReader { () throws(TraceReadError) in try TraceOpener.open(source, format: format, device: device) }
         var count = 0
         try session.ingest { add in
             while let fix = try reader.next() {
