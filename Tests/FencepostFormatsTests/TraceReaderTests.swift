@@ -265,3 +265,30 @@ import Testing
         #expect(fixes.allSatisfy { (-90...90).contains($0.lat) && (-180...180).contains($0.lon) && $0.time > 946_684_800 })
     }
 }
+
+@Suite struct PrefetchingReaderTests {
+    @Test func deliversTheSameFixesAndErrorsAsTheReaderItWraps() throws {
+        let text = "time,lat,lon\n" + (0..<10_000).map { "2020-01-01T00:00:00Z,1.\($0),2" }.joined(separator: "\n") + "\n"
+        let file = try TemporaryFile(text, suffix: ".csv")
+        defer { file.remove() }
+        let path = file.path
+        var direct = try TraceOpener.open(path, format: nil, device: nil)
+        let prefetching = PrefetchingReader(batchSize: 333, depth: 2) { () throws(TraceReadError) in
+            try TraceOpener.open(path, format: nil, device: nil)
+        }
+        while let fix = try direct.next() {
+            #expect(try prefetching.next() == fix)
+        }
+        #expect(try prefetching.next() == nil)
+
+        let broken = try TemporaryFile("<gpx><trk>" + String(repeating: "<trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt>", count: 500) + "</gpx>", suffix: ".gpx")
+        defer { broken.remove() }
+        let brokenPath = broken.path
+        let failing = PrefetchingReader(batchSize: 100) { () throws(TraceReadError) in try TraceOpener.open(brokenPath, format: nil, device: nil) }
+        var read = 0
+        #expect(throws: TraceReadError.self) {
+            while try failing.next() != nil { read += 1 }
+        }
+        #expect(read == 500)
+    }
+}
