@@ -104,7 +104,9 @@ public final class IngestSession {
         latestInInput.removeAll(keepingCapacity: true)
         do {
             try store.writer.writeWithoutTransaction { db in
-                try db.inTransaction {
+                // Immediate: take the write lock up front, so another process's commit cannot
+                // invalidate this transaction's first reads (SQLITE_BUSY_SNAPSHOT).
+                try db.inTransaction(.immediate) {
                     try read { fix in try self.add(fix, db: db) }
                     if !inputSorted { sortInputBuffer() }
                     if runs.isEmpty {
