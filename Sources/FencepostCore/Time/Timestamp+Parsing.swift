@@ -96,16 +96,19 @@ private struct DigitScanner {
         return value
     }
 
+    /// Decimal digits after the point, as one division so `.350` is exactly 350 / 1000.
     mutating func fraction() -> Double? {
-        var value = 0.0
-        var scale = 0.1
+        var digits: UInt64 = 0
+        var scale: Double = 1
         var any = false
         while index != bytes.endIndex, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-            value += Double(bytes[index] - UInt8(ascii: "0")) * scale
-            scale /= 10
+            if scale < 1e15 {  // beyond femtoseconds nothing is representable anyway
+                digits = digits * 10 + UInt64(bytes[index] - UInt8(ascii: "0"))
+                scale *= 10
+            }
             any = true
             index = bytes.index(after: index)
         }
-        return any ? value : nil
+        return any ? Double(digits) / scale : nil
     }
 }
