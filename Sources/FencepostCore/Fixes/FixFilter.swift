@@ -17,20 +17,16 @@ public struct FixFilterSettings: Sendable, Hashable {
     public var maxAccuracy: Double = 200
     /// A fix implying a speed above this (m/s) from the previous accepted fix is a teleport.
     public var maxSpeed: Double = 90
-    /// Beyond this many seconds since the previous fix, any distance is plausible (a flight).
-    public var maxGap: Double = 900
-
-    public init(maxAccuracy: Double = 200, maxSpeed: Double = 90, maxGap: Double = 900) {
+    public init(maxAccuracy: Double = 200, maxSpeed: Double = 90) {
         self.maxAccuracy = maxAccuracy
         self.maxSpeed = maxSpeed
-        self.maxGap = maxGap
     }
 }
 
 /// Decides which fixes reach the monitor. Pure: all it needs is the device's state.
 public enum FixFilter {
-    /// Nil to accept the fix, else why it is dropped. Updates `state` (last accepted fix,
-    /// teleport recovery); `anchorAtStart` is the device's anchor when this input began.
+    /// Nil to accept the fix, else why it is dropped. Updates `state` (the last accepted fix);
+    /// `anchorAtStart` is the device's anchor when this input began.
     public static func check(
         _ fix: Fix, state: inout FilterState, anchorAtStart: Double?, settings: FixFilterSettings
     ) -> FixDropReason? {
@@ -43,27 +39,18 @@ public enum FixFilter {
         if let previous = state.lastAccepted {
             if fix.time == previous.time { return .duplicateTime }
             if fix.time < previous.time { return .outOfOrder }
-            if isTeleport(from: previous, to: fix, settings: settings) {
-                // Two consecutive fixes that agree with each other but not with the last accepted
-                // one mean the device really moved (or the accepted one was the outlier).
-                if let rejected = state.lastRejected, fix.time > rejected.time,
-                    !isTeleport(from: rejected, to: fix, settings: settings)
-                {
-                    state.lastRejected = nil
-                } else {
-                    state.lastRejected = FixPoint(fix)
-                    return .teleport
-                }
-            }
+            if isTeleport(from: previous, to: fix, settings: settings) { return .teleport }
         }
         state.lastAccepted = FixPoint(fix)
-        state.lastRejected = nil
         return nil
     }
 
+    /// The implied speed from the previous accepted fix is above `maxSpeed`. After a real long
+    /// jump (a flight), fixes are dropped until the average speed since the last accepted fix
+    /// falls below it: the design's rule, kept literal.
     static func isTeleport(from previous: FixPoint, to fix: Fix, settings: FixFilterSettings) -> Bool {
         let elapsed = fix.time - previous.time
-        guard elapsed > 0, elapsed <= settings.maxGap else { return false }
+        guard elapsed > 0 else { return false }
         return Geodesy.distance(previous.position, fix.position) / elapsed > settings.maxSpeed
     }
 }
@@ -71,10 +58,8 @@ public enum FixFilter {
 /// What the filter remembers of a device: persisted with the rest of its state.
 public struct FilterState: Sendable, Hashable, Codable {
     public var lastAccepted: FixPoint?
-    public var lastRejected: FixPoint?
 
-    public init(lastAccepted: FixPoint? = nil, lastRejected: FixPoint? = nil) {
+    public init(lastAccepted: FixPoint? = nil) {
         self.lastAccepted = lastAccepted
-        self.lastRejected = lastRejected
     }
 }

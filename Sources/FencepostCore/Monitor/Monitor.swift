@@ -254,10 +254,11 @@ public final class Monitor {
         return try area.boundaryDistance(position)
     }
 
-    /// A pass-through must go deeper than the fixes could be off (times `passThroughDepthFactor`,
-    /// and at most halfway into a small region): a corner clipped by GPS noise is not a visit.
+    /// A pass-through must go deeper than the fixes' reported accuracy (times
+    /// `passThroughDepthFactor`, and at most halfway into a small region): a corner clipped by
+    /// GPS noise is not a visit. Fixes that report no accuracy are taken at their word.
     private func passAccuracy(_ a: FixPoint, _ b: Fix) -> Double {
-        max(a.accuracy ?? Self.assumedAccuracy, b.accuracy ?? Self.assumedAccuracy)
+        max(a.accuracy ?? 0, b.accuracy ?? 0)
     }
 
     private func emitDwellIfDue(

@@ -33,8 +33,8 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, plt, owntracks or tcx.")
     var format: FormatChoice = .auto
 
-    @Option(help: "Hysteresis band in metres (0 turns it off).")
-    var hysteresis: Double = MonitorSettings().hysteresis
+    @Option(help: "Hysteresis band in metres (0 turns it off). Given, it is used as is; by default 20 m widened by each fix's accuracy.")
+    var hysteresis: Double?
 
     @Option(help: "Seconds an enter must hold before it is confirmed.")
     var enterDelay: Double = MonitorSettings().enterDelay
@@ -42,8 +42,8 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Seconds an exit must hold before it is confirmed.")
     var exitDelay: Double = MonitorSettings().exitDelay
 
-    @Option(help: "Widen the hysteresis band to this many times a fix's reported accuracy when that is larger (0: off).")
-    var accuracyBandFactor: Double = MonitorSettings().accuracyBandFactor
+    @Option(help: "Widen the hysteresis band to this many times a fix's reported accuracy when that is larger (0: off; default 3, or 0 with --hysteresis).")
+    var accuracyBandFactor: Double?
 
     @Option(help: "A fix deeper inside than this many times its accuracy confirms an enter at once.")
     var deepEntryFactor: Double = MonitorSettings().deepEntryFactor
@@ -73,7 +73,7 @@ struct IngestCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
-        for (name, value) in [("--hysteresis", hysteresis), ("--enter-delay", enterDelay), ("--exit-delay", exitDelay)] where !(value >= 0) {
+        for (name, value) in [("--hysteresis", hysteresis ?? 0), ("--enter-delay", enterDelay), ("--exit-delay", exitDelay)] where !(value >= 0) {
             throw ValidationError("\(name) must be 0 or more.")
         }
         for (name, value) in [("--max-gap", maxGap), ("--max-accuracy", maxAccuracy), ("--max-speed", maxSpeed)] where !(value > 0) {
@@ -83,15 +83,18 @@ struct IngestCommand: AsyncParsableCommand {
 
     var options: IngestOptions {
         var monitor = MonitorSettings()
-        monitor.hysteresis = hysteresis
+        if let hysteresis {
+            monitor.hysteresis = hysteresis
+            monitor.accuracyBandFactor = 0
+        }
         monitor.enterDelay = enterDelay
         monitor.exitDelay = exitDelay
         monitor.maxGap = maxGap
         monitor.passThrough = !noPassThrough
-        monitor.accuracyBandFactor = accuracyBandFactor
+        if let accuracyBandFactor { monitor.accuracyBandFactor = accuracyBandFactor }
         monitor.deepEntryFactor = deepEntryFactor
         monitor.passThroughDepthFactor = passThroughDepthFactor
-        return IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy, maxSpeed: maxSpeed, maxGap: maxGap))
+        return IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy, maxSpeed: maxSpeed))
     }
 
     func run() async throws {
