@@ -152,45 +152,28 @@ public final class Monitor {
         var membership = state.memberships[id]
         let here = FixPoint(fix)
         let inside = try entry.area.contains(position)
+        /// An enter waiting for its delay is confirmed once it has held (or the fix is deep).
+        func confirmEnterIfDue(_ entering: inout Membership) throws {
+            guard try enterConfirmed(entering, fix: fix, area: entry.area, settings: settings) else { return }
+            entering.phase = .inside
+            event(.enter, entering.enter, visit: entering.enter.time)
+            emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
+        }
+
         switch membership?.phase {
         case nil:
             if inside {
                 let enter = crossing(from: previous, to: here, area: entry.area, entering: true, settings: settings)
                 var entering = Membership(phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
-                if try enterConfirmed(entering, fix: fix, area: entry.area, settings: settings) {
-                    entering.phase = .inside
-                    event(.enter, entering.enter, visit: entering.enter.time)
-                    emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
-                }
+                try confirmEnterIfDue(&entering)
                 state.memberships[id] = entering
-            } else {
-                if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
-                    try entry.area.segmentCrosses(from: previous.position, to: position)
-                {
-                    let fractions = entry.area.crossings(from: previous.position, to: position)
-                    if let first = fractions.first, let last = fractions.last, last > first,
-                        try passDepth(entry.area, from: previous, to: fix, chord: first...last)
-                            > min(passAccuracy(previous, fix) * settings.passThroughDepthFactor, entry.area.deepestUsefulDepth)
-                    {
-                        let span = fix.time - previous.time
-                        let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
-                        let exit = Crossing(time: previous.time + last * span, flags: .pass, position: Self.along(previous, here, last))
-                        event(.enter, enter, visit: enter.time)
-                        if let dwell = settings.dwell, exit.time - enter.time >= dwell {
-                            event(.dwell, Crossing(time: enter.time + dwell, flags: .pass), visit: enter.time)
-                        }
-                        event(.exit, exit, visit: enter.time)
-                    }
-                }
+            } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap {
+                try passThrough(entry, from: previous, to: here, event: event)
             }
         case .entering?:
             guard var entering = membership else { return }
             if inside {
-                if try enterConfirmed(entering, fix: fix, area: entry.area, settings: settings) {
-                    entering.phase = .inside
-                    event(.enter, entering.enter, visit: entering.enter.time)
-                    emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
-                }
+                try confirmEnterIfDue(&entering)
                 state.memberships[id] = entering
             } else {
                 state.memberships[id] = nil  // left before the enter was confirmed
@@ -235,6 +218,25 @@ public final class Monitor {
         }
     }
 
+    /// Between two outside fixes: a segment that crosses the region (deeper than the fixes'
+    /// reported accuracy) is an enter and an exit, flagged `pass`.
+    private func passThrough(_ entry: Entry, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void) throws {
+        guard try entry.area.segmentCrosses(from: previous.position, to: here.position) else { return }
+        let fractions = entry.area.crossings(from: previous.position, to: here.position)
+        guard let first = fractions.first, let last = fractions.last, last > first,
+            try passDepth(entry.area, from: previous, to: here, chord: first...last)
+                > min(passAccuracy(previous, here) * entry.settings.passThroughDepthFactor, entry.area.deepestUsefulDepth)
+        else { return }
+        let span = here.time - previous.time
+        let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
+        let exit = Crossing(time: previous.time + last * span, flags: .pass, position: Self.along(previous, here, last))
+        event(.enter, enter, enter.time)
+        if let dwell = entry.settings.dwell, exit.time - enter.time >= dwell {
+            event(.dwell, Crossing(time: enter.time + dwell, flags: .pass), enter.time)
+        }
+        event(.exit, exit, enter.time)
+    }
+
     /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
     /// deeper inside than its accuracy (times `deepEntryFactor`), so sparse traces do not lose
     /// visits.
@@ -248,7 +250,7 @@ public final class Monitor {
 
     /// How deep a pass-through goes: the distance to the boundary from the middle of the part
     /// of the segment inside the region.
-    private func passDepth(_ area: RegionArea, from a: FixPoint, to b: Fix, chord: ClosedRange<Double>) throws -> Double {
+    private func passDepth(_ area: RegionArea, from a: FixPoint, to b: FixPoint, chord: ClosedRange<Double>) throws -> Double {
         let middle = (chord.lowerBound + chord.upperBound) / 2
         let position = Position(lon: a.lon + (b.lon - a.lon) * middle, lat: a.lat + (b.lat - a.lat) * middle)
         return try area.boundaryDistance(position)
@@ -257,7 +259,7 @@ public final class Monitor {
     /// A pass-through must go deeper than the fixes' reported accuracy (times
     /// `passThroughDepthFactor`, and at most halfway into a small region): a corner clipped by
     /// GPS noise is not a visit. Fixes that report no accuracy are taken at their word.
-    private func passAccuracy(_ a: FixPoint, _ b: Fix) -> Double {
+    private func passAccuracy(_ a: FixPoint, _ b: FixPoint) -> Double {
         max(a.accuracy ?? 0, b.accuracy ?? 0)
     }
 
