@@ -16,13 +16,18 @@ extension Store {
                 Timestamp.milliseconds(event.time), time, event.position?.lat, event.position?.lon, flags, now,
             ])
         guard db.changesCount > 0 else { return false }
-        let payload: JSONValue = .object([
-            "id": .string(event.id), "kind": .string(event.kind.rawValue), "source": .string("geofence"),
-            "device": .string(event.device), "region": .string(event.regionID), "visit_id": .string(event.visitID),
-            "time": .string(time), "flags": .array(event.flags.names.map(JSONValue.string)),
-            "lat": event.position.map { .number($0.lat) } ?? .null, "lon": event.position.map { .number($0.lon) } ?? .null,
-        ])
-        try enqueue(entity: "event", id: event.id, version: 1, payload: payload, now: now, db: db)
+        var payload = CanonicalJSONObject()
+        payload.add("device", .string(event.device))
+        payload.add("flags", .array(event.flags.names.map(JSONValue.string)))
+        payload.add("id", .string(event.id))
+        payload.add("kind", .string(event.kind.rawValue))
+        payload.add("lat", event.position.map { .number($0.lat) } ?? .null)
+        payload.add("lon", event.position.map { .number($0.lon) } ?? .null)
+        payload.add("region", .string(event.regionID))
+        payload.add("source", .string("geofence"))
+        payload.add("time", .string(time))
+        payload.add("visit_id", .string(event.visitID))
+        try enqueue(entity: "event", id: event.id, version: 1, payload: payload.text, now: now, db: db)
         return true
     }
 
@@ -43,7 +48,7 @@ extension Store {
             let row = VisitRow(
                 id: visit.id, device: visit.device, region: visit.regionID, enteredMs: Timestamp.milliseconds(visit.enteredAt),
                 enteredAt: enteredAt, exitedMs: nil, exitedAt: nil, status: "open", exitReason: nil, version: 1)
-            try enqueue(entity: "visit", id: visit.id, version: 1, payload: row.json, now: now, db: db)
+            try enqueue(entity: "visit", id: visit.id, version: 1, payload: row.jsonText, now: now, db: db)
             return true
         case .close(let id, let at, let reason):
             let statement = try db.cachedStatement(sql: """
@@ -54,16 +59,19 @@ extension Store {
                 """)
             let arguments: StatementArguments = [Timestamp.milliseconds(at), Timestamp.format(seconds: at), reason.rawValue, now, id]
             guard let updated = try Row.fetchOne(statement, arguments: arguments).map(VisitRow.init) else { return false }
-            try enqueue(entity: "visit", id: id, version: updated.version, payload: updated.json, now: now, db: db)
+            try enqueue(entity: "visit", id: id, version: updated.version, payload: updated.jsonText, now: now, db: db)
             return true
         }
     }
 
-    static func enqueue(entity: String, id: String, version: Int, payload: JSONValue, now: String, db: Database) throws {
-        try db.cachedStatement(sql: """
+    /// Adds an upsert to the outbox; `payload` is the entity as canonical JSON.
+    static func enqueue(entity: String, id: String, version: Int, payload: String, now: String, db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
             VALUES (?, ?, 'upsert', ?, ?, ?, ?)
-            """).execute(arguments: [entity, id, version, "\(entity):\(id):v\(version)", payload.canonicalText(), now])
+            """)
+        statement.setUncheckedArguments([entity, id, version, "\(entity):\(id):v\(version)", payload, now])
+        try statement.execute()
     }
 
     // MARK: - Closing visits of retired regions

@@ -45,13 +45,25 @@ public struct VisitRow: Sendable, Hashable {
 
     public var isOpen: Bool { status == "open" }
 
-    /// The visit as JSON, as exports and the outbox carry it.
+    /// The visit's fields as JSON, in key order.
+    private var fields: [(String, JSONValue)] {
+        [
+            ("device", .string(device)), ("entered_at", .string(enteredAt)),
+            ("exit_reason", exitReason.map(JSONValue.string) ?? .null), ("exited_at", exitedAt.map(JSONValue.string) ?? .null),
+            ("id", .string(id)), ("region", .string(region)), ("status", .string(status)),
+            ("version", .number(Double(version))),
+        ]
+    }
+
+    /// The visit as canonical JSON text (the outbox payload), without building a tree.
+    public var jsonText: String {
+        var object = CanonicalJSONObject()
+        for (key, value) in fields { object.add(key, value) }
+        return object.text
+    }
+
+    /// The visit as JSON, as exports carry it.
     public var json: JSONValue {
-        .object([
-            "id": .string(id), "device": .string(device), "region": .string(region),
-            "entered_at": .string(enteredAt), "exited_at": exitedAt.map(JSONValue.string) ?? .null,
-            "status": .string(status), "exit_reason": exitReason.map(JSONValue.string) ?? .null,
-            "version": .number(Double(version)),
-        ])
+        .object(Dictionary(uniqueKeysWithValues: fields))
     }
 }

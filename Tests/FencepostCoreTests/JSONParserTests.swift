@@ -78,3 +78,14 @@ import Testing
         }
     }
 }
+
+@Suite struct CanonicalJSONObjectTests {
+    @Test func writesTheSameBytesAsTheTree() {
+        var object = CanonicalJSONObject()
+        object.add("a", .string("x\"y"))
+        object.add("b", .array([.number(1.5), .null]))
+        object.add("c", .object(["z": .bool(true), "y": .number(-2)]))
+        let tree = JSONValue.object(["c": .object(["y": .number(-2), "z": .bool(true)]), "a": .string("x\"y"), "b": .array([.number(1.5), .null])])
+        #expect(object.text == tree.canonicalText())
+    }
+}
