@@ -59,7 +59,7 @@ struct RegionsApply: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apply",
         abstract: "Make the monitored regions match the config, in one transaction.",
-        discussion: "Removing a region, or changing its geometry, closes its open visits.")
+        discussion: "Removing or disabling a region, or changing its geometry, closes its open visits.")
 
     @OptionGroup var store: StoreOptions
     @OptionGroup var config: RegionConfigArguments
