@@ -149,7 +149,8 @@ public final class Monitor {
             return
         }
 
-        var membership = state.memberships[id]
+        // The candidate's flag says whether there is a membership to look up by id at all.
+        var membership = slot.map { cache.memberFlags[$0] } ?? true ? state.memberships[id] : nil
         let here = FixPoint(fix)
         let inside = try entry.area.contains(position)
         /// An enter waiting for its delay is confirmed once it has held (or the fix is deep).
