@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostCLITests",
-            dependencies: ["fencepost"],
+            dependencies: ["fencepost", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

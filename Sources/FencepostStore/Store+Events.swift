@@ -77,23 +77,26 @@ extension Store {
     // MARK: - Closing visits of retired regions
 
     /// Closes the open visits of a removed or changed region, at the device's last fix time,
-    /// and forgets the device's membership so the next fix re-evaluates it.
+    /// and forgets the devices' memberships (pending enters too) so the next fix re-evaluates.
     static func closeOpenVisits(regionID: String, reason: RegionRetirementReason, now: String, db: Database) throws {
+        // Every device in or entering the region has it among its memberships: read those
+        // states once, forget the membership, and keep the anchors for closing the visits.
+        var anchors: [String: Double] = [:]
+        let rows = try Row.fetchAll(db, sql: "SELECT device, state FROM devices WHERE state LIKE ?", arguments: ["%\"\(regionID)\"%"])
+        for row in rows {
+            let device: String = row["device"]
+            let text: String = row["state"]
+            var state = try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
+            if let anchor = state.anchor { anchors[device] = anchor }
+            guard state.monitor.memberships[regionID] != nil else { continue }  // the id matched elsewhere
+            state.monitor.memberships[regionID] = nil
+            try save(device: device, state: state, now: now, db: db)
+        }
         let visitReason: VisitExitReason = reason == .regionRemoved ? .regionRemoved : .regionChanged
         let open = try Row.fetchAll(db, sql: "SELECT * FROM visits WHERE region = ? AND status = 'open'", arguments: [regionID]).map(VisitRow.init)
         for visit in open {
-            var state = try deviceState(visit.device, db: db) ?? DeviceState()
-            let at = max(state.anchor ?? visit.enteredMs.seconds, visit.enteredMs.seconds)
+            let at = max(anchors[visit.device] ?? visit.enteredMs.seconds, visit.enteredMs.seconds)
             _ = try apply(.close(visitID: visit.id, at: at, reason: visitReason), now: now, db: db)
-            state.monitor.memberships[regionID] = nil
-            try save(device: visit.device, state: state, now: now, db: db)
-        }
-        // Pending (unconfirmed) enters have no visit yet; forget them too.
-        for row in try Row.fetchAll(db, sql: "SELECT device, state FROM devices WHERE state LIKE ?", arguments: ["%\"\(regionID)\"%"]) {
-            let device: String = row["device"]
-            guard var state = try deviceState(device, db: db), state.monitor.memberships[regionID] != nil else { continue }
-            state.monitor.memberships[regionID] = nil
-            try save(device: device, state: state, now: now, db: db)
         }
     }
 

@@ -1,3 +1,4 @@
+import FencepostTestSupport
 import Foundation
 
 /// Runs the built `fencepost` executable as a user would, with a store of its own.
@@ -19,12 +20,8 @@ struct FencepostBinary {
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/fencepost")
+        return TestData.packageRoot.appendingPathComponent(".build/debug/fencepost")
     }()
-
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// A fresh temporary directory holding the store; removed by `cleanUp()`.
     init() throws {

@@ -1,3 +1,4 @@
+import FencepostTestSupport
 import Foundation
 import Testing
 
@@ -56,7 +57,7 @@ import Testing
     @Test func listedGeoJSONReappliesAsANoOp() throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let sample = FencepostBinary.packageRoot.appendingPathComponent("regions").path
+        let sample = TestData.packageRoot.appendingPathComponent("regions").path
         #expect(try cli.run("regions", "apply", sample).status == 0)
         let exported = try cli.run("regions", "list", "--format", "geojson")
         #expect(exported.status == 0)
