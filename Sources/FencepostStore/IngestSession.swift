@@ -65,14 +65,16 @@ public final class IngestSession {
 
     /// A class: the per-fix path mutates it in place rather than copying its state.
     private final class DeviceRecord {
+        /// The saved state; its monitor part is stale while `track` runs (see `saved`).
         var state: DeviceState
-        var cache = MonitorCache()
+        var track: MonitorTrack
         var anchorAtStart: Double?
         var inputGeneration: Int
         var dirty = false
 
-        init(state: DeviceState, inputGeneration: Int) {
+        init(state: DeviceState, monitor: Monitor, inputGeneration: Int) {
             self.state = state
+            self.track = monitor.track(resuming: state.monitor)
             self.anchorAtStart = state.anchor
             self.inputGeneration = inputGeneration
         }
@@ -189,7 +191,7 @@ public final class IngestSession {
             return
         }
         summary.fixesAccepted += 1
-        try monitor.process(fix, state: &record.state.monitor, cache: &record.cache) { event in
+        try monitor.process(fix, track: &record.track) { event in
             pendingEvents.append(GeofenceEvent(event))
         }
         record.state.anchor = fix.time
@@ -203,7 +205,8 @@ public final class IngestSession {
         } else if let known = devices[device] {
             record = known
         } else {
-            record = DeviceRecord(state: try Store.deviceState(device, db: db) ?? DeviceState(), inputGeneration: inputGeneration)
+            record = DeviceRecord(
+                state: try Store.deviceState(device, db: db) ?? DeviceState(), monitor: monitor, inputGeneration: inputGeneration)
             devices[device] = record
             summary.devices.insert(device)
         }
@@ -235,6 +238,7 @@ public final class IngestSession {
     private func saveDevices(db: Database) throws {
         let now = Timestamp.format(Date())
         for (device, record) in devices where record.dirty {
+            record.state.monitor = monitor.state(of: record.track)
             try Store.save(device: device, state: record.state, now: now, db: db)
         }
     }

@@ -5,17 +5,23 @@ import Foundation
 /// Builds fixes along straight lines and runs a monitor over them, for readable monitor tests.
 struct MonitorHarness {
     let monitor: Monitor
-    var state = MonitorState()
-    var cache = MonitorCache()
+    var track: MonitorTrack
     var events: [MonitorEvent] = []
 
     init(regions: [Region], settings: MonitorSettings) throws {
         monitor = try Monitor(regions: regions, settings: settings)
+        track = monitor.track(resuming: MonitorState())
+    }
+
+    /// The device's state as it would be saved.
+    var state: MonitorState {
+        get { monitor.state(of: track) }
+        set { track = monitor.track(resuming: newValue) }
     }
 
     mutating func feed(_ fixes: [Fix]) throws {
         for fix in fixes {
-            try monitor.process(fix, state: &state, cache: &cache) { events.append($0) }
+            try monitor.process(fix, track: &track) { events.append($0) }
         }
     }
 

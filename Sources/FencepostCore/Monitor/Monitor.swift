@@ -11,86 +11,121 @@ public import FencepostGeometry
 /// Holds GEOS state: one monitor per thread. State lives in the caller's ``MonitorState``,
 /// so the same monitor serves any number of devices.
 public final class Monitor {
-    /// A class, so the per-fix loop passes one reference rather than copying a whole region.
-    final class Entry {
-        let id: String
-        let settings: MonitorSettings
-        let area: RegionArea
-
-        init(id: String, settings: MonitorSettings, area: RegionArea) {
-            self.id = id
-            self.settings = settings
-            self.area = area
-        }
-    }
-
-    let entries: [Entry]
+    /// Per region, by index (the regions in the order given, disabled ones left out).
+    private let ids: [String]
+    private let regionSettings: [MonitorSettings]
+    private let areas: [RegionArea]
     private let indexByID: [String: Int]
-    /// Per region: whether it has a dwell time, read on the hot path without touching the entry.
-    private let hasDwell: [Bool]
     private let index: SpatialIndex
     public let settings: MonitorSettings
 
     /// How far around the fixes a candidate lookup reaches, in metres.
     static let lookupMargin = 250.0
-    /// Below this many metres from a region's bounding box, a safe disc is worth an exact distance.
-    static let cheapDiscMinimum = 30.0
     /// Fixes without a reported accuracy are taken to be this good (metres).
     static let assumedAccuracy = 15.0
 
     /// Compiles the enabled regions; disabled ones are not monitored.
     public init(regions: [Region], settings: MonitorSettings, context: GEOSContext = GEOSContext()) throws {
         self.settings = settings
-        var entries: [Entry] = []
-        for region in regions where region.settings.enabled {
-            entries.append(Entry(
-                id: region.id, settings: settings.resolved(for: region),
-                area: try RegionArea(shape: region.shape, context: context)))
-        }
-        self.entries = entries
-        self.indexByID = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.id, $0) })
-        self.hasDwell = entries.map { $0.settings.dwell != nil }
+        let enabled = regions.filter(\.settings.enabled)
+        self.ids = enabled.map(\.id)
+        self.regionSettings = enabled.map { settings.resolved(for: $0) }
+        self.areas = try enabled.map { try RegionArea.compile($0.shape, context: context) }
+        self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         self.index = try SpatialIndex(
-            envelopes: entries.map { Self.widen($0.area.envelope, metres: $0.settings.widestBand + 1) }, context: context)
+            envelopes: zip(areas, regionSettings).map { Self.widen($0.envelope, metres: $1.widestBand + 1) }, context: context)
     }
 
-    public var regionCount: Int { entries.count }
+    public var regionCount: Int { ids.count }
+
+    /// A device's saved state, ready for this monitor's regions.
+    public func track(resuming state: MonitorState) -> MonitorTrack {
+        var track = MonitorTrack(lastFix: state.lastFix)
+        for (id, membership) in state.memberships {
+            if let region = indexByID[id] {
+                track.members[region] = membership
+            } else {
+                track.unmonitored[id] = membership
+            }
+        }
+        return track
+    }
+
+    /// What to save of a device's track.
+    public func state(of track: MonitorTrack) -> MonitorState {
+        var memberships = track.unmonitored
+        for (region, membership) in zip(track.members.regions, track.members.values) {
+            memberships[ids[region]] = membership
+        }
+        return MonitorState(lastFix: track.lastFix, memberships: memberships)
+    }
 
     /// Processes one accepted fix (fixes must come in time order per device).
-    public func process(
-        _ fix: Fix, state: inout MonitorState, cache: inout MonitorCache, emit: (MonitorEvent) -> Void
-    ) throws {
-        let previous = state.lastFix
-        try updateCandidates(for: fix, previous: previous, state: state, cache: &cache)
+    public func process(_ fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void) throws {
+        let previous = track.lastFix
+        track.lastFix = FixPoint(fix)
+        try updateCandidates(for: fix, previous: previous, track: &track)
+        // Nothing can happen while the fix stays in the quiet disc: no candidate's boundary is
+        // within reach and no dwell is due.
+        if let quiet = track.quiet, quiet.covers(fix) { return }
+        track.quiet = nil
+
         let position = fix.position
-        for slot in cache.candidates.indices {
-            // The hot path: a settled state (plainly outside, or inside with no pending exit)
-            // holds while the fix stays in the region's safe disc; only a dwell may be due then.
-            // A disc exists only in a settled state: every exact step replaces or clears it.
-            if let disc = cache.discs[slot], disc.covers(position), !(disc.inside && hasDwell[cache.candidates[slot]]) {
+        for slot in track.candidates.indices {
+            // A settled state (plainly outside, or inside with no pending exit) holds while the
+            // fix stays in the region's safe disc; only a dwell may be due then. A disc exists
+            // only in a settled state: every exact step replaces or clears it.
+            if let disc = track.discs[slot], disc.covers(position), !disc.inside || !dwellPending(track.candidates[slot], track) {
                 continue
             }
-            try step(cache.candidates[slot], slot: slot, fix: fix, previous: previous, state: &state, cache: &cache, emit: emit)
+            try step(track.candidates[slot], slot: slot, fix: fix, previous: previous, track: &track, emit: emit)
         }
-        // Regions the device is in (or entering) are followed wherever it goes; those not among
-        // the candidates (rare: the device left their surroundings at once) are found here.
-        if state.memberships.count > cache.memberFlags.count(where: { $0 }) {
-            let candidates = Set(cache.candidates)
-            let followed = state.memberships.keys.compactMap { indexByID[$0] }.filter { !candidates.contains($0) }
-            for regionIndex in followed.sorted() {
-                try step(regionIndex, slot: nil, fix: fix, previous: previous, state: &state, cache: &cache, emit: emit)
+        // Regions the device is in (or entering) are followed wherever it goes.
+        if !track.strays.isEmpty {
+            for region in track.strays {
+                try step(region, slot: nil, fix: fix, previous: previous, track: &track, emit: emit)
+            }
+            track.strays.removeAll { track.members[$0] == nil }
+        }
+        track.quiet = quietDisc(around: position, track: track)
+    }
+
+    /// Whether a settled visit in the region still waits for its dwell.
+    private func dwellPending(_ region: Int, _ track: MonitorTrack) -> Bool {
+        regionSettings[region].dwell != nil && track.members[region].map { !$0.dwellEmitted } ?? false
+    }
+
+    /// The largest disc around the fix inside every candidate's safe disc, when every candidate
+    /// has one and no member is followed outside them.
+    private func quietDisc(around position: Position, track: MonitorTrack) -> QuietDisc? {
+        guard track.strays.isEmpty else { return nil }
+        var radius = Double.infinity
+        for disc in track.discs {
+            guard let disc else { return nil }
+            radius = min(radius, disc.slack(at: position))
+        }
+        guard radius > 0 else { return nil }
+        var until = Double.infinity
+        for (region, membership) in zip(track.members.regions, track.members.values) {
+            if let dwell = regionSettings[region].dwell, !membership.dwellEmitted {
+                until = min(until, membership.enter.time + dwell)
             }
         }
-        state.lastFix = FixPoint(fix)
+        // The candidates' discs measure longitude at their own centres' latitudes, nearby:
+        // 1 % covers the difference.
+        let disc = SafeDisc(
+            center: position, radius: min(radius, 5_000) * 0.99, inside: false,
+            metresPerDegreeLon: Geodesy.metresPerDegreeLongitude(atLatitude: position.lat))
+        return QuietDisc(disc: disc, until: until)
     }
 
     // MARK: - Candidates
 
     /// Looks the candidate regions up again when the segment from the previous fix leaves the
     /// box they were looked up for; any region the segment can touch is among them.
-    private func updateCandidates(for fix: Fix, previous: FixPoint?, state: MonitorState, cache: inout MonitorCache) throws {
+    private func updateCandidates(for fix: Fix, previous: FixPoint?, track: inout MonitorTrack) throws {
         let position = fix.position
-        if let box = cache.box, box.contains(x: position.lon, y: position.lat),
+        if let box = track.box, box.contains(x: position.lon, y: position.lat),
             previous.map({ box.contains(x: $0.lon, y: $0.lat) }) ?? true
         {
             return
@@ -103,16 +138,15 @@ public final class Monitor {
         // tested against them, is inside them.
         var discs = [SafeDisc?](repeating: nil, count: candidates.count)
         var old = 0
-        for (slot, regionIndex) in candidates.enumerated() {
-            while old < cache.candidates.count, cache.candidates[old] < regionIndex { old += 1 }
-            if old < cache.candidates.count, cache.candidates[old] == regionIndex { discs[slot] = cache.discs[old] }
+        for (slot, region) in candidates.enumerated() {
+            while old < track.candidates.count, track.candidates[old] < region { old += 1 }
+            if old < track.candidates.count, track.candidates[old] == region { discs[slot] = track.discs[old] }
         }
-        cache.box = box
-        cache.candidates = candidates
-        cache.discs = discs
-        cache.memberFlags = state.memberships.isEmpty
-            ? [Bool](repeating: false, count: candidates.count)
-            : candidates.map { state.memberships[entries[$0].id] != nil }
+        track.box = box
+        track.candidates = candidates
+        track.discs = discs
+        track.quiet = nil
+        track.strays = track.members.regions.filter { !candidates.contains($0) }.sorted()
     }
 
     static func widen(_ envelope: Envelope, metres: Double) -> Envelope {
@@ -124,14 +158,14 @@ public final class Monitor {
 
     // MARK: - The state machine for one device and region
 
-    /// `slot` is the region's place among the cached candidates, where its safe disc is kept.
+    /// `slot` is the region's place among the candidates, where its safe disc is kept.
     private func step(
-        _ regionIndex: Int, slot: Int?, fix: Fix, previous: FixPoint?,
-        state: inout MonitorState, cache: inout MonitorCache, emit: (MonitorEvent) -> Void
+        _ region: Int, slot: Int?, fix: Fix, previous: FixPoint?,
+        track: inout MonitorTrack, emit: (MonitorEvent) -> Void
     ) throws {
-        let entry = entries[regionIndex]
-        let id = entry.id
-        let settings = entry.settings
+        let id = ids[region]
+        let settings = regionSettings[region]
+        let area = areas[region]
         let position = fix.position
         func event(_ kind: EventKind, _ crossing: Crossing, visit: Double) {
             emit(MonitorEvent(
@@ -141,98 +175,91 @@ public final class Monitor {
 
         // Still in the safe disc of a settled visit in a region with a dwell: only the dwell
         // may be due.
-        if let slot, let disc = cache.discs[slot], disc.covers(position) {
-            if disc.inside, var current = state.memberships[id], !current.dwellEmitted {
+        if let slot, let disc = track.discs[slot], disc.covers(position) {
+            if disc.inside, var current = track.members[region], !current.dwellEmitted {
                 emitDwellIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
-                state.memberships[id] = current
+                track.members[region] = current
             }
             return
         }
 
-        // The candidate's flag says whether there is a membership to look up by id at all.
-        var membership = slot.map { cache.memberFlags[$0] } ?? true ? state.memberships[id] : nil
         let here = FixPoint(fix)
-        let inside = try entry.area.contains(position)
+        let location = try area.locate(position)
         /// An enter waiting for its delay is confirmed once it has held (or the fix is deep).
-        func confirmEnterIfDue(_ entering: inout Membership) throws {
-            guard try enterConfirmed(entering, fix: fix, area: entry.area, settings: settings) else { return }
+        func confirmEnterIfDue(_ entering: inout Membership) {
+            guard enterConfirmed(entering, fix: fix, depth: location.boundaryDistance, area: area, settings: settings) else { return }
             entering.phase = .inside
             event(.enter, entering.enter, visit: entering.enter.time)
             emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
         }
 
+        var membership = track.members[region]
         switch membership?.phase {
         case nil:
-            if inside {
-                let enter = crossing(from: previous, to: here, area: entry.area, entering: true, settings: settings)
+            if location.inside {
+                let enter = crossing(from: previous, to: here, area: area, entering: true, settings: settings)
                 var entering = Membership(phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
-                try confirmEnterIfDue(&entering)
-                state.memberships[id] = entering
+                confirmEnterIfDue(&entering)
+                membership = entering
             } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap {
-                try passThrough(entry, from: previous, to: here, event: event)
+                try passThrough(region, from: previous, to: here, event: event)
             }
         case .entering?:
-            guard var entering = membership else { return }
-            if inside {
-                try confirmEnterIfDue(&entering)
-                state.memberships[id] = entering
+            if location.inside {
+                confirmEnterIfDue(&membership!)
             } else {
-                state.memberships[id] = nil  // left before the enter was confirmed
+                membership = nil  // left before the enter was confirmed
             }
         case .inside?:
             guard var visit = membership else { return }
-            if inside {
+            if location.inside {
                 visit.outward = nil
                 visit.armed = false
                 emitDwellIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
-                state.memberships[id] = visit
+                membership = visit
             } else {
                 // With no outward crossing yet, the previous fix was inside: this segment leaves.
-                let outward = visit.outward ?? crossing(from: previous, to: here, area: entry.area, entering: false, settings: settings)
+                let outward = visit.outward ?? crossing(from: previous, to: here, area: area, entering: false, settings: settings)
                 visit.outward = outward
                 let band = settings.band(accuracy: fix.accuracy)
                 if !visit.armed {
-                    visit.armed = try band == 0 || entry.area.boundaryDistance(position) > band
+                    visit.armed = band == 0 || location.boundaryDistance > band
                 }
                 emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
                 if visit.armed, fix.time - outward.time >= settings.exitDelay {
                     event(.exit, outward, visit: visit.enter.time)
-                    state.memberships[id] = nil
+                    membership = nil
                 } else {
-                    state.memberships[id] = visit
+                    membership = visit
                 }
             }
         }
-        membership = state.memberships[id]
+        track.members[region] = membership
 
         // A fresh safe disc around this fix, for the settled states only.
         guard let slot else { return }
-        cache.memberFlags[slot] = membership != nil
         if membership == nil || (membership?.phase == .inside && membership?.outward == nil) {
-            // Outside, the distance to the bounding box is a safe radius when it is not small,
-            // and costs nothing; otherwise the exact distance to the boundary.
-            let nearby = membership == nil ? entry.area.distanceToEnvelope(position) : 0
-            let distance = nearby > Self.cheapDiscMinimum ? nearby : try entry.area.boundaryDistance(position)
-            cache.discs[slot] = SafeDisc(center: position, radius: distance, inside: membership != nil)
+            track.discs[slot] = SafeDisc.within(location.boundaryDistance, of: position, inside: membership != nil)
         } else {
-            cache.discs[slot] = nil
+            track.discs[slot] = nil
         }
     }
 
     /// Between two outside fixes: a segment that crosses the region (deeper than the fixes'
     /// reported accuracy) is an enter and an exit, flagged `pass`.
-    private func passThrough(_ entry: Entry, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void) throws {
-        guard try entry.area.segmentCrosses(from: previous.position, to: here.position) else { return }
-        let fractions = entry.area.crossings(from: previous.position, to: here.position)
+    private func passThrough(_ region: Int, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void) throws {
+        let area = areas[region], settings = regionSettings[region]
+        guard try area.segmentCrosses(from: previous.position, to: here.position) else { return }
+        let fractions = area.crossings(from: previous.position, to: here.position)
         guard let first = fractions.first, let last = fractions.last, last > first,
-            try passDepth(entry.area, from: previous, to: here, chord: first...last)
-                > min(passAccuracy(previous, here) * entry.settings.passThroughDepthFactor, entry.area.deepestUsefulDepth)
+            try passDepth(area, from: previous, to: here, chord: first...last)
+                > min(passAccuracy(previous, here) * settings.passThroughDepthFactor, area.deepestUsefulDepth)
         else { return }
         let span = here.time - previous.time
         let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
         let exit = Crossing(time: previous.time + last * span, flags: .pass, position: Self.along(previous, here, last))
         event(.enter, enter, enter.time)
-        if let dwell = entry.settings.dwell, exit.time - enter.time >= dwell {
+        if let dwell = settings.dwell, exit.time - enter.time >= dwell {
             event(.dwell, Crossing(time: enter.time + dwell, flags: .pass), enter.time)
         }
         event(.exit, exit, enter.time)
@@ -240,13 +267,13 @@ public final class Monitor {
 
     /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
     /// deeper inside than its accuracy (times `deepEntryFactor`), so sparse traces do not lose
-    /// visits.
-    private func enterConfirmed(_ membership: Membership, fix: Fix, area: RegionArea, settings: MonitorSettings) throws -> Bool {
+    /// visits. `depth` is the fix's distance to the boundary.
+    private func enterConfirmed(_ membership: Membership, fix: Fix, depth: Double, area: RegionArea, settings: MonitorSettings) -> Bool {
         if settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay { return true }
-        let depth = (fix.accuracy ?? Self.assumedAccuracy) * settings.deepEntryFactor
+        let deepEnough = (fix.accuracy ?? Self.assumedAccuracy) * settings.deepEntryFactor
         // A region smaller than that depth would never confirm a passing visit: halfway to its
         // middle is deep enough there.
-        return try area.boundaryDistance(fix.position) > min(depth, area.deepestUsefulDepth)
+        return depth > min(deepEnough, area.deepestUsefulDepth)
     }
 
     /// How deep a pass-through goes: the distance to the boundary from the middle of the part

@@ -47,19 +47,67 @@ public struct MonitorState: Sendable, Hashable, Codable {
     }
 }
 
-/// Per-device caches that speed the monitor up; never persisted, always safe to drop.
-public struct MonitorCache: Sendable {
+/// A device's monitor state compiled against one monitor's regions, with the caches that speed
+/// the monitor up. Made by ``Monitor/track(resuming:)``, turned back into a persistable
+/// ``MonitorState`` by ``Monitor/state(of:)``; the caches are never persisted.
+public struct MonitorTrack: Sendable {
+    /// The previous fix the monitor processed.
+    public internal(set) var lastFix: FixPoint?
+    /// Memberships in the monitor's regions, by region index.
+    var members = MembershipTable()
+    /// Memberships in regions this monitor does not watch (disabled or gone since they were
+    /// saved): kept as they are.
+    var unmonitored: [String: Membership] = [:]
+
     /// The box the candidate regions were looked up for; fixes inside it reuse them.
     var box: Envelope?
+    /// Regions near the box, ascending by index.
     var candidates: [Int] = []
     /// Per candidate: a disc around a fix within which the region's boundary is not reached,
     /// so membership cannot change and no segment can cross it.
     var discs: [SafeDisc?] = []
-    /// Per candidate: whether the device has a membership in it (so most fixes need no lookup
-    /// by region id to find the regions to follow).
-    var memberFlags: [Bool] = []
+    /// Members that are not among the candidates (rare: the device left their surroundings at
+    /// once); followed by id until their membership ends.
+    var strays: [Int] = []
+    /// A disc inside every candidate's safe disc, valid until the earliest dwell a settled visit
+    /// waits for: while fixes stay in it, nothing can happen.
+    var quiet: QuietDisc?
+}
 
-    public init() {}
+/// Memberships by region index. A device is in a handful of regions at most, so a linear scan
+/// beats hashing.
+struct MembershipTable: Sendable {
+    private(set) var regions: [Int] = []
+    private(set) var values: [Membership] = []
+
+    var isEmpty: Bool { regions.isEmpty }
+
+    subscript(region: Int) -> Membership? {
+        get { regions.firstIndex(of: region).map { values[$0] } }
+        set {
+            if let slot = regions.firstIndex(of: region) {
+                if let newValue {
+                    values[slot] = newValue
+                } else {
+                    regions.remove(at: slot)
+                    values.remove(at: slot)
+                }
+            } else if let newValue {
+                regions.append(region)
+                values.append(newValue)
+            }
+        }
+    }
+}
+
+struct QuietDisc: Sendable {
+    let disc: SafeDisc
+    /// The earliest time a dwell may fall due.
+    let until: Double
+
+    func covers(_ fix: Fix) -> Bool {
+        fix.time < until && disc.covers(fix.position)
+    }
 }
 
 struct SafeDisc: Sendable {
@@ -68,18 +116,34 @@ struct SafeDisc: Sendable {
     let inside: Bool
     let metresPerDegreeLon: Double
 
-    init(center: Position, radius: Double, inside: Bool) {
+    init(center: Position, radius: Double, inside: Bool, metresPerDegreeLon: Double) {
         self.center = center
-        // Margin for the flat-earth distance used to test it.
-        self.radius = min(radius * 0.98 - 0.05, 5_000)
+        self.radius = radius
         self.inside = inside
-        self.metresPerDegreeLon = Geodesy.metresPerDegreeLongitude(atLatitude: center.lat)
+        self.metresPerDegreeLon = metresPerDegreeLon
+    }
+
+    /// A disc that stays short of a boundary `boundaryDistance` metres from `center`, by a
+    /// margin that covers the flat-earth distance used to test it (the scale is the centre's
+    /// latitude's: up to about 85° the scale's change across the disc stays within the margin).
+    static func within(_ boundaryDistance: Double, of center: Position, inside: Bool) -> SafeDisc {
+        SafeDisc(
+            center: center, radius: min(boundaryDistance * 0.98 - 0.05, 5_000), inside: inside,
+            metresPerDegreeLon: Geodesy.metresPerDegreeLongitude(atLatitude: center.lat))
     }
 
     func covers(_ position: Position) -> Bool {
-        guard radius > 0 else { return false }
+        radius > 0 && distanceSquared(position) < radius * radius
+    }
+
+    /// How much farther than `position` the disc reaches (negative outside it).
+    func slack(at position: Position) -> Double {
+        radius - distanceSquared(position).squareRoot()
+    }
+
+    private func distanceSquared(_ position: Position) -> Double {
         let dx = (position.lon - center.lon) * metresPerDegreeLon
         let dy = (position.lat - center.lat) * Geodesy.metresPerDegreeLatitude
-        return dx * dx + dy * dy < radius * radius
+        return dx * dx + dy * dy
     }
 }

@@ -40,12 +40,11 @@ do {
         var best = Double.infinity
         var events = 0
         for _ in 0..<repeats {
-            var state = MonitorState()
-            var cache = MonitorCache()
+            var track = monitor.track(resuming: MonitorState())
             events = 0
             let elapsed = try seconds {
                 for fix in fixes {
-                    try monitor.process(fix, state: &state, cache: &cache) { _ in events += 1 }
+                    try monitor.process(fix, track: &track) { _ in events += 1 }
                 }
             }
             best = min(best, elapsed)

@@ -1,0 +1,164 @@
+import FencepostGeometry
+
+/// A circle, exact on the sphere: inside within the radius by haversine distance.
+final class CircleArea: RegionArea {
+    let center: Position
+    let radius: Double
+    private let projection: LocalProjection
+
+    init(center: Position, radius: Double, envelope: Envelope) {
+        self.center = center
+        self.radius = radius
+        self.projection = LocalProjection(origin: center)
+        super.init(envelope: envelope)
+    }
+
+    override func locate(_ position: Position) -> AreaLocation {
+        let distance = Geodesy.distance(center, position)
+        return AreaLocation(inside: distance <= radius, boundaryDistance: abs(distance - radius))
+    }
+
+    override func boundaryDistance(_ position: Position) -> Double {
+        abs(Geodesy.distance(center, position) - radius)
+    }
+
+    /// Half the radius.
+    override var deepestUsefulDepth: Double { radius / 2 }
+
+    override func crossings(from a: Position, to b: Position) -> [Double] {
+        let (ax, ay) = projection.project(a)
+        let (bx, by) = projection.project(b)
+        let dx = bx - ax, dy = by - ay
+        let qa = dx * dx + dy * dy
+        guard qa > 0 else { return [] }
+        let qb = 2 * (ax * dx + ay * dy)
+        let qc = ax * ax + ay * ay - radius * radius
+        let discriminant = qb * qb - 4 * qa * qc
+        guard discriminant >= 0 else { return [] }
+        let root = discriminant.squareRoot()
+        return [(-qb - root) / (2 * qa), (-qb + root) / (2 * qa)].filter { (0...1).contains($0) }
+    }
+}
+
+/// A small polygon's rings as flat coordinate arrays: lon/lat for containment (planar, as GEOS
+/// tests it) and local metres for distances, both read in one scan of the edges.
+final class EdgeListArea: RegionArea {
+    let rings: [[Position]]
+    /// Per vertex: lon, lat, x, y (metres in the local projection).
+    private let vertices: [Double]
+    /// Where each ring starts among the vertices, plus the end.
+    private let starts: [Int]
+    private let projection: LocalProjection
+
+    init(rings: [[Position]], projection: LocalProjection, envelope: Envelope) {
+        self.rings = rings
+        self.projection = projection
+        var vertices: [Double] = [], starts: [Int] = [0]
+        for ring in rings {
+            for position in ring {
+                let (x, y) = projection.project(position)
+                vertices += [position.lon, position.lat, x, y]
+            }
+            starts.append(starts.last! + ring.count)
+        }
+        self.vertices = vertices
+        self.starts = starts
+        super.init(envelope: envelope)
+    }
+
+    /// Even-odd ray casting over every ring (points on an edge count as inside) and the
+    /// distance to the nearest edge.
+    override func locate(_ position: Position) -> AreaLocation {
+        let px = position.lon, py = position.lat
+        let (mx, my) = projection.project(position)
+        var inside = false
+        var onEdge = false
+        var best = Double.infinity
+        vertices.withUnsafeBufferPointer { v in
+            for ring in 0..<(starts.count - 1) {
+                for i in starts[ring]..<(starts[ring + 1] - 1) {
+                    let a = 4 * i, b = a + 4
+                    let ax = v[a], ay = v[a + 1], bx = v[b], by = v[b + 1]
+                    if (bx - ax) * (py - ay) - (by - ay) * (px - ax) == 0,
+                        px >= min(ax, bx), px <= max(ax, bx), py >= min(ay, by), py <= max(ay, by)
+                    {
+                        onEdge = true
+                    }
+                    if (ay > py) != (by > py), px < ax + (py - ay) * (bx - ax) / (by - ay) {
+                        inside.toggle()
+                    }
+                    best = min(best, Self.squaredDistance(mx, my, v[a + 2], v[a + 3], v[b + 2], v[b + 3]))
+                }
+            }
+        }
+        return AreaLocation(inside: inside || onEdge, boundaryDistance: best.squareRoot())
+    }
+
+    override func boundaryDistance(_ position: Position) -> Double {
+        let (mx, my) = projection.project(position)
+        var best = Double.infinity
+        vertices.withUnsafeBufferPointer { v in
+            for ring in 0..<(starts.count - 1) {
+                for i in starts[ring]..<(starts[ring + 1] - 1) {
+                    let a = 4 * i, b = a + 4
+                    best = min(best, Self.squaredDistance(mx, my, v[a + 2], v[a + 3], v[b + 2], v[b + 3]))
+                }
+            }
+        }
+        return best.squareRoot()
+    }
+
+    /// Squared metres from (px, py) to the segment (ax, ay) → (bx, by).
+    private static func squaredDistance(_ px: Double, _ py: Double, _ ax: Double, _ ay: Double, _ bx: Double, _ by: Double) -> Double {
+        let dx = bx - ax, dy = by - ay
+        let length = dx * dx + dy * dy
+        let t = length > 0 ? min(max(((px - ax) * dx + (py - ay) * dy) / length, 0), 1) : 0
+        let ex = ax + t * dx - px, ey = ay + t * dy - py
+        return ex * ex + ey * ey
+    }
+
+    override func crossings(from a: Position, to b: Position) -> [Double] {
+        Self.crossings(from: a, to: b, rings: rings)
+    }
+
+    override func segmentCrosses(from a: Position, to b: Position) -> Bool {
+        let box = Envelope(minX: min(a.lon, b.lon), minY: min(a.lat, b.lat), maxX: max(a.lon, b.lon), maxY: max(a.lat, b.lat))
+        return box.intersects(envelope) && Self.crossesAny(from: a, to: b, rings: rings)
+    }
+}
+
+/// A larger polygon, tested through GEOS prepared geometries: covers in lon/lat, distance to the
+/// boundary in the local projection.
+final class GEOSPolygonArea: RegionArea {
+    private let prepared: PreparedGeometry
+    private let projection: LocalProjection
+    private let projectedBoundary: PreparedGeometry
+    private let rings: [[Position]]
+
+    init(area: Shape, rings: [[Position]], projection: LocalProjection, context: GEOSContext) throws {
+        self.prepared = try Geometry(shape: area, context: context).prepared()
+        self.projection = projection
+        self.projectedBoundary = try Geometry(shape: projection.project(area), context: context).boundary().prepared()
+        self.rings = rings
+        super.init(envelope: area.bounds)
+    }
+
+    override func locate(_ position: Position) throws -> AreaLocation {
+        AreaLocation(inside: try prepared.covers(x: position.lon, y: position.lat), boundaryDistance: try boundaryDistance(position))
+    }
+
+    override func boundaryDistance(_ position: Position) throws -> Double {
+        let (x, y) = projection.project(position)
+        return try projectedBoundary.distance(x: x, y: y)
+    }
+
+    override func crossings(from a: Position, to b: Position) -> [Double] {
+        Self.crossings(from: a, to: b, rings: rings)
+    }
+
+    override func segmentCrosses(from a: Position, to b: Position) throws -> Bool {
+        let box = Envelope(minX: min(a.lon, b.lon), minY: min(a.lat, b.lat), maxX: max(a.lon, b.lon), maxY: max(a.lat, b.lat))
+        guard box.intersects(envelope) else { return false }
+        return try prepared.intersectsSegment(x1: a.lon, y1: a.lat, x2: b.lon, y2: b.lat)
+    }
+}
