@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
     ],
     targets: [
         // MARK: - C libraries
@@ -30,7 +31,7 @@ let package = Package(
         ),
 
         .systemLibrary(
-            name: "CZlib",
+            name: "CSystemZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
@@ -51,7 +52,15 @@ let package = Package(
         ),
         .target(
             name: "FencepostFormats",
-            dependencies: ["FencepostCore", "CZlib"],
+            dependencies: ["FencepostCore", "CSystemZlib"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FencepostHealth",
+            dependencies: [
+                "FencepostCore", "FencepostFormats",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -67,6 +76,7 @@ let package = Package(
             dependencies: [
                 "FencepostCore",
                 "FencepostFormats",
+                "FencepostHealth",
                 "FencepostStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -103,6 +113,11 @@ let package = Package(
         .testTarget(
             name: "FencepostFormatsTests",
             dependencies: ["FencepostFormats", "FencepostTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostHealthTests",
+            dependencies: ["FencepostHealth", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -91,6 +91,27 @@ extension Store {
             try db.execute(sql: "ALTER TABLE events ADD COLUMN lat REAL")
             try db.execute(sql: "ALTER TABLE events ADD COLUMN lon REAL")
         }
+        migrator.registerMigration("v4-health") { db in
+            try db.execute(sql: """
+                -- Per owner and health kind: the newest creation time imported (advanced in the
+                -- same transaction as the kind's events).
+                CREATE TABLE health_anchors (
+                    owner TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    anchor_ms INTEGER NOT NULL,
+                    updated_at TEXT NOT NULL,
+                    PRIMARY KEY (owner, kind)
+                );
+                -- The sources of the last import and how many records each had.
+                CREATE TABLE health_sources (
+                    owner TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    records INTEGER NOT NULL,
+                    updated_at TEXT NOT NULL,
+                    PRIMARY KEY (owner, source)
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -1,42 +1,52 @@
 import Foundation
 import Synchronization
 
-/// Reads a file (or standard input for `-`) in fixed-size chunks: the only way inputs are read,
-/// so memory stays flat whatever the file size.
+/// Reads a file (or standard input for `-`, or any other producer of chunks, such as an entry of
+/// a zip archive) in fixed-size chunks: the only way inputs are read, so memory stays flat
+/// whatever the input's size.
 ///
 /// `@unchecked Sendable`: chunks are read by one thread at a time (a reader may be handed to a
 /// prefetching thread); `bytesRead` is atomic and `size` immutable, so another thread can watch
 /// the progress.
 public final class ByteSource: @unchecked Sendable {
     public let name: String
-    private let handle: FileHandle
-    private let ownsHandle: Bool
-    private let chunkSize: Int
+    /// The next raw chunk, nil at the end.
+    private let nextChunk: () throws(TraceReadError) -> [UInt8]?
     /// Bytes of the file read so far (compressed bytes for gzip), for progress reports.
     public var bytesRead: Int { counter.load(ordering: .relaxed) }
     private let counter = Atomic<Int>(0)
-    /// The file's size, when it is a regular file.
+    /// The input's size in bytes, when known (a regular file's).
     public let size: Int?
 
-    public init(path: String, chunkSize: Int = 1 << 18) throws(TraceReadError) {
-        self.name = path
-        self.chunkSize = chunkSize
-        size = path == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+    /// Reads chunks from a producer; `name` is what errors and progress call the input.
+    public init(name: String, size: Int?, chunks: @escaping () throws(TraceReadError) -> [UInt8]?) {
+        self.name = name
+        self.size = size
+        self.nextChunk = chunks
+    }
+
+    /// Reads bytes already in memory (a small file taken out of an archive).
+    public convenience init(name: String, bytes: [UInt8]) {
+        var remaining: [UInt8]? = bytes
+        self.init(name: name, size: bytes.count) { () throws(TraceReadError) -> [UInt8]? in
+            defer { remaining = nil }
+            return remaining
+        }
+    }
+
+    public convenience init(path: String, chunkSize: Int = 1 << 18) throws(TraceReadError) {
+        let size = path == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        let file: FileChunks
         if path == "-" {
-            handle = FileHandle.standardInput
-            ownsHandle = false
+            file = FileChunks(name: path, handle: FileHandle.standardInput, owned: false, chunkSize: chunkSize)
         } else {
             guard let handle = FileHandle(forReadingAtPath: path) else {
                 let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
                 throw TraceReadError(file: path, line: nil, reason: reason)
             }
-            self.handle = handle
-            ownsHandle = true
+            file = FileChunks(name: path, handle: handle, owned: true, chunkSize: chunkSize)
         }
-    }
-
-    deinit {
-        if ownsHandle { try? handle.close() }
+        self.init(name: path, size: size) { () throws(TraceReadError) -> [UInt8]? in try file.read() }
     }
 
     private var peeked: [UInt8]?
@@ -76,15 +86,36 @@ public final class ByteSource: @unchecked Sendable {
     }
 
     private func readRaw() throws(TraceReadError) -> [UInt8]? {
-        let data: Data?
+        guard let chunk = try nextChunk(), !chunk.isEmpty else { return nil }
+        counter.add(chunk.count, ordering: .relaxed)
+        return chunk
+    }
+}
+
+/// A file handle read in fixed-size chunks, closed with its owner.
+private final class FileChunks {
+    private let name: String
+    private let handle: FileHandle
+    private let owned: Bool
+    private let chunkSize: Int
+
+    init(name: String, handle: FileHandle, owned: Bool, chunkSize: Int) {
+        self.name = name
+        self.handle = handle
+        self.owned = owned
+        self.chunkSize = chunkSize
+    }
+
+    deinit {
+        if owned { try? handle.close() }
+    }
+
+    func read() throws(TraceReadError) -> [UInt8]? {
         do {
-            data = try handle.read(upToCount: chunkSize)
+            return try handle.read(upToCount: chunkSize).map { [UInt8]($0) }
         } catch {
             throw TraceReadError(file: name, line: nil, reason: "read failed: \(error.localizedDescription)")
         }
-        guard let data, !data.isEmpty else { return nil }
-        counter.add(data.count, ordering: .relaxed)
-        return [UInt8](data)
     }
 }
 

@@ -1,4 +1,4 @@
-import CZlib
+import CSystemZlib
 
 /// Decompresses a gzip stream chunk by chunk (zlib's inflate), so `.gpx.gz` and friends read
 /// in flat memory like any other input.
@@ -32,7 +32,7 @@ final class GzipInflater {
                 let status = chunk.withUnsafeMutableBufferPointer { target -> Int32 in
                     stream.next_out = target.baseAddress
                     stream.avail_out = UInt32(target.count)
-                    return CZlib.inflate(&stream, Z_NO_FLUSH)
+                    return CSystemZlib.inflate(&stream, Z_NO_FLUSH)
                 }
                 let produced = chunk.count - Int(stream.avail_out)
                 output.append(contentsOf: chunk[0..<produced])

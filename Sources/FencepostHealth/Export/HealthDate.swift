@@ -1,0 +1,74 @@
+import FencepostCore
+
+/// A date as Apple Health exports write it, `2023-01-14 07:35:00 -0500`: an instant and the UTC
+/// offset it was recorded in, which decides its local day.
+public struct HealthDate: Sendable, Hashable, Comparable {
+    /// Seconds since the epoch.
+    public var seconds: Double
+    /// The recording's UTC offset, in seconds east of UTC.
+    public var offset: Int
+
+    public init(seconds: Double, offset: Int) {
+        self.seconds = seconds
+        self.offset = offset
+    }
+
+    /// Parses `YYYY-MM-DD HH:MM:SS ±HHMM`; nil for anything else.
+    public init?(_ text: String) {
+        let b = Array(text.utf8)
+        guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
+            b[20] == 0x2B || b[20] == 0x2D
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                guard (0x30...0x39).contains(b[index]) else { return nil }
+                value = value * 10 + Int(b[index] - 0x30)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            let offsetHours = number(21..<23), let offsetMinutes = number(23..<25),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61,
+            offsetHours < 24, offsetMinutes < 60
+        else { return nil }
+        let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60)
+        let days = HealthDate.daysFromCivil(year: year, month: month, day: day)
+        self.offset = offset
+        self.seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
+    }
+
+    public static func < (a: HealthDate, b: HealthDate) -> Bool { a.seconds < b.seconds }
+
+    /// Days since 1970-01-01 of the recording's local date.
+    public var localDay: Int { Int(((seconds + Double(offset)) / 86_400).rounded(.down)) }
+
+    /// The recording's local date, `2023-01-14`.
+    public var localDate: String { Self.dateText(day: localDay) }
+
+    /// The instant the local day began, in the recording's offset.
+    public var localDayStart: Double { Double(localDay * 86_400 - offset) }
+
+    /// `-05:00` style.
+    public var offsetText: String {
+        let minutes = abs(offset) / 60
+        let sign = offset < 0 ? "-" : "+"
+        return sign + (minutes / 60 < 10 ? "0" : "") + "\(minutes / 60):" + (minutes % 60 < 10 ? "0" : "") + "\(minutes % 60)"
+    }
+
+    /// `2023-01-14` for a count of days since 1970-01-01.
+    public static func dateText(day: Int) -> String {
+        String(Timestamp.format(milliseconds: Int64(day) * 86_400_000).prefix(10))
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}

@@ -1,0 +1,154 @@
+public import FencepostFormats
+import Foundation
+import ZIPFoundation
+
+/// An Apple Health export on disk: `export.zip` read in place (nothing unpacked to disk), or an
+/// unpacked `export.xml` (optionally gzip-compressed) with its `workout-routes/` folder beside it.
+public final class HealthExportFile {
+    public let path: String
+    private let archive: Archive?
+    /// Inside the archive (`apple_health_export/`) or on disk, where `export.xml` is.
+    private let base: String
+    private let xmlEntry: String?
+
+    public init(path: String) throws(TraceReadError) {
+        self.path = path
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
+            throw TraceReadError(file: path, line: nil, reason: reason)
+        }
+        let magic = (try? handle.read(upToCount: 4)).map { [UInt8]($0) } ?? []
+        try? handle.close()
+        guard magic == [0x50, 0x4B, 0x03, 0x04] else {
+            archive = nil
+            xmlEntry = nil
+            base = (path as NSString).deletingLastPathComponent
+            return
+        }
+        let archive: Archive
+        do {
+            archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
+        } catch {
+            throw TraceReadError(file: path, line: nil, reason: "not a readable zip archive (truncated?): \(error)")
+        }
+        guard let entry = archive.first(where: { ($0.path as NSString).lastPathComponent == "export.xml" }) else {
+            throw TraceReadError(file: path, line: nil, reason: "the archive holds no export.xml")
+        }
+        self.archive = archive
+        self.xmlEntry = entry.path
+        self.base = (entry.path as NSString).deletingLastPathComponent
+    }
+
+    /// The name errors give the document: `export.zip:apple_health_export/export.xml`.
+    public var documentName: String { xmlEntry.map { "\(path):\($0)" } ?? path }
+
+    /// `export.xml` as a stream of chunks.
+    public func document() throws(TraceReadError) -> ByteSource {
+        guard let xmlEntry, let archive, let entry = archive[xmlEntry] else { return try ByteSource(path: path) }
+        let stream = ZipEntryStream(archivePath: path, entryPath: xmlEntry, name: documentName)
+        return ByteSource(name: documentName, size: Int(entry.uncompressedSize)) { () throws(TraceReadError) -> [UInt8]? in
+            try stream.next()
+        }
+    }
+
+    /// A file the export refers to (a workout route), by its `FileReference` path; small enough
+    /// to read whole.
+    public func referencedFile(_ reference: String) throws(TraceReadError) -> ByteSource {
+        let relative = reference.hasPrefix("/") ? String(reference.dropFirst()) : reference
+        guard let archive else {
+            return try ByteSource(path: (base as NSString).appendingPathComponent(relative))
+        }
+        let entryPath = base.isEmpty ? relative : base + "/" + relative
+        let name = "\(path):\(entryPath)"
+        guard let entry = archive[entryPath] else {
+            throw TraceReadError(file: name, line: nil, reason: "referenced by the export but not in the archive")
+        }
+        var bytes: [UInt8] = []
+        do {
+            _ = try archive.extract(entry) { bytes.append(contentsOf: $0) }
+        } catch {
+            throw TraceReadError(file: name, line: nil, reason: "corrupt zip data: \(error)")
+        }
+        return ByteSource(name: name, bytes: bytes)
+    }
+}
+
+/// An archive entry inflated on a thread of its own, handed over in chunks through a short
+/// queue: ZIPFoundation pushes chunks, the XML reader pulls them, memory stays flat.
+private final class ZipEntryStream {
+    private let channel: ChunkChannel
+
+    init(archivePath: String, entryPath: String, name: String) {
+        let channel = ChunkChannel()
+        self.channel = channel
+        let thread = Thread {
+            do {
+                let archive = try Archive(url: URL(fileURLWithPath: archivePath), accessMode: .read)
+                guard let entry = archive[entryPath] else { throw Archive.ArchiveError.invalidEntryPath }
+                _ = try archive.extract(entry, bufferSize: 1 << 18) { data in try channel.put([UInt8](data)) }
+                channel.finish(nil)
+            } catch is ChunkChannel.Cancelled {
+                channel.finish(nil)
+            } catch {
+                channel.finish(TraceReadError(file: name, line: nil, reason: "corrupt or truncated zip data: \(error)"))
+            }
+        }
+        thread.start()
+    }
+
+    deinit {
+        channel.cancel()
+    }
+
+    func next() throws(TraceReadError) -> [UInt8]? {
+        try channel.take()
+    }
+}
+
+private final class ChunkChannel: @unchecked Sendable {
+    struct Cancelled: Error {}
+
+    private let condition = NSCondition()
+    private var chunks: [[UInt8]] = []
+    private var finished = false
+    private var cancelled = false
+    private var failure: TraceReadError?
+    private let depth = 4
+
+    /// Runs on the inflating thread; waits while the queue is full.
+    func put(_ chunk: [UInt8]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while chunks.count >= depth, !cancelled { condition.wait() }
+        if cancelled { throw Cancelled() }
+        chunks.append(chunk)
+        condition.broadcast()
+    }
+
+    func finish(_ failure: TraceReadError?) {
+        condition.lock()
+        self.failure = failure
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func take() throws(TraceReadError) -> [UInt8]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while chunks.isEmpty, !finished { condition.wait() }
+        if chunks.isEmpty {
+            if let failure { throw failure }
+            return nil
+        }
+        condition.broadcast()
+        return chunks.removeFirst()
+    }
+}

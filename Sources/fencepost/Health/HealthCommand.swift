@@ -1,0 +1,189 @@
+import ArgumentParser
+import FencepostCore
+import FencepostFormats
+import FencepostHealth
+import FencepostStore
+import Foundation
+
+struct HealthCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "health",
+        abstract: "Import Apple Health exports as health events beside the geofence events.",
+        subcommands: [HealthImport.self, HealthSources.self])
+}
+
+struct HealthImport: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import an Apple Health export (export.zip, or an unpacked export.xml).",
+        discussion: """
+            The export is read as a stream (the zip in place, nothing unpacked to disk). Steps,
+            distance, active energy and water become one event per local day (the day of each
+            record's own UTC offset); where several sources recorded the same minutes, the
+            better-ranked source present counts (--source-priority) and nothing is counted twice.
+            Sleep becomes one event per night, body mass, BMI, blood pressure and heart-rate
+            summaries one event per measurement, each workout one event; workout routes go through
+            the monitor like any trace (device = the route's source), so they make geofence events.
+
+            Import is incremental: each kind keeps an anchor (the newest record it imported), so
+            importing the same export again adds nothing, and a newer export adds what is new and
+            updates the daily totals that changed (an update in the outbox, not a duplicate).
+            Events and anchors commit in one transaction; routes are ingested first, and re-running
+            after a crash converges. A malformed export (truncated zip, broken XML, an unknown date
+            format) is refused with where and why, and nothing of it is written.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: ArgumentHelp("export.zip or export.xml.", valueName: "file"))
+    var file: String
+
+    @Option(help: "Leave out records before this date (YYYY-MM-DD, UTC, or an RFC 3339 time).")
+    var since: String?
+
+    @Option(help: "Kinds to import, comma-separated: \(HealthKind.allCases.map(\.rawValue).joined(separator: ",")).")
+    var types: String?
+
+    @Option(help: "Sources in priority order, comma-separated; a source ranks by the first name it contains.")
+    var sourcePriority: String = SourcePriority.standard.patterns.joined(separator: ",")
+
+    @Option(help: "Whose export this is: the device of its events.")
+    var owner: String = "me"
+
+    @Flag(help: "Print the summary as JSON on stdout.")
+    var json = false
+
+    func validate() throws {
+        _ = try options()
+    }
+
+    func options() throws -> HealthImportOptions {
+        var options = HealthImportOptions(owner: owner, priority: SourcePriority(patterns: sourcePriority.split(separator: ",").map(String.init)))
+        if let since {
+            guard let instant = Timestamp.parse(since) ?? Timestamp.parse(since + "T00:00:00Z") else {
+                throw ValidationError("--since takes a date (2023-01-14) or an RFC 3339 time, not \"\(since)\".")
+            }
+            options.since = instant
+        }
+        if let types {
+            var kinds: Set<HealthKind> = []
+            for name in types.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                guard let kind = HealthKind(rawValue: name) else {
+                    throw ValidationError("Unknown kind \"\(name)\" in --types; known: \(HealthKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+                }
+                kinds.insert(kind)
+            }
+            options.kinds = kinds
+        }
+        return options
+    }
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let options = try options()
+            let store = try store.open()
+            do {
+                let export = try HealthExportFile(path: file)
+                let source = try export.document()
+                var reader = HealthExportReader(source: source)
+                var progress = Progress()
+                let importer = HealthImporter(options: options, anchors: try store.healthAnchors(owner: owner))
+                let plan = try importer.plan(reading: &reader) { items in
+                    progress.update("\(export.documentName): \(items) items, \(Self.percent(source))")
+                }
+                progress.clear()
+                // Routes first: their ingest is idempotent, so a crash before the commit below
+                // leaves the workouts new and their routes are fed again, harmlessly.
+                let routes = try ingestRoutes(plan.routes, from: export, store: store)
+                let committed = try store.commitHealth(owner: owner, events: plan.events, anchors: plan.anchors, sources: plan.sources)
+                report(plan.summary, committed, routes)
+            } catch let error as TraceReadError {
+                throw CommandFailure.invalidInput(["error: \(error) (nothing of the export was written)"])
+            }
+        }
+    }
+
+    private func ingestRoutes(_ routes: [WorkoutRouteInput], from export: HealthExportFile, store: Store) throws -> IngestSummary? {
+        guard !routes.isEmpty else { return nil }
+        let session = try IngestSession(store: store)
+        for input in routes {
+            switch input.route.points {
+            case .file(let path):
+                var reader = try TraceOpener.open(try export.referencedFile(path), format: .gpx, device: input.route.source)
+                try session.ingest { add in
+                    while let fix = try reader.next() { try add(fix) }
+                }
+            case .inline(let fixes):
+                try session.ingest { add in
+                    for fix in fixes { try add(fix) }
+                }
+            }
+        }
+        return session.summary
+    }
+
+    private static func percent(_ source: ByteSource) -> String {
+        guard let size = source.size, size > 0 else { return "\(source.bytesRead >> 20) MiB" }
+        return "\(source.bytesRead * 100 / size) %"
+    }
+
+    private func report(_ read: HealthReadSummary, _ committed: HealthCommitSummary, _ routes: IngestSummary?) {
+        if json {
+            var object: [String: JSONValue] = [
+                "records": .number(Double(read.records)), "correlations": .number(Double(read.correlations)),
+                "workouts": .number(Double(read.workouts)), "activity_summaries": .number(Double(read.activitySummaries)),
+                "skipped": .object(read.skipped.mapValues { .number(Double($0)) }),
+                "new_records": .object(Dictionary(uniqueKeysWithValues: read.new.map { ($0.rawValue, .number(Double($1))) })),
+                "created": .object(committed.created.mapValues { .number(Double($0)) }),
+                "updated": .object(committed.updated.mapValues { .number(Double($0)) }),
+                "unchanged": .number(Double(committed.unchanged)),
+            ]
+            if let routes {
+                object["routes"] = .object([
+                    "fixes": .number(Double(routes.fixesRead)), "accepted": .number(Double(routes.fixesAccepted)),
+                    "events": .object(Dictionary(uniqueKeysWithValues: routes.events.map { ($0.rawValue, .number(Double($1))) })),
+                ])
+            }
+            Console.output(JSONValue.object(object).canonicalText())
+            return
+        }
+        func list(_ counts: [String: Int]) -> String {
+            counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }
+        var lines = [
+            "read: \(read.records) records, \(read.correlations) correlations, \(read.workouts) workouts, \(read.activitySummaries) activity summaries",
+            "new records: \(list(Dictionary(uniqueKeysWithValues: read.new.map { ($0.rawValue, $1) })))",
+            "skipped: \(list(read.skipped))",
+            "events created: \(list(committed.created)); updated: \(list(committed.updated)); unchanged: \(committed.unchanged)",
+        ]
+        if let routes {
+            lines.append("routes: \(routes.fixesRead) fixes read, \(routes.fixesAccepted) accepted, geofence events: \(list(Dictionary(uniqueKeysWithValues: routes.events.map { ($0.rawValue, $1) })))")
+        }
+        Console.error(lines)
+    }
+}
+
+struct HealthSources: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sources", abstract: "List the sources of the last health import, with their record counts.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Whose imports.")
+    var owner: String = "me"
+
+    @Option(help: "Output format: table or json.")
+    var format: QueueStatus.Format = .table
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let sources = try store.open().healthSources(owner: owner)
+            switch format {
+            case .table:
+                Console.output(Table.render(header: ["SOURCE", "RECORDS"], rows: sources.map { [$0.source, String($0.records)] }))
+            case .json:
+                Console.output(JSONValue.array(sources.map { .object(["source": .string($0.source), "records": .number(Double($0.records))]) }).canonicalText())
+            }
+        }
+    }
+}
