@@ -31,6 +31,8 @@ public struct EventRow: Sendable, Hashable {
     public var flags: [String]
     public var lat: Double?
     public var lon: Double?
+    /// The event's properties as JSON text (`{}` for geofence events).
+    public var properties: String
 
     init(row: Row) {
         id = row["id"]
@@ -43,6 +45,7 @@ public struct EventRow: Sendable, Hashable {
         time = row["time"]
         lat = row["lat"]
         lon = row["lon"]
+        properties = row["properties"]
         let flagText: String = row["flags"]
         flags = flagText.isEmpty ? [] : flagText.split(separator: ",").map(String.init)
     }

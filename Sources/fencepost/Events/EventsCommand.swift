@@ -43,7 +43,7 @@ struct EventsExport: AsyncParsableCommand {
     @Option(help: "Only this region's events.")
     var region: String?
 
-    @Option(help: "Only events of this kind (enter, exit, dwell).")
+    @Option(help: "Only events of this kind (enter, exit, dwell; steps, sleep, workout… for health events).")
     var kind: String?
 
     @Option(help: "Add local times in this IANA time zone.")
@@ -83,6 +83,9 @@ struct EventsExport: AsyncParsableCommand {
                         "visit_id": event.visitID.map(JSONValue.string) ?? .null,
                         "flags": .array(event.flags.map(JSONValue.string)),
                     ]
+                    if event.properties != "{}", let properties = try? JSONParser.parse(Array(event.properties.utf8)) {
+                        object["properties"] = properties
+                    }
                     if let zone { object["local_time"] = .string(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
                     try sink.write(JSONValue.object(object).canonicalText() + "\n")
                 }

@@ -1,0 +1,122 @@
+import FencepostCore
+import FencepostFormats
+import FencepostTestSupport
+import Foundation
+import Testing
+
+@testable import FencepostHealth
+
+/// Builds small exports record by record.
+enum ExportXML {
+    static func record(_ type: String, _ source: String, _ start: String, _ end: String, _ value: String, unit: String = "count", created: String? = nil) -> String {
+        let creation = created.map { " creationDate=\"\($0)\"" } ?? ""
+        return "<Record type=\"\(type)\" sourceName=\"\(source)\" unit=\"\(unit)\"\(creation) startDate=\"\(start)\" endDate=\"\(end)\" value=\"\(value)\"/>"
+    }
+
+    static func steps(_ source: String, _ start: String, _ end: String, _ value: Int, created: String? = nil) -> String {
+        record("HKQuantityTypeIdentifierStepCount", source, start, end, "\(value)", created: created)
+    }
+
+    static func document(_ records: [String]) -> ByteSource {
+        let xml = "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">\n" + records.joined(separator: "\n") + "\n</HealthData>\n"
+        return ByteSource(name: "export.xml", bytes: Array(xml.utf8))
+    }
+}
+
+@Suite struct HealthImporterTests {
+    private func plan(_ records: [String], anchors: [String: Double] = [:], options: HealthImportOptions = HealthImportOptions()) throws -> HealthImportPlan {
+        var reader = HealthExportReader(source: ExportXML.document(records))
+        return try HealthImporter(options: options, anchors: anchors).plan(reading: &reader)
+    }
+
+    private func value(_ plan: HealthImportPlan, _ id: String) -> Double? {
+        plan.events.first { $0.id == id }?.properties["value"]?.numberValue
+    }
+
+    @Test func theWatchCountsWhereItWasWornAndThePhoneElsewhere() throws {
+        let watch = "Jane’s Apple\u{00A0}Watch", phone = "Jane’s iPhone"
+        let plan = try plan([
+            // 08:00–09:00 both carried: the Watch's 500 count, the phone's 520 overlap it.
+            ExportXML.steps(watch, "2023-01-14 08:00:00 -0500", "2023-01-14 09:00:00 -0500", 500),
+            ExportXML.steps(phone, "2023-01-14 08:00:00 -0500", "2023-01-14 09:00:00 -0500", 520),
+            // 10:00–11:00 the Watch is worn (energy samples) but records no steps: the phone's
+            // steps then were seen by the Watch as none.
+            ExportXML.record("HKQuantityTypeIdentifierActiveEnergyBurned", watch, "2023-01-14 10:00:00 -0500", "2023-01-14 11:00:00 -0500", "20", unit: "kcal"),
+            ExportXML.steps(phone, "2023-01-14 10:00:00 -0500", "2023-01-14 11:00:00 -0500", 90),
+            // 12:00–13:00 the Watch charges: only the phone was there.
+            ExportXML.steps(phone, "2023-01-14 12:00:00 -0500", "2023-01-14 13:00:00 -0500", 300),
+        ])
+        #expect(value(plan, "me:steps-2023-01-14") == 800)
+        let sources = plan.events.first { $0.id == "me:steps-2023-01-14" }?.properties["sources"]?.objectValue
+        #expect(sources?[watch]?.numberValue == 500 && sources?[phone]?.numberValue == 300)
+    }
+
+    @Test func aSampleAcrossLocalMidnightIsSplitByTime() throws {
+        let plan = try plan([ExportXML.steps("iPhone", "2023-01-14 23:30:00 -0500", "2023-01-15 00:30:00 -0500", 100)])
+        #expect(value(plan, "me:steps-2023-01-14") == 50)
+        #expect(value(plan, "me:steps-2023-01-15") == 50)
+        #expect(plan.events.first { $0.id == "me:steps-2023-01-15" }?.time == 1_673_758_800)  // local midnight, 05:00Z
+    }
+
+    @Test func sleepOfTwoSourcesIsOneNightWithoutOverlap() throws {
+        let sleep = "HKCategoryTypeIdentifierSleepAnalysis"
+        let plan = try plan([
+            ExportXML.record(sleep, "Watch", "2023-01-14 23:00:00 -0500", "2023-01-15 03:00:00 -0500", "HKCategoryValueSleepAnalysisAsleepCore", unit: ""),
+            ExportXML.record(sleep, "Watch", "2023-01-15 03:00:00 -0500", "2023-01-15 03:30:00 -0500", "HKCategoryValueSleepAnalysisAwake", unit: ""),
+            ExportXML.record(sleep, "Watch", "2023-01-15 03:30:00 -0500", "2023-01-15 06:30:00 -0500", "HKCategoryValueSleepAnalysisAsleepDeep", unit: ""),
+            ExportXML.record(sleep, "AutoSleep", "2023-01-14 22:45:00 -0500", "2023-01-15 06:40:00 -0500", "HKCategoryValueSleepAnalysisInBed", unit: ""),
+            ExportXML.record(sleep, "AutoSleep", "2023-01-14 23:10:00 -0500", "2023-01-15 06:20:00 -0500", "HKCategoryValueSleepAnalysisAsleepUnspecified", unit: ""),
+        ])
+        let nights = plan.events.filter { $0.kind == "sleep" }
+        #expect(nights.map(\.id) == ["me:sleep-2023-01-15"])
+        let night = try #require(nights.first?.properties)
+        #expect(night["in_bed_minutes"]?.numberValue == 475)  // 22:45–06:40
+        #expect(night["asleep_minutes"]?.numberValue == 420, "23:00–06:30 asleep by either source, less the 30 awake minutes")
+        #expect(night["awake_minutes"]?.numberValue == 30)
+        #expect(night["deep_minutes"]?.numberValue == 180)
+    }
+
+    @Test func anchorsLeaveOldRecordsAloneAndRecomputeTouchedDays() throws {
+        let first = [
+            ExportXML.steps("iPhone", "2023-01-14 08:00:00 -0500", "2023-01-14 09:00:00 -0500", 100, created: "2023-01-14 09:05:00 -0500"),
+            ExportXML.record("HKQuantityTypeIdentifierBodyMass", "Scale", "2023-01-14 07:00:00 -0500", "2023-01-14 07:00:00 -0500", "70", unit: "kg", created: "2023-01-14 07:01:00 -0500"),
+        ]
+        let initial = try plan(first)
+        #expect(initial.events.count == 2)
+        let again = try plan(first, anchors: initial.anchors)
+        #expect(again.events.isEmpty, "nothing is new")
+        let later = try plan(first + [ExportXML.steps("iPhone", "2023-01-14 18:00:00 -0500", "2023-01-14 19:00:00 -0500", 40, created: "2023-01-14 19:05:00 -0500")], anchors: initial.anchors)
+        #expect(later.events.map(\.id) == ["me:steps-2023-01-14"], "the touched day is recomputed, the old weight left alone")
+        #expect(value(later, "me:steps-2023-01-14") == 140)
+    }
+
+    @Test func generatedExportStepsMatchTheTruth() throws {
+        let script = TestData.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/bench/gen_health_export.py").path
+        guard FileManager.default.fileExists(atPath: script) else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-health-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = directory.appendingPathComponent("export.zip").path, truthPath = directory.appendingPathComponent("truth.csv").path
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", script, "--days", "21", "--seed", "5", "--out", export, "--truth", truthPath]
+        try python.run()
+        python.waitUntilExit()
+        try #require(python.terminationStatus == 0)
+
+        var reader = HealthExportReader(source: try HealthExportFile(path: export).document())
+        let plan = try HealthImporter(options: HealthImportOptions(), anchors: [:]).plan(reading: &reader)
+        let truth = try String(contentsOfFile: truthPath, encoding: .utf8).split(separator: "\n").dropFirst().map { $0.split(separator: ",") }
+        var errors: [Double] = []
+        for row in truth {
+            let ours = try #require(value(plan, "me:steps-\(row[0])"), "a steps event for \(row[0])")
+            let expected = Double(row[1])!
+            errors.append(abs(ours - expected) / expected)
+        }
+        #expect(errors.count == 21)
+        #expect(errors.reduce(0, +) / Double(errors.count) < 0.015, "mean daily error under 1.5 %")
+        #expect(errors.max()! < 0.03, "worst day under 3 %")
+        #expect(plan.events.contains { $0.kind == "blood_pressure" && $0.properties["systolic"] != nil })
+        #expect(plan.routes.count == plan.events.filter { $0.kind == "workout" && $0.properties["route_device"] != nil }.count)
+    }
+}
