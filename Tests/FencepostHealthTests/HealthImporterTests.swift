@@ -36,14 +36,18 @@ enum ExportXML {
     @Test func theWatchCountsWhereItWasWornAndThePhoneElsewhere() throws {
         let watch = "Jane’s Apple\u{00A0}Watch", phone = "Jane’s iPhone"
         let plan = try plan([
-            // 08:00–09:00 both carried: the Watch's 500 count, the phone's 520 overlap it.
+            // 08:00–09:00 both carried (the Watch's energy samples say it was worn): the Watch's
+            // 500 count, the phone's 520 overlap them.
+            ExportXML.record("HKQuantityTypeIdentifierActiveEnergyBurned", watch, "2023-01-14 08:00:00 -0500", "2023-01-14 09:00:00 -0500", "30", unit: "kcal"),
             ExportXML.steps(watch, "2023-01-14 08:00:00 -0500", "2023-01-14 09:00:00 -0500", 500),
             ExportXML.steps(phone, "2023-01-14 08:00:00 -0500", "2023-01-14 09:00:00 -0500", 520),
             // 10:00–11:00 the Watch is worn (energy samples) but records no steps: the phone's
             // steps then were seen by the Watch as none.
             ExportXML.record("HKQuantityTypeIdentifierActiveEnergyBurned", watch, "2023-01-14 10:00:00 -0500", "2023-01-14 11:00:00 -0500", "20", unit: "kcal"),
             ExportXML.steps(phone, "2023-01-14 10:00:00 -0500", "2023-01-14 11:00:00 -0500", 90),
-            // 12:00–13:00 the Watch charges: only the phone was there.
+            // 12:00–13:00 the Watch charges: only the phone was there. A Watch step sample
+            // spanning the start of the charge does not claim those minutes.
+            ExportXML.steps(watch, "2023-01-14 11:00:00 -0500", "2023-01-14 12:30:00 -0500", 0),
             ExportXML.steps(phone, "2023-01-14 12:00:00 -0500", "2023-01-14 13:00:00 -0500", 300),
         ])
         #expect(value(plan, "me:steps-2023-01-14") == 800)

@@ -84,8 +84,12 @@ public struct HealthImporter {
         var plan = HealthImportPlan()
         var sourceNames: [String] = []
         var sourceIndex: [String: Int32] = [:]
-        /// Per source, per record type: the time spans its records cover (who was present when).
+        /// Per source: the time spans its records cover (who was present when), apart from step
+        /// and distance samples, which span whole chunks of activity and so claim minutes the
+        /// device was not worn (the Watch's per-minute energy samples say it better).
         var presence: [Int32: [Interval]] = [:]
+        /// Per source: the spans of its step and distance samples, for sources with nothing else.
+        var chunkPresence: [Int32: [Interval]] = [:]
         var totals: [HealthKind: DailyTotals] = [:]
         var sleep = SleepNights()
         /// Local days (since 1970) touched by a new record of an imported kind.
@@ -140,7 +144,12 @@ public struct HealthImporter {
             let source = source(record.source)
             plan.sources[record.source, default: 0] += 1
             if record.end.seconds > record.start.seconds {
-                presence[source, default: []].append(Interval(start: record.start.seconds, end: record.end.seconds))
+                let span = Interval(start: record.start.seconds, end: record.end.seconds)
+                if record.type == "HKQuantityTypeIdentifierStepCount" || record.type == "HKQuantityTypeIdentifierDistanceWalkingRunning" {
+                    chunkPresence[source, default: []].append(span)
+                } else {
+                    presence[source, default: []].append(span)
+                }
             }
             if record.type.hasPrefix("HKQuantityTypeIdentifierBloodPressure") {
                 return skip("blood pressure part (counted in its correlation)")
@@ -225,7 +234,8 @@ public struct HealthImporter {
         }
 
         mutating func finish() -> HealthImportPlan {
-            let present = presence.mapValues { IntervalSet($0, joining: 60) }
+            var present = chunkPresence.mapValues { IntervalSet($0, joining: 60) }
+            for (source, spans) in presence { present[source] = IntervalSet(spans, joining: 60) }
             for kind in totals.keys.sorted() {
                 plan.events += totals[kind]!.events(
                     owner: options.owner, days: affectedDays, sourceNames: sourceNames, presence: present, priority: options.priority)
