@@ -8,8 +8,8 @@ public import FencepostGeometry
 /// reused while the device stays in the same box) and skips the exact test for a region
 /// while the device stays within a disc that cannot reach the region's boundary.
 ///
-/// Holds GEOS state: one monitor per thread. State lives in the caller's ``MonitorState``,
-/// so the same monitor serves any number of devices.
+/// Holds GEOS state: one monitor per thread. State lives in the caller's ``MonitorTrack`` (made
+/// from, and saved as, a ``MonitorState``), so the same monitor serves any number of devices.
 public final class Monitor {
     /// Per region, by index (the regions in the order given, disabled ones left out).
     private let ids: [String]
