@@ -54,7 +54,7 @@ extension Timestamp {
     }
 
     /// Days from 1970-01-01 to the given proleptic Gregorian date.
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+    package static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         // Howard Hinnant's days-from-civil algorithm.
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400

@@ -1,11 +1,12 @@
 public import FencepostCore
 import Foundation
+import Synchronization
 
 /// Reads a trace on a thread of its own, a few batches of fixes ahead of the consumer, so
 /// parsing and monitoring use both cores. Memory is bounded: at most `depth` batches wait.
 /// Dropping the reader stops the thread.
 public final class PrefetchingReader: TraceReader {
-    private let channel: Channel
+    private let producer: Producer
     private var current: [Fix] = []
     private var index = 0
 
@@ -14,73 +15,41 @@ public final class PrefetchingReader: TraceReader {
         batchSize: Int = 4096, depth: Int = 8,
         open: @escaping @Sendable () throws(TraceReadError) -> any TraceReader
     ) {
-        let channel = Channel(depth: depth)
-        self.channel = channel
-        let thread = Thread { channel.produce(open: open, batchSize: batchSize) }
+        let producer = Producer(depth: depth)
+        self.producer = producer
+        let thread = Thread { producer.produce(open: open, batchSize: batchSize) }
         thread.stackSize = 1 << 21
         thread.start()
     }
 
     deinit {
-        channel.cancel()
+        producer.batches.cancel()
     }
 
-    public var skipped: [String: Int] { channel.skipped }
+    public var skipped: [String: Int] { producer.skipped }
 
     public func next() throws(TraceReadError) -> Fix? {
         if index < current.count {
             defer { index += 1 }
             return current[index]
         }
-        guard let batch = try channel.take() else { return nil }
+        guard let batch = try producer.batches.take() else { return nil }
         current = batch
         index = 1
         return batch[0]
     }
 }
 
-/// The hand-over between the reading thread and the consumer.
-///
-/// `@unchecked Sendable`: every stored property is read and written only with `condition`
-/// locked; the reader itself never leaves the reading thread.
-private final class Channel: @unchecked Sendable {
-    private let condition = NSCondition()
-    private let depth: Int
-    private var batches: [[Fix]] = []
-    private var finished = false
-    private var cancelled = false
-    private var failure: TraceReadError?
-    private var finalSkipped: [String: Int] = [:]
+/// The reading thread's side: batches into the hand-off, the reader's skip counts at the end.
+private final class Producer: Sendable {
+    let batches: HandOff<[Fix]>
+    private let finalSkipped = Mutex<[String: Int]>([:])
 
     init(depth: Int) {
-        self.depth = depth
+        batches = HandOff(depth: depth)
     }
 
-    var skipped: [String: Int] {
-        condition.lock()
-        defer { condition.unlock() }
-        return finalSkipped
-    }
-
-    /// The next batch, nil at the end, or the reader's error.
-    func take() throws(TraceReadError) -> [Fix]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.isEmpty, !finished { condition.wait() }
-        if batches.isEmpty {
-            if let failure { throw failure }
-            return nil
-        }
-        condition.signal()
-        return batches.removeFirst()
-    }
-
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    var skipped: [String: Int] { finalSkipped.withLock { $0 } }
 
     /// Runs on the reading thread.
     func produce(open: () throws(TraceReadError) -> any TraceReader, batchSize: Int) {
@@ -91,34 +60,16 @@ private final class Channel: @unchecked Sendable {
             while let fix = try opened.next() {
                 batch.append(fix)
                 if batch.count == batchSize {
-                    guard push(batch) else { return }
+                    guard batches.put(batch) else { return }
                     batch.removeAll(keepingCapacity: true)
                 }
             }
-            if !batch.isEmpty, !push(batch) { return }
-            finish(error: nil, skipped: opened.skipped)
+            if !batch.isEmpty, !batches.put(batch) { return }
+            let skipped = opened.skipped
+            finalSkipped.withLock { $0 = skipped }
+            batches.finish(failure: nil)
         } catch {
-            finish(error: error, skipped: [:])  // the input is refused whole
+            batches.finish(failure: error)  // the input is refused whole
         }
-    }
-
-    /// Hands a batch over, waiting while `depth` are queued; false when the consumer is gone.
-    private func push(_ batch: [Fix]) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.count >= depth, !cancelled { condition.wait() }
-        guard !cancelled else { return false }
-        batches.append(batch)
-        condition.signal()
-        return true
-    }
-
-    private func finish(error: TraceReadError?, skipped: [String: Int]) {
-        condition.lock()
-        finished = true
-        failure = error
-        finalSkipped = skipped
-        condition.broadcast()
-        condition.unlock()
     }
 }

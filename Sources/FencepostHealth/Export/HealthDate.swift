@@ -34,7 +34,7 @@ public struct HealthDate: Sendable, Hashable, Comparable {
             offsetHours < 24, offsetMinutes < 60
         else { return nil }
         let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60)
-        let days = HealthDate.daysFromCivil(year: year, month: month, day: day)
+        let days = Timestamp.daysSinceEpoch(year: year, month: month, day: day)
         self.offset = offset
         self.seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
     }
@@ -47,9 +47,6 @@ public struct HealthDate: Sendable, Hashable, Comparable {
     /// The recording's local date, `2023-01-14`.
     public var localDate: String { Self.dateText(day: localDay) }
 
-    /// The instant the local day began, in the recording's offset.
-    public var localDayStart: Double { Double(localDay * 86_400 - offset) }
-
     /// `-05:00` style.
     public var offsetText: String {
         let minutes = abs(offset) / 60
@@ -60,15 +57,5 @@ public struct HealthDate: Sendable, Hashable, Comparable {
     /// `2023-01-14` for a count of days since 1970-01-01.
     public static func dateText(day: Int) -> String {
         String(Timestamp.format(milliseconds: Int64(day) * 86_400_000).prefix(10))
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -76,79 +76,34 @@ public final class HealthExportFile {
 /// An archive entry inflated on a thread of its own, handed over in chunks through a short
 /// queue: ZIPFoundation pushes chunks, the XML reader pulls them, memory stays flat.
 private final class ZipEntryStream {
-    private let channel: ChunkChannel
+    private struct Cancelled: Error {}
+
+    private let chunks = HandOff<[UInt8]>(depth: 4)
 
     init(archivePath: String, entryPath: String, name: String) {
-        let channel = ChunkChannel()
-        self.channel = channel
+        let chunks = chunks
         let thread = Thread {
             do {
                 let archive = try Archive(url: URL(fileURLWithPath: archivePath), accessMode: .read)
                 guard let entry = archive[entryPath] else { throw Archive.ArchiveError.invalidEntryPath }
-                _ = try archive.extract(entry, bufferSize: 1 << 18) { data in try channel.put([UInt8](data)) }
-                channel.finish(nil)
-            } catch is ChunkChannel.Cancelled {
-                channel.finish(nil)
+                _ = try archive.extract(entry, bufferSize: 1 << 18) { data in
+                    guard chunks.put([UInt8](data)) else { throw Cancelled() }
+                }
+                chunks.finish(failure: nil)
+            } catch is Cancelled {
+                chunks.finish(failure: nil)
             } catch {
-                channel.finish(TraceReadError(file: name, line: nil, reason: "corrupt or truncated zip data: \(error)"))
+                chunks.finish(failure: TraceReadError(file: name, line: nil, reason: "corrupt or truncated zip data: \(error)"))
             }
         }
         thread.start()
     }
 
     deinit {
-        channel.cancel()
+        chunks.cancel()
     }
 
     func next() throws(TraceReadError) -> [UInt8]? {
-        try channel.take()
-    }
-}
-
-private final class ChunkChannel: @unchecked Sendable {
-    struct Cancelled: Error {}
-
-    private let condition = NSCondition()
-    private var chunks: [[UInt8]] = []
-    private var finished = false
-    private var cancelled = false
-    private var failure: TraceReadError?
-    private let depth = 4
-
-    /// Runs on the inflating thread; waits while the queue is full.
-    func put(_ chunk: [UInt8]) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        while chunks.count >= depth, !cancelled { condition.wait() }
-        if cancelled { throw Cancelled() }
-        chunks.append(chunk)
-        condition.broadcast()
-    }
-
-    func finish(_ failure: TraceReadError?) {
-        condition.lock()
-        self.failure = failure
-        finished = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func take() throws(TraceReadError) -> [UInt8]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while chunks.isEmpty, !finished { condition.wait() }
-        if chunks.isEmpty {
-            if let failure { throw failure }
-            return nil
-        }
-        condition.broadcast()
-        return chunks.removeFirst()
+        try chunks.take()
     }
 }

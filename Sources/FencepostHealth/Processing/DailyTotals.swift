@@ -33,13 +33,12 @@ struct DailyTotals {
     func events(
         owner: String, days: Set<Int>?, sourceNames: [String], presence: [Int32: IntervalSet], priority: SourcePriority
     ) -> [HealthEvent] {
-        let recording = Set(samples.map(\.source))
-        let ranked = priority.ordered(recording.map { sourceNames[Int($0)] })
+        let recording = Dictionary(samples.map { (sourceNames[Int($0.source)], $0.source) }) { first, _ in first }
         // Per source: the time better-ranked sources of this kind were present.
         var blocked: [Int32: IntervalSet] = [:]
         var better = IntervalSet()
-        for name in ranked {
-            guard let source = recording.first(where: { sourceNames[Int($0)] == name }) else { continue }
+        for name in priority.ordered(Array(recording.keys)) {
+            let source = recording[name]!
             blocked[source] = better
             better = better.union(presence[source] ?? IntervalSet())
         }

@@ -143,9 +143,10 @@ public struct HealthImporter {
         private mutating func take(_ record: HealthRecord) {
             let source = source(record.source)
             plan.sources[record.source, default: 0] += 1
+            let mapped = HealthKind.of(recordType: record.type)
             if record.end.seconds > record.start.seconds {
                 let span = Interval(start: record.start.seconds, end: record.end.seconds)
-                if record.type == "HKQuantityTypeIdentifierStepCount" || record.type == "HKQuantityTypeIdentifierDistanceWalkingRunning" {
+                if mapped?.kind == .steps || mapped?.kind == .distance {
                     chunkPresence[source, default: []].append(span)
                 } else {
                     presence[source, default: []].append(span)
@@ -154,7 +155,7 @@ public struct HealthImporter {
             if record.type.hasPrefix("HKQuantityTypeIdentifierBloodPressure") {
                 return skip("blood pressure part (counted in its correlation)")
             }
-            guard let (kind, metric) = HealthKind.of(recordType: record.type) else { return skip("type not imported") }
+            guard let (kind, metric) = mapped else { return skip("type not imported") }
             guard options.kinds.contains(kind) else { return skip("kind not selected") }
             if let since = options.since, record.start.seconds < since { return skip("before --since") }
             let new = isNew(kind, created: record.creation, end: record.end)
