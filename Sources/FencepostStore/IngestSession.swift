@@ -10,11 +10,18 @@ public struct IngestOptions: Sendable {
     /// The most fixes of an unsorted input held in memory; beyond, sorted runs spill to
     /// temporary files and merge back in time order.
     public var sortRunFixes: Int
+    /// Read each device's state from the store at every input rather than keeping it between
+    /// inputs: for a long-lived session (the HTTP service) while other processes may write.
+    public var reloadsDevices: Bool
 
-    public init(monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
+    public init(
+        monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000,
+        reloadsDevices: Bool = false
+    ) {
         self.monitor = monitor
         self.filter = filter
         self.sortRunFixes = sortRunFixes
+        self.reloadsDevices = reloadsDevices
     }
 }
 
@@ -32,6 +39,14 @@ public struct IngestSummary: Sendable, Hashable {
     public init() {}
 }
 
+/// What one batch of ``IngestSession/ingest(batches:)`` did.
+public struct BatchOutcome: Sendable {
+    public var fixesAccepted = 0
+    public var dropped: [FixDropReason: Int] = [:]
+    /// The events the batch created, in the order they were written.
+    public var events: [GeofenceEvent] = []
+}
+
 /// The path every fix takes, from any input: filter → monitor → visit tracker → store.
 ///
 /// Each input (a file, a request) is one unit: its events, visit changes, outbox rows and the
@@ -43,9 +58,13 @@ public struct IngestSummary: Sendable, Hashable {
 public final class IngestSession {
     private let store: Store
     private let options: IngestOptions
-    private let monitor: Monitor
+    private var monitor: Monitor
+    /// The store's regions revision `monitor` was built from.
+    private var regionsRevision: Int64
     private var devices: [String: DeviceRecord] = [:]
     private var pendingEvents: [GeofenceEvent] = []
+    /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
+    private var collected: [GeofenceEvent]?
     /// The summary of committed inputs, and of the current one while it is read.
     public private(set) var summary = IngestSummary()
     private var committedSummary = IngestSummary()
@@ -86,8 +105,11 @@ public final class IngestSession {
     public init(store: Store, options: IngestOptions = IngestOptions()) throws {
         self.store = store
         self.options = options
-        let regions = try store.monitoredRegions().map(\.region)
+        let (regions, revision) = try store.writer.read { db in
+            (try Store.monitoredRegions(db).map(\.region), try Store.regionsRevision(db))
+        }
         self.monitor = try Monitor(regions: regions, settings: options.monitor)
+        self.regionsRevision = revision
     }
 
     public var regionCount: Int { monitor.regionCount }
@@ -99,25 +121,14 @@ public final class IngestSession {
     /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
     /// whatever the input's size.
     public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
-        inputGeneration += 1
-        inputBuffer.removeAll(keepingCapacity: true)
-        inputSorted = true
-        streaming = false
-        latestInInput.removeAll(keepingCapacity: true)
         do {
             try store.writer.writeWithoutTransaction { db in
                 // Immediate: take the write lock up front, so another process's commit cannot
                 // invalidate this transaction's first reads (SQLITE_BUSY_SNAPSHOT).
                 try db.inTransaction(.immediate) {
+                    try beginInput(db: db)
                     try read { fix in try self.add(fix, db: db) }
-                    if !inputSorted { sortInputBuffer() }
-                    if runs.isEmpty {
-                        try drainInputBuffer(db: db)
-                    } else {
-                        try runs.merge(with: inputBuffer) { fix in try process(fix, db: db) }
-                        inputBuffer.removeAll(keepingCapacity: true)
-                    }
-                    try flushEvents(db: db)
+                    try finishInput(db: db)
                     try saveDevices(db: db)
                     return .commit
                 }
@@ -126,6 +137,83 @@ public final class IngestSession {
             abandonInput()
             throw error
         }
+        inputCommitted()
+    }
+
+    /// Ingests several inputs (requests, already parsed and validated) in one transaction:
+    /// each is processed as ``ingest(_:)`` would, and the commit covers them all. Returns what
+    /// each did; if anything fails, nothing of any of them is written.
+    public func ingest(batches: [[Fix]]) throws -> [BatchOutcome] {
+        var outcomes: [BatchOutcome] = []
+        do {
+            try store.writer.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try beginInput(db: db)
+                    for (index, batch) in batches.enumerated() {
+                        if index > 0 { startInput() }
+                        let before = summary
+                        collected = []
+                        for fix in batch { try add(fix, db: db) }
+                        try finishInput(db: db)
+                        var outcome = BatchOutcome(fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
+                        for (reason, count) in summary.dropped where count != before.dropped[reason] {
+                            outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
+                        }
+                        outcomes.append(outcome)
+                        collected = nil
+                    }
+                    try saveDevices(db: db)
+                    return .commit
+                }
+            }
+        } catch {
+            collected = nil
+            abandonInput()
+            throw error
+        }
+        inputCommitted()
+        return outcomes
+    }
+
+    /// Resets the per-input buffers; within one transaction, for each input of a group.
+    private func startInput() {
+        inputGeneration += 1
+        inputBuffer.removeAll(keepingCapacity: true)
+        inputSorted = true
+        streaming = false
+        latestInInput.removeAll(keepingCapacity: true)
+    }
+
+    /// The first step inside an input's transaction: rebuilds the monitor if regions changed
+    /// since it was built (another process applied a plan), and drops device states that may
+    /// be stale.
+    private func beginInput(db: Database) throws {
+        startInput()
+        let revision = try Store.regionsRevision(db)
+        if revision != regionsRevision {
+            monitor = try Monitor(regions: try Store.monitoredRegions(db).map(\.region), settings: options.monitor)
+            regionsRevision = revision
+            devices.removeAll()
+            lastRecord = nil
+        } else if options.reloadsDevices {
+            devices.removeAll()
+            lastRecord = nil
+        }
+    }
+
+    /// Processes what the input left buffered and writes its remaining events.
+    private func finishInput(db: Database) throws {
+        if !inputSorted { sortInputBuffer() }
+        if runs.isEmpty {
+            try drainInputBuffer(db: db)
+        } else {
+            try runs.merge(with: inputBuffer) { fix in try process(fix, db: db) }
+            inputBuffer.removeAll(keepingCapacity: true)
+        }
+        try flushEvents(db: db)
+    }
+
+    private func inputCommitted() {
         for record in devices.values { record.dirty = false }
         committedSummary = summary
     }
@@ -224,7 +312,7 @@ public final class IngestSession {
         guard !pendingEvents.isEmpty else { return }
         let now = Timestamp.format(Date())
         for event in pendingEvents {
-            _ = try Store.insert(event, now: now, db: db)
+            if try Store.insert(event, now: now, db: db) { collected?.append(event) }
             summary.events[event.kind, default: 0] += 1
             let change = VisitChange(for: event)
             if try Store.apply(change, now: now, db: db) {

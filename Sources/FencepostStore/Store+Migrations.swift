@@ -112,6 +112,42 @@ extension Store {
                 );
                 """)
         }
+        migrator.registerMigration("v5-service") { db in
+            try db.execute(sql: """
+                -- Bearer tokens of the HTTP service: only a SHA-256 of each is kept.
+                CREATE TABLE tokens (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    token_hash TEXT NOT NULL UNIQUE,
+                    scope TEXT NOT NULL,
+                    created_at TEXT NOT NULL
+                );
+                -- Counters other processes watch: regions_revision grows on every region change,
+                -- so a running service knows when to rebuild its monitor.
+                CREATE TABLE store_meta (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value INTEGER NOT NULL
+                );
+                -- Per webhook: the last outbox row (seq) delivered or given up on.
+                CREATE TABLE webhook_cursors (
+                    webhook TEXT PRIMARY KEY NOT NULL,
+                    last_seq INTEGER NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                -- Events a webhook refused (4xx) or that ran out of attempts.
+                CREATE TABLE webhook_dead_letters (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    webhook TEXT NOT NULL,
+                    outbox_seq INTEGER NOT NULL,
+                    event_id TEXT NOT NULL,
+                    payload TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    last_error TEXT NOT NULL,
+                    created_at TEXT NOT NULL,
+                    UNIQUE (webhook, outbox_seq)
+                );
+                CREATE INDEX outbox_events ON outbox(seq) WHERE entity = 'event';
+                """)
+        }
         return migrator
     }
 }

@@ -55,13 +55,7 @@ extension Store {
     /// Calls `body` for each matching event in time order, reading in one snapshot without
     /// holding them all in memory.
     public func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) throws {
-        var conditions: [String] = []
-        var arguments: StatementArguments = []
-        if let since = query.since { conditions.append("time_ms >= ?"); _ = arguments.append(contentsOf: [Timestamp.milliseconds(since)]) }
-        if let until = query.until { conditions.append("time_ms < ?"); _ = arguments.append(contentsOf: [Timestamp.milliseconds(until)]) }
-        if let device = query.device { conditions.append("device = ?"); _ = arguments.append(contentsOf: [device]) }
-        if let region = query.region { conditions.append("region = ?"); _ = arguments.append(contentsOf: [region]) }
-        if let kind = query.kind { conditions.append("kind = ?"); _ = arguments.append(contentsOf: [kind]) }
+        let (conditions, arguments) = Self.conditions(query)
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         try writer.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT * FROM events \(filter) ORDER BY time_ms, id", arguments: arguments)
@@ -108,5 +102,80 @@ extension Store {
     /// The saved state of a device, if it has been seen.
     public func deviceState(_ device: String) throws -> DeviceState? {
         try writer.read { db in try Self.deviceState(device, db: db) }
+    }
+}
+
+// MARK: - Pages and the live feed
+
+/// Where a page of events ends: the last event's time and id (events are ordered by both).
+public struct EventCursor: Sendable, Hashable {
+    public var timeMs: Int64
+    public var id: String
+
+    public init(timeMs: Int64, id: String) {
+        self.timeMs = timeMs
+        self.id = id
+    }
+
+    /// An opaque token for clients: `<time_ms>~<id>`, URL-safe.
+    public var token: String { "\(timeMs)~\(id)" }
+
+    public init?(token: String) {
+        guard let split = token.firstIndex(of: "~"), let time = Int64(token[..<split]) else { return nil }
+        self.init(timeMs: time, id: String(token[token.index(after: split)...]))
+    }
+}
+
+/// An event with its place in the outbox: `seq` grows with every created or changed event.
+public struct FeedEvent: Sendable, Hashable {
+    public var seq: Int64
+    public var event: EventRow
+}
+
+extension Store {
+    /// At most `limit` matching events after `cursor`, in time order.
+    public func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) throws -> [EventRow] {
+        var (filter, arguments) = Self.conditions(query)
+        if let cursor {
+            filter.append("(time_ms > ? OR (time_ms = ? AND id > ?))")
+            _ = arguments.append(contentsOf: [cursor.timeMs, cursor.timeMs, cursor.id])
+        }
+        _ = arguments.append(contentsOf: [limit])
+        let clause = filter.isEmpty ? "" : "WHERE " + filter.joined(separator: " AND ")
+        return try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM events \(clause) ORDER BY time_ms, id LIMIT ?", arguments: arguments).map(EventRow.init)
+        }
+    }
+
+    /// Events created or changed after outbox row `seq`, in outbox order: the live stream's
+    /// source, which sees other processes' writes too.
+    public func eventFeed(after seq: Int64, device: String?, limit: Int) throws -> [FeedEvent] {
+        var sql = """
+            SELECT o.seq AS feed_seq, e.* FROM outbox o JOIN events e ON e.id = o.entity_id
+            WHERE o.entity = 'event' AND o.seq > ?
+            """
+        var arguments: StatementArguments = [seq]
+        if let device { sql += " AND e.device = ?"; _ = arguments.append(contentsOf: [device]) }
+        sql += " ORDER BY o.seq LIMIT ?"
+        _ = arguments.append(contentsOf: [limit])
+        return try writer.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { FeedEvent(seq: $0["feed_seq"], event: EventRow(row: $0)) }
+        }
+    }
+
+    /// The newest outbox row of an event, or 0: where a live stream without `Last-Event-ID` starts.
+    public func latestEventSeq() throws -> Int64 {
+        try writer.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0 }
+    }
+
+    static func conditions(_ query: EventQuery) -> ([String], StatementArguments) {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let since = query.since { conditions.append("time_ms >= ?"); _ = arguments.append(contentsOf: [Timestamp.milliseconds(since)]) }
+        if let until = query.until { conditions.append("time_ms < ?"); _ = arguments.append(contentsOf: [Timestamp.milliseconds(until)]) }
+        if let device = query.device { conditions.append("device = ?"); _ = arguments.append(contentsOf: [device]) }
+        if let region = query.region { conditions.append("region = ?"); _ = arguments.append(contentsOf: [region]) }
+        if let kind = query.kind { conditions.append("kind = ?"); _ = arguments.append(contentsOf: [kind]) }
+        return (conditions, arguments)
     }
 }

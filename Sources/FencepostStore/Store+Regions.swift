@@ -71,7 +71,11 @@ extension Store {
 
     /// Every monitored region, in id order.
     public func monitoredRegions() throws -> [MonitoredRegion] {
-        let records = try writer.read { db in try RegionRecord.order(Column("id")).fetchAll(db) }
+        try writer.read(Self.monitoredRegions)
+    }
+
+    static func monitoredRegions(_ db: Database) throws -> [MonitoredRegion] {
+        let records = try RegionRecord.order(Column("id")).fetchAll(db)
         let parser = RegionConfigParser()
         return try records.map { record in
             let region: Region
@@ -99,8 +103,17 @@ extension Store {
     /// transaction. Any failure rolls everything back.
     @discardableResult
     public func applyRegions(_ desired: [Region], at now: Date = Date()) throws -> RegionPlan {
+        try applyRegions(at: now) { _ in desired }
+    }
+
+    /// Applies the set `edit` makes from the monitored one (which it may read through the
+    /// function it is given), read and written in one transaction: concurrent single-region
+    /// edits cannot undo each other.
+    @discardableResult
+    public func applyRegions(at now: Date = Date(), editing edit: (_ monitored: () throws -> [Region]) throws -> [Region]) throws -> RegionPlan {
         let timestamp = Timestamp.format(now)
         return try writer.write { db in
+            let desired = try edit { try Self.monitoredRegions(db).map(\.region) }
             let plan = RegionPlan(desired: desired, monitored: try Self.digests(db))
             for change in plan.changes {
                 switch change {
@@ -116,6 +129,7 @@ extension Store {
                     _ = try RegionRecord.deleteOne(db, key: id)
                 }
             }
+            if !plan.changes.isEmpty { try Self.bumpRegionsRevision(db) }
             for (regionID, reason) in plan.retirements {
                 try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, db: db)
                 for hook in retirementHooks {
@@ -124,6 +138,23 @@ extension Store {
             }
             return plan
         }
+    }
+
+    /// Grows by one on every apply that changes something; a running service compares it to
+    /// the revision its monitor was built from.
+    public func regionsRevision() throws -> Int64 {
+        try writer.read(Self.regionsRevision)
+    }
+
+    static func regionsRevision(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE key = 'regions_revision'") ?? 0
+    }
+
+    private static func bumpRegionsRevision(_ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO store_meta (key, value) VALUES ('regions_revision', 1)
+            ON CONFLICT(key) DO UPDATE SET value = value + 1
+            """)
     }
 
     private static func digests(_ db: Database) throws -> [MonitoredRegionDigest] {

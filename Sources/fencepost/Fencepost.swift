@@ -12,6 +12,9 @@ struct Fencepost: AsyncParsableCommand {
             Exit codes: 0 success; 1 invalid input (nothing was written); 3 the store or a file could
             not be opened, read or written; 64 bad command-line usage.
             """,
-        subcommands: [RegionsCommand.self, IngestCommand.self, HealthCommand.self, VisitsCommand.self, EventsCommand.self, QueueCommand.self]
+        subcommands: [
+            RegionsCommand.self, IngestCommand.self, HealthCommand.self, VisitsCommand.self, EventsCommand.self, QueueCommand.self,
+            ServeCommand.self, TokensCommand.self,
+        ]
     )
 }

@@ -66,34 +66,7 @@ struct EventsExport: AsyncParsableCommand {
                 device: device, region: region, kind: kind)
             let zone = tz.flatMap(TimeZone.init(identifier:))
             var sink = try OutputSink(path: output)
-            switch format {
-            case .csv:
-                try sink.write("id,time,kind,device,region,visit_id,flags" + (zone == nil ? "" : ",local_time") + "\n")
-                try store.open().forEachEvent(query) { event in
-                    var fields = [event.id, event.time, event.kind, event.device, event.region ?? "", event.visitID ?? "", event.flags.joined(separator: ";")]
-                    if let zone { fields.append(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
-                    try sink.write(fields.map(CSV.field).joined(separator: ",") + "\n")
-                }
-            case .jsonl:
-                try store.open().forEachEvent(query) { event in
-                    var object: [String: JSONValue] = [
-                        "id": .string(event.id), "time": .string(event.time), "kind": .string(event.kind),
-                        "source": .string(event.source), "device": .string(event.device),
-                        "region": event.region.map(JSONValue.string) ?? .null,
-                        "visit_id": event.visitID.map(JSONValue.string) ?? .null,
-                        "flags": .array(event.flags.map(JSONValue.string)),
-                    ]
-                    if event.properties != "{}", let properties = try? JSONParser.parse(Array(event.properties.utf8)) {
-                        object["properties"] = properties
-                    }
-                    if let zone { object["local_time"] = .string(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
-                    try sink.write(JSONValue.object(object).canonicalText() + "\n")
-                }
-            case .geojson:
-                try GeoJSONExport.write(events: query, includeVisits: kind == nil, store: store.open(), to: &sink)
-            case .ics:
-                try ICSExport.write(query, store: store.open(), to: &sink)
-            }
+            try EventExport.write(ExportFormat(rawValue: format.rawValue)!, query: query, zone: zone, store: store.open(), to: &sink)
             try sink.close()
         }
     }

@@ -1,7 +1,8 @@
+import FencepostStore
 import Foundation
 
 /// Buffered output to stdout or a file (written whole, then renamed into place).
-struct OutputSink {
+struct OutputSink: TextSink {
     private var buffer: [UInt8] = []
     private let handle: FileHandle
     private let path: String?
@@ -49,25 +50,3 @@ struct OutputSink {
         }
     }
 }
-
-enum CSV {
-    /// A field quoted when it holds a comma, quote or line break.
-    static func field(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-}
-
-enum LocalTime {
-    /// RFC 3339 local time with the zone's offset at that instant: `2025-06-01T08:04:52.350+02:00`.
-    static func format(milliseconds: Int64, in zone: TimeZone) -> String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        let offset = zone.secondsFromGMT(for: date)
-        let utc = Timestamp.format(milliseconds: milliseconds + Int64(offset) * 1000)
-        let sign = offset < 0 ? "-" : "+"
-        let hours = abs(offset) / 3600, minutes = abs(offset) % 3600 / 60
-        return utc.dropLast() + sign + (hours < 10 ? "0" : "") + "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes)"
-    }
-}
-
-import FencepostCore

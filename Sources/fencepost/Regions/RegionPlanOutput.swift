@@ -15,24 +15,7 @@ enum RegionPlanOutput {
         case .text:
             return (plan.changes.map(\.line) + [plan.summary]).joined(separator: "\n")
         case .json:
-            let changes: [JSONValue] = plan.changes.map { change in
-                var entry: [String: JSONValue] = ["id": .string(change.regionID)]
-                switch change {
-                case .add: entry["action"] = .string("add")
-                case .update(_, let geometryChanged, _):
-                    entry["action"] = .string("update")
-                    entry["geometry_changed"] = .bool(geometryChanged)
-                case .remove: entry["action"] = .string("remove")
-                }
-                return .object(entry)
-            }
-            return JSONValue.object([
-                "changes": .array(changes),
-                "add": .number(Double(plan.addCount)),
-                "update": .number(Double(plan.updateCount)),
-                "remove": .number(Double(plan.removeCount)),
-                "unchanged": .number(Double(plan.unchanged.count)),
-            ]).canonicalText()
+            return plan.json.canonicalText()
         }
     }
 

@@ -1,15 +1,93 @@
-import FencepostCore
+public import FencepostCore
 import FencepostGeometry
-import FencepostStore
-import Foundation
+public import Foundation
+
+/// Where an export writes its text: a file, stdout, an HTTP response.
+public protocol TextSink {
+    mutating func write(_ text: String) throws
+}
+
+/// A sink that keeps the text in memory.
+public struct StringSink: TextSink {
+    public private(set) var text = ""
+
+    public init() {}
+
+    public mutating func write(_ text: String) {
+        self.text += text
+    }
+}
+
+/// The formats events export to.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    case csv, jsonl, geojson, ics
+
+    public var contentType: String {
+        switch self {
+        case .csv: return "text/csv; charset=utf-8"
+        case .jsonl: return "application/x-ndjson"
+        case .geojson: return "application/geo+json"
+        case .ics: return "text/calendar; charset=utf-8"
+        }
+    }
+}
+
+/// Event exports, shared by `fencepost events export` and the HTTP service.
+public enum EventExport {
+    /// Writes every event (or, for ics, visit) `query` selects, in `format`; `zone` adds local
+    /// times to csv and jsonl.
+    public static func write(_ format: ExportFormat, query: EventQuery, zone: TimeZone?, store: Store, to sink: inout some TextSink) throws {
+        switch format {
+        case .csv:
+            try sink.write(csvHeader(zone: zone))
+            try store.forEachEvent(query) { event in try sink.write(csvLine(event, zone: zone)) }
+        case .jsonl:
+            try store.forEachEvent(query) { event in try sink.write(json(event, zone: zone).canonicalText() + "\n") }
+        case .geojson:
+            try GeoJSONExport.write(events: query, includeVisits: query.kind == nil, store: store, to: &sink)
+        case .ics:
+            try ICSExport.write(query, store: store, to: &sink)
+        }
+    }
+
+    public static func csvHeader(zone: TimeZone?) -> String {
+        "id,time,kind,device,region,visit_id,flags" + (zone == nil ? "" : ",local_time") + "\n"
+    }
+
+    public static func csvLine(_ event: EventRow, zone: TimeZone?) -> String {
+        var fields = [event.id, event.time, event.kind, event.device, event.region ?? "", event.visitID ?? "", event.flags.joined(separator: ";")]
+        if let zone { fields.append(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
+        return fields.map(CSV.field).joined(separator: ",") + "\n"
+    }
+
+    /// The event as JSON: the JSON Lines export's line and the HTTP API's event object.
+    public static func json(_ event: EventRow, zone: TimeZone? = nil) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "id": .string(event.id), "time": .string(event.time), "kind": .string(event.kind),
+            "source": .string(event.source), "device": .string(event.device),
+            "region": event.region.map(JSONValue.string) ?? .null,
+            "visit_id": event.visitID.map(JSONValue.string) ?? .null,
+            "flags": .array(event.flags.map(JSONValue.string)),
+        ]
+        if let lat = event.lat, let lon = event.lon {
+            object["lat"] = .number(lat)
+            object["lon"] = .number(lon)
+        }
+        if event.properties != "{}", let properties = try? JSONParser.parse(Array(event.properties.utf8)) {
+            object["properties"] = properties
+        }
+        if let zone { object["local_time"] = .string(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
+        return .object(object)
+    }
+}
 
 /// GeoJSON export: events as Point features at their crossing (dwells have no point), visits
 /// as features with their region's geometry (a circle as its centre with a `radius`).
 enum GeoJSONExport {
-    static func write(events query: EventQuery, includeVisits: Bool, store: Store, to sink: inout OutputSink) throws {
+    static func write(events query: EventQuery, includeVisits: Bool, store: Store, to sink: inout some TextSink) throws {
         try sink.write(#"{"type":"FeatureCollection","features":["#)
         var first = true
-        func feature(_ value: JSONValue, _ sink: inout OutputSink) throws {
+        func feature(_ value: JSONValue, _ sink: inout some TextSink) throws {
             try sink.write((first ? "\n" : ",\n") + value.canonicalText())
             first = false
         }
@@ -43,7 +121,7 @@ enum GeoJSONExport {
 /// iCalendar (RFC 5545) export: one VEVENT per visit, open visits too (ending at the device's
 /// last fix, marked tentative), for calendar apps.
 enum ICSExport {
-    static func write(_ query: EventQuery, store: Store, to sink: inout OutputSink) throws {
+    static func write(_ query: EventQuery, store: Store, to sink: inout some TextSink) throws {
         let names = Dictionary(uniqueKeysWithValues: try store.monitoredRegions().map { ($0.region.id, $0.region.name ?? $0.region.id) })
         try line("BEGIN:VCALENDAR", &sink)
         try line("VERSION:2.0", &sink)
@@ -89,7 +167,7 @@ enum ICSExport {
     }
 
     /// One content line, folded at 75 octets with CRLF and a leading space (RFC 5545 3.1).
-    static func line(_ text: String, _ sink: inout OutputSink) throws {
+    static func line(_ text: String, _ sink: inout some TextSink) throws {
         var remaining = Substring(text)
         var firstLine = true
         while true {

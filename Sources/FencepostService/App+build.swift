@@ -1,0 +1,75 @@
+public import FencepostStore
+public import Hummingbird
+public import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// What `fencepost serve` needs to build the application.
+public struct ServiceSettings: Sendable {
+    public var host: String
+    public var port: Int
+    public var configuration: ServiceConfiguration
+    public var ingest: IngestOptions
+    /// How often live streams and webhook delivery look for other processes' writes.
+    public var pollInterval: Duration
+    /// Called with the bound port once the server listens (`--port 0` picks a free one).
+    public var onListening: @Sendable (Int) -> Void
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, configuration: ServiceConfiguration = ServiceConfiguration(),
+        ingest: IngestOptions = IngestOptions(), pollInterval: Duration = .seconds(1), onListening: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        self.host = host
+        self.port = port
+        self.configuration = configuration
+        self.ingest = ingest
+        self.pollInterval = pollInterval
+        self.onListening = onListening
+    }
+}
+
+/// Assembles the HTTP service: the router with its controllers, the live ingest writer and the
+/// background jobs the configuration switches on, all in one service group that shuts down
+/// gracefully (SIGTERM/SIGINT with `runService()`): the server stops taking requests and
+/// finishes those in flight, then the writer commits what is queued, then the jobs stop.
+///
+/// Start-up reads only the regions (to build the monitor): no scan of events or the outbox.
+public func buildApplication(store: Store, settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
+    let metrics = ServiceMetrics()
+    let signal = ChangeSignal()
+    let auth = Authenticator(store: store)
+    let ingestor = try LiveIngestor(store: store, options: settings.ingest, metrics: metrics, signal: signal)
+    let configuration = settings.configuration
+
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+    OperationsController(auth: auth, store: store, metrics: metrics, metricsRequireToken: configuration.metricsRequireToken)
+        .addRoutes(to: router)
+    LocationsController(auth: auth, ingestor: ingestor, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
+    RegionsController(auth: auth, store: store, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
+    EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(to: router)
+    WebhooksController(auth: auth, store: store).addRoutes(to: router)
+
+    let jobs = BackgroundJobs()
+    if configuration.webhooksEnabled {
+        jobs.register(WebhookDeliveryJob(
+            store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts, signal: signal,
+            pollInterval: settings.pollInterval, logger: logger))
+    }
+    if configuration.jobs.outboxCleanup {
+        jobs.register(OutboxCleanupJob(
+            store: store, retention: .seconds(configuration.jobs.outboxRetentionDays * 86_400), interval: .seconds(3_600), logger: logger))
+    }
+
+    let onListening = settings.onListening
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "fencepost"),
+        // The writer comes first: the group stops services in reverse order, so the server
+        // drains its requests while the writer still commits them.
+        services: [ingestor as any Service] + jobs.seal(),
+        onServerRunning: { channel in
+            if let port = channel.localAddress?.port { onListening(port) }
+        },
+        logger: logger)
+}

@@ -1,0 +1,166 @@
+import FencepostCore
+import FencepostStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+
+/// Events and visits: pages, exports and the live stream.
+struct EventsController {
+    let auth: Authenticator
+    let store: Store
+    let signal: ChangeSignal
+    /// How often a live stream looks for other processes' writes (the service's own wake it).
+    let pollInterval: Duration
+
+    static let defaultLimit = 100
+    static let maximumLimit = 1000
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/v1/events", use: events)
+        router.get("/v1/events/stream", use: stream)
+        router.get("/v1/visits", use: visits)
+    }
+
+    /// `{"events":[...],"next_cursor":...}`, or the whole selection as csv, jsonl, geojson or ics.
+    @Sendable func events(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let caller = try auth.caller(request)
+        let query = try Self.query(request, caller: caller)
+        if let format = request.query("format"), format != "json" {
+            guard let exportFormat = ExportFormat(rawValue: format) else {
+                throw APIError.badRequest("format must be json, csv, jsonl, geojson or ics, not \(format)")
+            }
+            return try export(exportFormat, query: query, zone: try Self.zone(request))
+        }
+        var limit = Self.defaultLimit
+        if let text = request.query("limit") {
+            guard let value = Int(text), value > 0 else { throw APIError.badRequest("limit must be a positive integer") }
+            limit = min(value, Self.maximumLimit)
+        }
+        var cursor: EventCursor?
+        if let token = request.query("cursor") {
+            guard let parsed = EventCursor(token: token) else { throw APIError.badRequest("cursor is not one this service gave out") }
+            cursor = parsed
+        }
+        let page = try store.events(query, after: cursor, limit: limit)
+        let next: JSONValue = page.count == limit ? page.last.map { .string(EventCursor(timeMs: $0.timeMs, id: $0.id).token) } ?? .null : .null
+        let body = JSONValue.object(["events": .array(page.map { EventExport.json($0) }), "next_cursor": next])
+        return .json(body.canonicalText())
+    }
+
+    /// csv and jsonl stream page by page (flat memory on any store); geojson and ics are
+    /// built whole before they are sent.
+    private func export(_ format: ExportFormat, query: EventQuery, zone: TimeZone?) throws -> Response {
+        let headers: HTTPFields = [.contentType: format.contentType]
+        switch format {
+        case .csv, .jsonl:
+            let store = self.store
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                if format == .csv { try await writer.write(ByteBuffer(string: EventExport.csvHeader(zone: zone))) }
+                var cursor: EventCursor?
+                while true {
+                    let page = try store.events(query, after: cursor, limit: 2_000)
+                    var text = ""
+                    for event in page {
+                        text += format == .csv ? EventExport.csvLine(event, zone: zone) : EventExport.json(event, zone: zone).canonicalText() + "\n"
+                    }
+                    if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
+                    guard page.count == 2_000, let last = page.last else { break }
+                    cursor = EventCursor(timeMs: last.timeMs, id: last.id)
+                }
+                try await writer.finish(nil)
+            })
+        case .geojson, .ics:
+            var sink = StringSink()
+            try EventExport.write(format, query: query, zone: zone, store: store, to: &sink)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sink.text)))
+        }
+    }
+
+    /// `{"visits":[...]}` in enter-time order; `open=true` for open visits only.
+    @Sendable func visits(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let caller = try auth.caller(request)
+        let device = try Self.device(request, caller: caller)
+        var visits: [JSONValue] = []
+        try store.forEachVisit(openOnly: request.query("open") == "true", device: device, region: request.query("region")) { visit in
+            visits.append(visit.json)
+        }
+        return .json(JSONValue.object(["visits": .array(visits)]).canonicalText())
+    }
+
+    /// Server-Sent Events: each new event as `id: <seq>`, `event: <kind>`, `data: <json>`.
+    /// A client that reconnects with `Last-Event-ID` gets what it missed; without one, the
+    /// stream starts at the newest event. Ends when the client leaves or the service stops.
+    @Sendable func stream(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let caller = try auth.caller(request)
+        let device = try Self.device(request, caller: caller)
+        let start: Int64
+        if let last = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("last_event_id") {
+            guard let value = Int64(last), value >= 0 else { throw APIError.badRequest("Last-Event-ID must be an id this stream sent") }
+            start = value
+        } else {
+            start = try store.latestEventSeq()
+        }
+        let store = self.store, signal = self.signal, pollInterval = self.pollInterval
+        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: ": fencepost event stream\nretry: 2000\n\n"))
+            var seq = start
+            var quiet = Duration.zero
+            // Ends with the client (a failed write), a store failure, or the service's shutdown,
+            // which the stream notices within one poll interval.
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                do {
+                    let feed = try store.eventFeed(after: seq, device: device, limit: 500)
+                    if feed.isEmpty {
+                        if quiet >= .seconds(15) {
+                            try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                            quiet = .zero
+                        }
+                        await signal.wait(timeout: pollInterval)
+                        quiet += pollInterval
+                        continue
+                    }
+                    var text = ""
+                    for item in feed {
+                        text += "id: \(item.seq)\nevent: \(item.event.kind)\ndata: \(EventExport.json(item.event).canonicalText())\n\n"
+                    }
+                    try await writer.write(ByteBuffer(string: text))
+                    seq = feed.last!.seq
+                    quiet = .zero
+                } catch {
+                    break
+                }
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    // MARK: - Parameters
+
+    static func query(_ request: Request, caller: Caller) throws -> EventQuery {
+        func time(_ name: String) throws -> Double? {
+            guard let text = request.query(name) else { return nil }
+            guard let value = Timestamp.parse(text) else { throw APIError.badRequest("\(name) is not an RFC 3339 time: \(text)") }
+            return value
+        }
+        return EventQuery(
+            since: try time("since"), until: try time("until"), device: try device(request, caller: caller),
+            region: request.query("region"), kind: request.query("kind"))
+    }
+
+    /// The device filter: a device token reads its own device only.
+    static func device(_ request: Request, caller: Caller) throws -> String? {
+        let asked = request.query("device")
+        guard let own = caller.confinedDevice else { return asked }
+        if let asked, asked != own { throw APIError.forbidden("this token reads device \(own) only") }
+        return own
+    }
+
+    static func zone(_ request: Request) throws -> TimeZone? {
+        guard let name = request.query("tz") else { return nil }
+        guard let zone = TimeZone(identifier: name) else { throw APIError.badRequest("unknown time zone \(name)") }
+        return zone
+    }
+}

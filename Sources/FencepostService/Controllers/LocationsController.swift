@@ -1,0 +1,93 @@
+import FencepostCore
+import FencepostStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Live location ingest: our JSON batch, OwnTracks HTTP mode and the OsmAnd (Traccar Client)
+/// protocol, all through the same ``LiveIngestor``.
+struct LocationsController {
+    let auth: Authenticator
+    let ingestor: LiveIngestor
+    let maxBodyBytes: Int
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.post("/v1/devices/:device/locations", use: postBatch)
+        router.post("/owntracks", use: postOwnTracks)
+        router.get("/osmand", use: osmAnd)
+        router.post("/osmand", use: osmAnd)
+    }
+
+    /// `{"fixes":[...]}` → `{"accepted":N,"dropped":{"reason":N},"events":[...]}`.
+    @Sendable func postBatch(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let device = try context.parameters.require("device")
+        try auth.caller(request).requirePost(device: device)
+        var request = request
+        let body = try await request.collectBody(limit: maxBodyBytes)
+        let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
+        let outcome = try await ingestor.ingest(fixes)
+        return .json(Self.summary(outcome).canonicalText())
+    }
+
+    /// OwnTracks: the device is `user/device` from `X-Limit-U`/`X-Limit-D` (or the basic-auth
+    /// user and the payload's `tid`); the app expects a JSON array back.
+    @Sendable func postOwnTracks(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let caller = try auth.caller(request)
+        let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
+        var request = request
+        let body = try await request.collectBody(limit: maxBodyBytes)
+        let bytes = Array(buffer: body)
+        let payloadDevice = request.headers[HTTPField.Name("X-Limit-D")!]
+            ?? (try? JSONParser.parse(bytes))?["tid"]?.stringValue
+        guard let name = payloadDevice ?? user else {
+            throw APIError.badRequest("OwnTracks: no device (X-Limit-D header or tid) and no user (X-Limit-U or basic auth)")
+        }
+        let device = user.map { $0 == name ? name : "\($0)/\(name)" } ?? name
+        try caller.requirePost(device: device)
+        let fixes = try LocationPayloads.ownTracks(bytes, device: device)
+        if !fixes.isEmpty { _ = try await ingestor.ingest(fixes) }
+        return .json("[]")
+    }
+
+    /// OsmAnd / Traccar Client: one fix in the query (or a form body). The token may come as a
+    /// `token` parameter, since these apps cannot set headers.
+    @Sendable func osmAnd(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let caller = try auth.caller(request, allowQueryToken: true)
+        var request = request
+        var form: [String: String] = [:]
+        if request.method == .post, request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
+            let body = try await request.collectBody(limit: maxBodyBytes)
+            for pair in String(buffer: body).split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
+                if let key = parts.first?.removingPercentEncoding, parts.count == 2 { form[key] = parts[1].removingPercentEncoding }
+            }
+        }
+        let parameter: (String) -> String? = { name in request.query(name) ?? form[name] }
+        let fix = try LocationPayloads.osmAnd(parameter)
+        try caller.requirePost(device: fix.device)
+        _ = try await ingestor.ingest([fix])
+        return Response(status: .ok)
+    }
+
+    static func summary(_ outcome: BatchOutcome) -> JSONValue {
+        .object([
+            "accepted": .number(Double(outcome.fixesAccepted)),
+            "dropped": .object(Dictionary(uniqueKeysWithValues: outcome.dropped.map { ($0.key.rawValue, JSONValue.number(Double($0.value))) })),
+            "events": .array(outcome.events.map(Self.json)),
+        ])
+    }
+
+    static func json(_ event: GeofenceEvent) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "id": .string(event.id), "kind": .string(event.kind.rawValue), "time": .string(Timestamp.format(seconds: event.time)),
+            "device": .string(event.device), "region": .string(event.regionID), "visit_id": .string(event.visitID),
+            "flags": .array(event.flags.names.map(JSONValue.string)), "source": .string("geofence"),
+        ]
+        if let position = event.position {
+            object["lat"] = .number(position.lat)
+            object["lon"] = .number(position.lon)
+        }
+        return .object(object)
+    }
+}

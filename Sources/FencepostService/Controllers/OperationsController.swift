@@ -1,0 +1,34 @@
+import FencepostStore
+import Hummingbird
+import NIOCore
+
+/// `/healthz` (no token) and `/metrics` (Prometheus text; a token only if configured).
+struct OperationsController {
+    let auth: Authenticator
+    let store: Store
+    let metrics: ServiceMetrics
+    let metricsRequireToken: Bool
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/healthz", use: health)
+        router.get("/metrics", use: exposition)
+    }
+
+    /// Cheap on any store: one trivial read proves the database answers.
+    @Sendable func health(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        do {
+            _ = try store.regionsRevision()
+        } catch {
+            throw APIError(.serviceUnavailable, "store_unavailable", "the store cannot be read: \(error)")
+        }
+        return .json(#"{"status":"ok"}"#)
+    }
+
+    @Sendable func exposition(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        if metricsRequireToken { _ = try auth.caller(request) }
+        let text = try metrics.exposition(store: store)
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,121 @@
+import FencepostCore
+import FencepostStore
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Regions over HTTP: the same reconciler and validation as `fencepost regions plan|apply`.
+/// Single-region PUT and DELETE are a plan of the monitored set with that one region changed.
+struct RegionsController {
+    let auth: Authenticator
+    let store: Store
+    let maxBodyBytes: Int
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/v1/regions", use: list)
+        router.get("/v1/regions/:id", use: get)
+        router.put("/v1/regions/:id", use: put)
+        router.delete("/v1/regions/:id", use: delete)
+        router.post("/v1/regions/plan", use: plan)
+        router.post("/v1/regions/apply", use: apply)
+    }
+
+    @Sendable func list(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        _ = try auth.caller(request)
+        let features = try store.monitoredRegions().map { Self.feature($0) }
+        return .json(JSONValue.object(["type": .string("FeatureCollection"), "features": .array(features)]).canonicalText())
+    }
+
+    @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        _ = try auth.caller(request)
+        let id = try context.parameters.require("id")
+        guard let region = try store.monitoredRegions().first(where: { $0.region.id == id }) else {
+            throw APIError.notFound("no region \(id)")
+        }
+        return .json(Self.feature(region).canonicalText())
+    }
+
+    /// Adds or replaces one region; the body is a GeoJSON Feature whose id (if any) matches.
+    @Sendable func put(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        _ = try auth.admin(request)
+        let id = try context.parameters.require("id")
+        var request = request
+        let body = try await request.collectBody(limit: maxBodyBytes)
+        let region: Region
+        do {
+            region = try RegionConfigParser().region(fromFeature: Data(buffer: body), source: "request body")
+        } catch {
+            throw Self.refused(error)
+        }
+        guard region.id == id else { throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)") }
+        let plan = try store.applyRegions { monitored in try monitored().filter { $0.id != id } + [region] }
+        return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
+    }
+
+    @Sendable func delete(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        _ = try auth.admin(request)
+        let id = try context.parameters.require("id")
+        let plan = try store.applyRegions { monitored in
+            let regions = try monitored()
+            guard regions.contains(where: { $0.id == id }) else { throw APIError.notFound("no region \(id)") }
+            return regions.filter { $0.id != id }
+        }
+        return .json(plan.json.canonicalText())
+    }
+
+    /// The plan for a FeatureCollection body as the whole desired set; changes nothing.
+    @Sendable func plan(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        _ = try auth.admin(request)
+        let desired = try await desiredSet(request)
+        return .json(try store.planRegions(desired).json.canonicalText())
+    }
+
+    /// Makes the monitored set equal the FeatureCollection body, in one transaction.
+    @Sendable func apply(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        _ = try auth.admin(request)
+        let desired = try await desiredSet(request)
+        return .json(try store.applyRegions(desired).json.canonicalText())
+    }
+
+    private func desiredSet(_ request: Request) async throws -> [Region] {
+        var request = request
+        let body = try await request.collectBody(limit: maxBodyBytes)
+        do {
+            return try RegionConfig.merge([RegionConfigParser().parse(Data(buffer: body), file: "request body")])
+        } catch {
+            throw Self.refused(error)
+        }
+    }
+
+    /// A refused config as a 422 listing every problem, as the CLI prints them.
+    static func refused(_ error: RegionConfigError) -> RegionsRefused {
+        RegionsRefused(issues: error.issues)
+    }
+
+    static func feature(_ monitored: MonitoredRegion) -> JSONValue {
+        guard case .object(var feature) = monitored.region.feature else { return monitored.region.feature }
+        var properties = feature["properties"]?.objectValue ?? [:]
+        properties["version"] = .number(Double(monitored.version))
+        properties["updated_at"] = .string(monitored.updatedAt)
+        feature["properties"] = .object(properties)
+        return .object(feature)
+    }
+}
+
+/// A region config the reconciler refused: 422 with every issue.
+struct RegionsRefused: HTTPResponseError {
+    var issues: [RegionConfigIssue]
+    var status: HTTPResponse.Status { .unprocessableContent }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let count = issues.count
+        let body = JSONValue.object([
+            "error": .object([
+                "code": .string("invalid_regions"),
+                "message": .string("\(count) problem\(count == 1 ? "" : "s") in the region config; nothing was applied"),
+                "issues": .array(issues.prefix(100).map(\.json)),
+            ])
+        ])
+        return .json(body.canonicalText(), status: status)
+    }
+}

@@ -1,0 +1,25 @@
+import FencepostCore
+import FencepostStore
+import Hummingbird
+
+/// `GET /v1/webhooks/dead-letters` (admin): events the webhooks refused or gave up on.
+struct WebhooksController {
+    let auth: Authenticator
+    let store: Store
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/v1/webhooks/dead-letters", use: deadLetters)
+    }
+
+    @Sendable func deadLetters(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        _ = try auth.admin(request)
+        let letters: [JSONValue] = try store.webhookDeadLetters().map { letter in
+            .object([
+                "id": .number(Double(letter.id)), "webhook": .string(letter.webhook), "event_id": .string(letter.eventID),
+                "attempts": .number(Double(letter.attempts)), "last_error": .string(letter.lastError),
+                "created_at": .string(letter.createdAt),
+            ])
+        }
+        return .json(JSONValue.object(["dead_letters": .array(letters)]).canonicalText())
+    }
+}

@@ -1,0 +1,35 @@
+public import Hummingbird
+import FencepostCore
+import Foundation
+
+/// Every failure the API reports: a status and `{"error":{"code","message"}}`.
+///
+/// Domain errors become these in one place (``APIError/init(_:)``), so handlers just throw.
+public struct APIError: HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = JSONValue.object([
+            "error": .object(["code": .string(code), "message": .string(message)])
+        ]).canonicalText()
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="fencepost""# }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body + "\n")))
+    }
+
+    static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "bad_request", message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
+    static let unauthorized = APIError(.unauthorized, "unauthorized", "a valid bearer token is required")
+    static func forbidden(_ message: String) -> APIError { APIError(.forbidden, "forbidden", message) }
+    static func tooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, "body_too_large", "the request body is over the limit of \(limit) bytes")
+    }
+}

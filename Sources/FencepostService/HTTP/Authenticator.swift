@@ -1,0 +1,77 @@
+import FencepostStore
+import Foundation
+import Hummingbird
+
+/// Who made a request: the token's name and scope.
+struct Caller: Sendable {
+    var tokenName: String
+    var scope: TokenScope
+
+    /// Reading a device's data: admin, read, or that device's own token.
+    func mayRead(device: String?) -> Bool {
+        switch scope {
+        case .admin, .read: return true
+        case .device(let own): return device == own
+        }
+    }
+
+    /// Posting `device`'s fixes: admin, or the device's own token; else 403.
+    func requirePost(device: String) throws {
+        switch scope {
+        case .admin: return
+        case .device(let own) where own == device: return
+        case .device(let own): throw APIError.forbidden("this token is for device \(own), not \(device)")
+        case .read: throw APIError.forbidden("a read token cannot post locations")
+        }
+    }
+
+    /// The device a device token is confined to; nil for admin and read.
+    var confinedDevice: String? {
+        if case .device(let own) = scope { return own }
+        return nil
+    }
+}
+
+/// Resolves bearer tokens (or, for OwnTracks, the basic-auth password; for OsmAnd clients
+/// that cannot set headers, a `token` query parameter) against the store's hashed tokens.
+struct Authenticator: Sendable {
+    let store: Store
+
+    /// The caller, or 401 when no valid token came with the request.
+    func caller(_ request: Request, allowQueryToken: Bool = false) throws -> Caller {
+        guard let secret = Self.presentedSecret(request, allowQueryToken: allowQueryToken),
+            let (name, scope) = try store.tokenScope(secret: secret)
+        else { throw APIError.unauthorized }
+        return Caller(tokenName: name, scope: scope)
+    }
+
+    /// An admin caller, else 403.
+    func admin(_ request: Request) throws -> Caller {
+        let caller = try caller(request)
+        guard case .admin = caller.scope else { throw APIError.forbidden("this needs an admin token") }
+        return caller
+    }
+
+    /// The basic-auth user name, if the request used basic auth (OwnTracks sends its user).
+    static func basicUser(_ request: Request) -> String? {
+        basicCredentials(request)?.user
+    }
+
+    private static func presentedSecret(_ request: Request, allowQueryToken: Bool) -> String? {
+        if let header = request.headers[.authorization] {
+            if header.lowercased().hasPrefix("bearer ") {
+                return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            }
+            if let credentials = basicCredentials(request) { return credentials.password }
+        }
+        return allowQueryToken ? request.query("token") : nil
+    }
+
+    private static func basicCredentials(_ request: Request) -> (user: String, password: String)? {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
+            let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+}

@@ -1,0 +1,124 @@
+public import Foundation
+
+/// `fencepost serve --config FILE`: webhooks, job switches and limits. Every field has a
+/// default, so an empty object (or no file) is a valid configuration.
+public struct ServiceConfiguration: Sendable, Codable, Equatable {
+    /// A URL that receives every new event as JSON, signed with HMAC-SHA256 of the body
+    /// under `secret` (header `X-Fencepost-Signature: sha256=<hex>`).
+    public struct Webhook: Sendable, Codable, Equatable {
+        /// Names the webhook's delivery cursor and dead letters; defaults to the URL.
+        public var name: String?
+        public var url: String
+        public var secret: String
+
+        public init(name: String? = nil, url: String, secret: String) {
+            self.name = name
+            self.url = url
+            self.secret = secret
+        }
+
+        public var key: String { name ?? url }
+    }
+
+    /// Background jobs, registered at start-up when switched on.
+    public struct Jobs: Sendable, Codable, Equatable {
+        /// Deliver events to the webhooks (on when any webhook is configured).
+        public var webhooks: Bool?
+        /// Delete outbox rows delivered more than `outboxRetentionDays` ago.
+        public var outboxCleanup: Bool
+        public var outboxRetentionDays: Double
+
+        public init(webhooks: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7) {
+            self.webhooks = webhooks
+            self.outboxCleanup = outboxCleanup
+            self.outboxRetentionDays = outboxRetentionDays
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case webhooks
+            case outboxCleanup = "outbox_cleanup"
+            case outboxRetentionDays = "outbox_retention_days"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            webhooks = try container.decodeIfPresent(Bool.self, forKey: .webhooks)
+            outboxCleanup = try container.decodeIfPresent(Bool.self, forKey: .outboxCleanup) ?? true
+            outboxRetentionDays = try container.decodeIfPresent(Double.self, forKey: .outboxRetentionDays) ?? 7
+        }
+    }
+
+    public var webhooks: [Webhook]
+    public var jobs: Jobs
+    /// `/metrics` asks for a token (any scope) when true.
+    public var metricsRequireToken: Bool
+    /// Request bodies past this many bytes are refused with 413.
+    public var maxBodyBytes: Int
+    /// Webhook attempts before an event goes to the dead-letter list.
+    public var webhookMaxAttempts: Int
+
+    public init(
+        webhooks: [Webhook] = [], jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
+        webhookMaxAttempts: Int = 8
+    ) {
+        self.webhooks = webhooks
+        self.jobs = jobs
+        self.metricsRequireToken = metricsRequireToken
+        self.maxBodyBytes = maxBodyBytes
+        self.webhookMaxAttempts = webhookMaxAttempts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case webhooks, jobs
+        case metricsRequireToken = "metrics_require_token"
+        case maxBodyBytes = "max_body_bytes"
+        case webhookMaxAttempts = "webhook_max_attempts"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = ServiceConfiguration()
+        webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
+        jobs = try container.decodeIfPresent(Jobs.self, forKey: .jobs) ?? defaults.jobs
+        metricsRequireToken = try container.decodeIfPresent(Bool.self, forKey: .metricsRequireToken) ?? false
+        maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? defaults.maxBodyBytes
+        webhookMaxAttempts = try container.decodeIfPresent(Int.self, forKey: .webhookMaxAttempts) ?? defaults.webhookMaxAttempts
+    }
+
+    /// Reads a configuration file; the error names the file and what is wrong.
+    public static func load(path: String) throws -> ServiceConfiguration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigurationError(path: path, reason: "cannot be read: \(error.localizedDescription)")
+        }
+        let configuration: ServiceConfiguration
+        do {
+            configuration = try JSONDecoder().decode(ServiceConfiguration.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context),
+            let DecodingError.keyNotFound(_, context), let DecodingError.dataCorrupted(context)
+        {
+            let field = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            throw ConfigurationError(path: path, reason: "\(field.isEmpty ? "" : field + ": ")\(context.debugDescription)")
+        }
+        for webhook in configuration.webhooks {
+            guard let url = URL(string: webhook.url), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ConfigurationError(path: path, reason: "webhook url is not an http(s) URL: \(webhook.url)")
+            }
+        }
+        if Set(configuration.webhooks.map(\.key)).count != configuration.webhooks.count {
+            throw ConfigurationError(path: path, reason: "two webhooks share a name (or URL); give them distinct names")
+        }
+        return configuration
+    }
+
+    var webhooksEnabled: Bool { !webhooks.isEmpty && (jobs.webhooks ?? true) }
+}
+
+/// A configuration file that cannot be used.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "\(path): \(reason)" }
+}

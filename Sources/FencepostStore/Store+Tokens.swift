@@ -1,0 +1,90 @@
+public import Foundation
+import Crypto
+import FencepostCore
+import GRDB
+
+/// What a bearer token may do.
+public enum TokenScope: Sendable, Hashable, CustomStringConvertible {
+    /// Everything.
+    case admin
+    /// Read regions, events and visits; write nothing.
+    case read
+    /// Post this device's locations and read its events and visits.
+    case device(String)
+
+    /// `admin`, `read` or `device:ID`.
+    public init?(_ text: String) {
+        switch text {
+        case "admin": self = .admin
+        case "read": self = .read
+        default:
+            guard text.hasPrefix("device:"), text.count > 7 else { return nil }
+            self = .device(String(text.dropFirst(7)))
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .admin: return "admin"
+        case .read: return "read"
+        case .device(let id): return "device:\(id)"
+        }
+    }
+}
+
+/// A token as listed: never its secret, which is only shown once, when created.
+public struct TokenInfo: Sendable, Hashable {
+    public var name: String
+    public var scope: TokenScope
+    public var createdAt: String
+}
+
+extension Store {
+    /// Creates a token with a new random secret and returns the secret; the store keeps only
+    /// its SHA-256. Throws `StoreError.tokenExists` when the name is taken.
+    public func createToken(name: String, scope: TokenScope, at now: Date = Date()) throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let secret = "fp_" + Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        try writer.write { db in
+            guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tokens WHERE name = ?)", arguments: [name])! else {
+                throw StoreError.tokenExists(name)
+            }
+            try db.execute(
+                sql: "INSERT INTO tokens (name, token_hash, scope, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [name, Self.tokenHash(secret), scope.description, Timestamp.format(now)])
+        }
+        return secret
+    }
+
+    /// The scope of a presented token, or nil when no such token exists.
+    public func tokenScope(secret: String) throws -> (name: String, scope: TokenScope)? {
+        try writer.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT name, scope FROM tokens WHERE token_hash = ?", arguments: [Self.tokenHash(secret)]),
+                let scope = TokenScope(row["scope"] as String)
+            else { return nil }
+            return (row["name"], scope)
+        }
+    }
+
+    public func tokens() throws -> [TokenInfo] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, scope, created_at FROM tokens ORDER BY name").compactMap { row in
+                TokenScope(row["scope"] as String).map { TokenInfo(name: row["name"], scope: $0, createdAt: row["created_at"]) }
+            }
+        }
+    }
+
+    /// Removes a token; returns whether it existed.
+    public func revokeToken(name: String) throws -> Bool {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM tokens WHERE name = ?", arguments: [name])
+            return db.changesCount > 0
+        }
+    }
+
+    static func tokenHash(_ secret: String) -> String {
+        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,86 @@
+public import Foundation
+import FencepostCore
+import GRDB
+
+/// An event a webhook refused or that ran out of attempts.
+public struct WebhookDeadLetter: Sendable, Hashable {
+    public var id: Int64
+    public var webhook: String
+    public var outboxSeq: Int64
+    public var eventID: String
+    public var payload: String
+    public var attempts: Int
+    public var lastError: String
+    public var createdAt: String
+}
+
+/// Webhook delivery state: per webhook, a cursor into the outbox's event rows, advanced only
+/// after the webhook acknowledged (or the event was given up on and dead-lettered, in the same
+/// transaction), so a restart resumes exactly where delivery stopped.
+extension Store {
+    /// The webhook's cursor; a webhook seen for the first time starts at the newest event
+    /// (it receives new events, not the history).
+    public func webhookCursor(_ webhook: String, at now: Date = Date()) throws -> Int64 {
+        try writer.write { db in
+            if let seq = try Int64.fetchOne(db, sql: "SELECT last_seq FROM webhook_cursors WHERE webhook = ?", arguments: [webhook]) {
+                return seq
+            }
+            let latest = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
+            try db.execute(
+                sql: "INSERT INTO webhook_cursors (webhook, last_seq, updated_at) VALUES (?, ?, ?)",
+                arguments: [webhook, latest, Timestamp.format(now)])
+            return latest
+        }
+    }
+
+    /// Records that the webhook acknowledged everything up to `seq`.
+    public func advanceWebhook(_ webhook: String, to seq: Int64, at now: Date = Date()) throws {
+        try writer.write { db in
+            try db.execute(
+                sql: "UPDATE webhook_cursors SET last_seq = MAX(last_seq, ?), updated_at = ? WHERE webhook = ?",
+                arguments: [seq, Timestamp.format(now), webhook])
+        }
+    }
+
+    /// Gives up on one event: dead-letters it and moves the cursor past it, in one transaction.
+    public func deadLetterWebhook(
+        _ webhook: String, seq: Int64, eventID: String, payload: String, attempts: Int, error: String, at now: Date = Date()
+    ) throws {
+        let timestamp = Timestamp.format(now)
+        try writer.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO webhook_dead_letters (webhook, outbox_seq, event_id, payload, attempts, last_error, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [webhook, seq, eventID, payload, attempts, error, timestamp])
+            try db.execute(
+                sql: "UPDATE webhook_cursors SET last_seq = MAX(last_seq, ?), updated_at = ? WHERE webhook = ?",
+                arguments: [seq, timestamp, webhook])
+        }
+    }
+
+    public func webhookDeadLetters() throws -> [WebhookDeadLetter] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM webhook_dead_letters ORDER BY id").map { row in
+                WebhookDeadLetter(
+                    id: row["id"], webhook: row["webhook"], outboxSeq: row["outbox_seq"], eventID: row["event_id"], payload: row["payload"],
+                    attempts: row["attempts"], lastError: row["last_error"], createdAt: row["created_at"])
+            }
+        }
+    }
+
+    /// Deletes outbox rows delivered before `cutoff` that every webhook has passed; returns
+    /// how many.
+    public func deleteDeliveredOutbox(before cutoff: Date) throws -> Int {
+        try writer.write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ?
+                    AND seq <= (SELECT COALESCE(MIN(last_seq), 9223372036854775807) FROM webhook_cursors)
+                    """,
+                arguments: [Timestamp.format(cutoff)])
+            return db.changesCount
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import FencepostService
+import FencepostStore
+import Foundation
+import Hummingbird
+import Logging
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the HTTP service: live location ingest, regions, events, streams, webhooks.",
+        discussion: """
+            Every request needs a bearer token (fencepost tokens create), except /healthz and, unless
+            the config says otherwise, /metrics. Endpoints:
+              POST /v1/devices/{device}/locations   {"fixes":[{"time","lat","lon","accuracy"}...]}
+              POST /owntracks                       OwnTracks HTTP mode (token as basic-auth password)
+              GET|POST /osmand?id=&lat=&lon=&timestamp=&accuracy=   Traccar Client / OsmAnd
+              GET /v1/regions[/{id}]  PUT|DELETE /v1/regions/{id}  POST /v1/regions/plan|apply
+              GET /v1/events?since&until&device&region&kind&cursor&limit&format=json|csv|jsonl|geojson|ics
+              GET /v1/visits?open=true   GET /v1/events/stream (Server-Sent Events, Last-Event-ID)
+              GET /v1/webhooks/dead-letters   GET /healthz   GET /metrics
+            --config FILE (JSON, every field optional):
+              {"webhooks":[{"name":"ops","url":"https://…","secret":"…"}],
+               "jobs":{"webhooks":true,"outbox_cleanup":true,"outbox_retention_days":7},
+               "metrics_require_token":false,"max_body_bytes":16777216,"webhook_max_attempts":8}
+            SIGTERM or SIGINT stops taking requests, finishes those in flight and commits them.
+            Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on; 0 picks a free one (printed as \"listening on http://HOST:PORT\").")
+    var port = 8080
+
+    @Option(help: "Service configuration (JSON): webhooks, background jobs, limits.")
+    var config: String?
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
+    }
+
+    func run() async throws {
+        let configuration: ServiceConfiguration = try CommandFailure.reporting { try loadConfiguration() }
+        let store: Store = try CommandFailure.reporting { try self.store.open() }
+        var logger = Logger(label: "fencepost")
+        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let host = self.host
+        let settings = ServiceSettings(host: host, port: port, configuration: configuration) { port in
+            Console.error(["listening on http://\(host):\(port)"])
+        }
+        let app = try CommandFailure.reporting { try buildApplication(store: store, settings: settings, logger: logger) }
+        try await app.runService()
+    }
+
+    private func loadConfiguration() throws -> ServiceConfiguration {
+        guard let config else { return ServiceConfiguration() }
+        do {
+            return try ServiceConfiguration.load(path: config)
+        } catch let error as ConfigurationError {
+            throw CommandFailure.invalidInput(["error: \(error)"])
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import FencepostCore
+import FencepostStore
+import Foundation
+
+struct TokensCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tokens",
+        abstract: "Manage the HTTP service's bearer tokens (the store keeps only their hashes).",
+        subcommands: [TokensCreate.self, TokensList.self, TokensRevoke.self])
+}
+
+struct TokensCreate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create",
+        abstract: "Create a token and print it alone on stdout: the only time it is shown.",
+        discussion: """
+            Scopes: admin (everything), read (read regions, events and visits), device:ID (post that
+            device's locations and read its events and visits).
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "admin, read or device:ID.")
+    var scope: String
+
+    @Option(help: "A name to list and revoke it by (default: the scope and a random suffix).")
+    var name: String?
+
+    func validate() throws {
+        guard TokenScope(scope) != nil else { throw ValidationError("--scope must be admin, read or device:ID, not \(scope)") }
+    }
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let scope = TokenScope(scope)!
+            let name = self.name ?? "\(scope)-\(UUID().uuidString.prefix(8).lowercased())"
+            do {
+                Console.output(try store.open().createToken(name: name, scope: scope))
+            } catch let error as StoreError {
+                throw CommandFailure.invalidInput(["error: \(error)"])
+            }
+        }
+    }
+}
+
+struct TokensList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List tokens: name, scope, creation time.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let tokens = try store.open().tokens()
+            if json {
+                let items: [JSONValue] = tokens.map { token in
+                    .object(["name": .string(token.name), "scope": .string(token.scope.description), "created_at": .string(token.createdAt)])
+                }
+                Console.output(JSONValue.array(items).canonicalText())
+            } else {
+                for token in tokens { Console.output("\(token.name)\t\(token.scope)\t\(token.createdAt)") }
+            }
+        }
+    }
+}
+
+struct TokensRevoke: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "revoke", abstract: "Revoke a token by name.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The token's name.")
+    var name: String
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            guard try store.open().revokeToken(name: name) else { throw CommandFailure.invalidInput(["error: no token named \(name)"]) }
+            Console.error(["revoked \(name)"])
+        }
+    }
+}
