@@ -155,12 +155,16 @@ let package = Package(
             dependencies: [
                 "FencepostService", "FencepostStore", "FencepostTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostCLITests",
-            dependencies: ["fencepost", "FencepostTestSupport"],
+            dependencies: [
+                "fencepost", "FencepostTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

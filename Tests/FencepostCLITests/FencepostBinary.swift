@@ -67,6 +67,34 @@ struct FencepostBinary {
         return process
     }
 
+    /// Starts `fencepost serve --port 0 …` and waits for the port it prints on stderr.
+    func serve(_ arguments: String...) throws -> (process: Process, port: Int) {
+        let process = process(["serve", "--port", "0"] + arguments)
+        let stderr = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        var seen = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let chunk = stderr.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the process ended
+            seen += String(decoding: chunk, as: UTF8.self)
+            if let range = seen.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                let port = Int(seen[range].split(separator: ":").last!)!
+                // Keep draining stderr so the server never blocks on a full pipe.
+                DispatchQueue.global().async { while !stderr.fileHandleForReading.availableData.isEmpty {} }
+                return (process, port)
+            }
+        }
+        process.terminate()
+        throw ServeFailure(stderr: seen)
+    }
+
+    struct ServeFailure: Error {
+        var stderr: String
+    }
+
     /// Runs `fencepost ARGUMENTS` against this store (through FENCEPOST_DB) and waits for it.
     func run(_ arguments: String...) throws -> Result {
         let process = process(arguments)

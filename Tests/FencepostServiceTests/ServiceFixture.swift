@@ -1,0 +1,82 @@
+import FencepostCore
+import FencepostService
+import FencepostStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+
+/// A real store in a temporary directory with one circular region ("home", 100 m around
+/// 47.0 N 8.0 E) and a token of each scope, and the service built on it.
+struct ServiceFixture {
+    let directory: URL
+    let store: Store
+    let admin: String
+    let reader: String
+    let phone: String
+    let otherDevice: String
+
+    static let home = (lat: 47.0, lon: 8.0)
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-service-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = try Store(path: directory.appendingPathComponent("store.db").path)
+        try store.applyRegions([try Self.region(id: "home", lat: Self.home.lat, lon: Self.home.lon, radius: 100)])
+        admin = try store.createToken(name: "admin", scope: .admin)
+        reader = try store.createToken(name: "reader", scope: .read)
+        phone = try store.createToken(name: "phone", scope: .device("phone"))
+        otherDevice = try store.createToken(name: "other", scope: .device("other"))
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func region(id: String, lat: Double, lon: Double, radius: Double) throws -> Region {
+        try RegionConfigParser().region(fromFeature: Data(circleFeature(id: id, lat: lat, lon: lon, radius: radius).utf8), source: "test")
+    }
+
+    static func circleFeature(id: String, lat: Double, lon: Double, radius: Double) -> String {
+        #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(radius)}}"#
+    }
+
+    func app(_ configuration: ServiceConfiguration = ServiceConfiguration()) throws -> some ApplicationProtocol {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return try buildApplication(
+            store: store, settings: ServiceSettings(configuration: configuration, pollInterval: .milliseconds(50)), logger: logger)
+    }
+
+    /// A walk due north through home: 10 fixes a minute apart from 600 m south to 600 m north
+    /// (about 0.0054° of latitude each side), accurate to 5 m.
+    static func walk(start: Double = 1_750_000_000) -> [(time: Double, lat: Double, lon: Double)] {
+        (0...12).map { step in (start + Double(step) * 60, home.lat - 0.0054 + Double(step) * 0.0009, home.lon) }
+    }
+
+    static func batchBody(_ fixes: [(time: Double, lat: Double, lon: Double)]) -> String {
+        let items = fixes.map { #"{"time":"\#(Timestamp.format(seconds: $0.time))","lat":\#($0.lat),"lon":\#($0.lon),"accuracy":5}"# }
+        return #"{"fixes":["# + items.joined(separator: ",") + "]}"
+    }
+
+    /// How many events and outbox rows the store holds: "nothing written" checks.
+    func counts() throws -> (events: Int, outbox: Int, devices: Int) {
+        var events = 0
+        try store.forEachEvent(EventQuery()) { _ in events += 1 }
+        return (events, try store.outboxCounts().values.reduce(0, +), try store.deviceAnchors().count)
+    }
+}
+
+extension HTTPFields {
+    static func bearer(_ token: String?) -> HTTPFields {
+        guard let token else { return [:] }
+        return [.authorization: "Bearer \(token)"]
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+
+    var json: JSONValue? { try? JSONParser.parse(Array(text.utf8)) }
+}

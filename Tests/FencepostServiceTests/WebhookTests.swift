@@ -1,0 +1,118 @@
+import Crypto
+import FencepostCore
+import FencepostService
+import FencepostStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+
+/// A real HTTP receiver on 127.0.0.1 that records deliveries and answers as scripted.
+actor WebhookInbox {
+    struct Delivery {
+        var eventID: String
+        var body: String
+        var signature: String
+        var attempt: Int
+    }
+
+    private(set) var deliveries: [Delivery] = []
+    private var script: [Int]
+    private let otherwise: Int
+
+    /// Answers `script` in order, then `otherwise` for every later request.
+    init(script: [Int] = [], otherwise: Int = 200) {
+        self.script = script
+        self.otherwise = otherwise
+    }
+
+    func receive(_ delivery: Delivery) -> Int {
+        deliveries.append(delivery)
+        return script.isEmpty ? otherwise : script.removeFirst()
+    }
+
+    func receiver() -> some ApplicationProtocol {
+        let router = Router()
+        router.post("/hook") { request, _ -> Response in
+            var request = request
+            let body = try await request.collectBody(upTo: 1 << 20)
+            let status = await self.receive(Delivery(
+                eventID: request.headers[HTTPField.Name("X-Fencepost-Event-ID")!] ?? "",
+                body: String(buffer: body),
+                signature: request.headers[HTTPField.Name("X-Fencepost-Signature")!] ?? "",
+                attempt: Int(request.headers[HTTPField.Name("X-Fencepost-Attempt")!] ?? "") ?? 0))
+            return Response(status: .init(code: status))
+        }
+        var logger = Logger(label: "receiver")
+        logger.logLevel = .warning
+        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+    }
+}
+
+@Suite("Webhooks")
+struct WebhookTests {
+    static let secret = "s3cret"
+
+    /// Polls until `done` holds or 15 s pass.
+    static func eventually(_ done: () async throws -> Bool) async throws {
+        for _ in 0..<300 {
+            if try await done() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    @Test("every new event reaches the webhook, signed; a 500 is retried until it is acknowledged")
+    func delivered() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        let inbox = WebhookInbox(script: [500])
+        try await inbox.receiver().test(.live) { receiver in
+            let configuration = ServiceConfiguration(webhooks: [.init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)])
+            try await fixture.app(configuration).test(.router) { client in
+                let posted = try await client.execute(
+                    uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                    body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
+                #expect(posted.status == .ok)
+                try await Self.eventually {
+                    let deliveries = await inbox.deliveries
+                    return deliveries.count == 3
+                }
+            }
+        }
+        let deliveries = await inbox.deliveries
+        var stored: [String] = []
+        try fixture.store.forEachEvent(EventQuery()) { stored.append($0.id) }
+        // The first event is refused once (500), then delivered on its second attempt.
+        #expect(deliveries.map(\.eventID) == [stored[0], stored[0], stored[1]])
+        #expect(deliveries.map(\.attempt) == [1, 2, 1])
+        for delivery in deliveries {
+            let mac = HMAC<SHA256>.authenticationCode(for: Data(delivery.body.utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
+            #expect(delivery.signature == "sha256=" + mac.map { String(format: "%02x", $0) }.joined())
+            #expect(try JSONParser.parse(Array(delivery.body.utf8))["id"]?.stringValue == delivery.eventID)
+        }
+    }
+
+    @Test("a webhook that refuses (4xx) gets each event once; they land in the dead-letter list")
+    func deadLetters() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        let inbox = WebhookInbox(otherwise: 410)
+        try await inbox.receiver().test(.live) { receiver in
+            let configuration = ServiceConfiguration(webhooks: [.init(url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)])
+            try await fixture.app(configuration).test(.router) { client in
+                _ = try await client.execute(
+                    uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                    body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
+                try await Self.eventually { try fixture.store.webhookDeadLetters().count == 2 }
+                let listed = try await client.execute(uri: "/v1/webhooks/dead-letters", method: .get, headers: .bearer(fixture.admin))
+                let letters = listed.json?["dead_letters"]?.arrayValue ?? []
+                #expect(letters.count == 2)
+                #expect(letters.first?["last_error"]?.stringValue == "HTTP 410")
+            }
+        }
+        #expect(await inbox.deliveries.count == 2)
+    }
+}
