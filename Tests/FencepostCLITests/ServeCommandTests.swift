@@ -4,6 +4,11 @@ import Foundation
 import NIOCore
 import Testing
 
+struct StreamedEvent: Sendable {
+    var id: String
+    var kind: String
+}
+
 /// `fencepost serve` as a real process on 127.0.0.1: phones' protocols in, events out.
 @Suite("fencepost serve, end to end", .serialized)
 struct ServeCommandTests {
@@ -33,15 +38,7 @@ struct ServeCommandTests {
             streamRequest.headers.add(name: "Authorization", value: "Bearer \(token)")
             let stream = try await client.execute(streamRequest, timeout: .seconds(30))
             #expect(stream.status.code == 200)
-            let reader = Task { () -> [String] in
-                var text = "", events: [String] = []
-                for try await chunk in stream.body {
-                    text += String(buffer: chunk)
-                    events = text.components(separatedBy: "\n").filter { $0.hasPrefix("event: ") }
-                    if events.count >= 4 { break }
-                }
-                return events
-            }
+            let reader = Task { try await Self.readEvents(stream, count: 4) }
 
             for fix in Self.walk {
                 var request = HTTPClientRequest(url: base + "/owntracks")
@@ -59,7 +56,7 @@ struct ServeCommandTests {
                 #expect(response.status.code == 200)
             }
 
-            let streamed = try await withThrowingTaskGroup(of: [String].self) { group in
+            let streamed = try await withThrowingTaskGroup(of: [StreamedEvent].self) { group in
                 group.addTask { try await reader.value }
                 group.addTask {
                     try await Task.sleep(for: .seconds(20))
@@ -70,7 +67,14 @@ struct ServeCommandTests {
                 group.cancelAll()
                 return first
             }
-            #expect(streamed.sorted() == ["event: enter", "event: enter", "event: exit", "event: exit"])
+            #expect(streamed.map(\.kind).sorted() == ["enter", "enter", "exit", "exit"])
+
+            // Reconnecting with Last-Event-ID resumes after that event.
+            var resume = HTTPClientRequest(url: base + "/v1/events/stream")
+            resume.headers.add(name: "Authorization", value: "Bearer \(token)")
+            resume.headers.add(name: "Last-Event-ID", value: try #require(streamed.first?.id))
+            let resumed = try await Self.readEvents(try await client.execute(resume, timeout: .seconds(30)), count: 3)
+            #expect(resumed.map(\.id) == streamed.dropFirst().map(\.id))
 
             var eventsRequest = HTTPClientRequest(url: base + "/v1/events?region=home")
             eventsRequest.headers.add(name: "Authorization", value: "Bearer \(token)")
@@ -90,5 +94,23 @@ struct ServeCommandTests {
         // What the service wrote is the CLI's to read.
         let exported = try binary.run("events", "export", "--format", "csv", "--region", "home")
         #expect(exported.stdout.split(separator: "\n").count == 5)
+    }
+
+    /// Reads Server-Sent Events until `count` have come: each one's `id:` and `event:`.
+    static func readEvents(_ response: HTTPClientResponse, count: Int) async throws -> [StreamedEvent] {
+        var text = ""
+        var events: [StreamedEvent] = []
+        for try await chunk in response.body {
+            text += String(buffer: chunk)
+            events = text.components(separatedBy: "\n\n").compactMap { block in
+                let lines = block.split(separator: "\n")
+                guard let id = lines.first(where: { $0.hasPrefix("id: ") }), let kind = lines.first(where: { $0.hasPrefix("event: ") }) else {
+                    return nil
+                }
+                return StreamedEvent(id: String(id.dropFirst(4)), kind: String(kind.dropFirst(7)))
+            }
+            if events.count >= count { break }
+        }
+        return events
     }
 }
