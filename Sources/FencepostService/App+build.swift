@@ -43,6 +43,7 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+    router.add(middleware: JSONErrorMiddleware())
     OperationsController(auth: auth, store: store, metrics: metrics, metricsRequireToken: configuration.metricsRequireToken)
         .addRoutes(to: router)
     LocationsController(auth: auth, ingestor: ingestor, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)

@@ -95,4 +95,15 @@ struct RegionsAndEventsTests {
             #expect(bad.status == .badRequest)
         }
     }
+
+    @Test("unknown routes and unexpected failures still answer a JSON error")
+    func jsonErrors() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app().test(.router) { client in
+            let missing = try await client.execute(uri: "/v1/nothing-here", method: .get, headers: .bearer(fixture.admin))
+            #expect(missing.status == .notFound)
+            #expect(missing.json?["error"]?["code"]?.stringValue == "not_found")
+        }
+    }
 }

@@ -25,46 +25,48 @@ final class ServiceMetrics: Sendable {
     func recordIngest(fixes: Int, outcome: BatchOutcome) {
         fixesIngested.increment(by: Int64(fixes))
         for (reason, count) in outcome.dropped {
-            let counter = fixesDropped.withLock { counters in
-                if let counter = counters[reason] { return counter }
-                let counter = registry.makeCounter(
+            Self.metric(in: fixesDropped, for: reason) {
+                registry.makeCounter(
                     descriptor: MetricNameDescriptor(
                         namespace: "fencepost", metricName: "fixes_dropped", unitName: "total",
                         helpText: "Fixes the filter dropped, by reason."),
                     labels: [("reason", reason.rawValue)])
-                counters[reason] = counter
-                return counter
-            }
-            counter.increment(by: Int64(count))
+            }.increment(by: Int64(count))
         }
         for event in outcome.events { eventCounter(event.kind.rawValue).increment() }
     }
 
     private func eventCounter(_ kind: String) -> Counter {
-        eventsByKind.withLock { counters in
-            if let counter = counters[kind] { return counter }
-            let counter = registry.makeCounter(
+        Self.metric(in: eventsByKind, for: kind) {
+            registry.makeCounter(
                 descriptor: MetricNameDescriptor(
                     namespace: "fencepost", metricName: "events", unitName: "total", helpText: "Events the service created, by kind."),
                 labels: [("kind", kind)])
-            counters[kind] = counter
-            return counter
+        }
+    }
+
+    /// The metric for one label value, made on first use.
+    private static func metric<Key: Hashable & Sendable, Metric: Sendable>(
+        in cache: borrowing Mutex<[Key: Metric]>, for key: Key, make: () -> sending Metric
+    ) -> Metric {
+        cache.withLock { metrics in
+            if let metric = metrics[key] { return metric }
+            let metric = make()
+            metrics[key] = metric
+            return metric
         }
     }
 
     /// Records one request's latency under its route (not its raw path, to keep labels few).
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
         let key = "\(method) \(route) \(status)"
-        let histogram = requestTimers.withLock { timers in
-            if let timer = timers[key] { return timer }
-            let timer = registry.makeDurationHistogram(
+        let histogram = Self.metric(in: requestTimers, for: key) {
+            registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(
                     namespace: "fencepost", metricName: "http_request_duration", unitName: "seconds",
                     helpText: "Request latency by route, method and status."),
                 labels: [("route", route), ("method", method), ("status", String(status))],
                 buckets: Self.latencyBuckets)
-            timers[key] = timer
-            return timer
         }
         histogram.record(duration)
     }

@@ -1,0 +1,22 @@
+import Hummingbird
+
+/// Every error leaves as a JSON error body: Hummingbird's own (unknown route, missing
+/// parameter) get a code from their status; anything unexpected (a store failure) is logged
+/// and answered 500.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as RegionsRefused {
+            throw error
+        } catch let error as HTTPError {
+            let code = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
+            throw APIError(error.status, code, error.body ?? error.status.reasonPhrase)
+        } catch {
+            context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            throw APIError(.internalServerError, "internal", "the request failed: \(error)")
+        }
+    }
+}
