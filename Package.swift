@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.0.0"),
     ],
     targets: [
         // MARK: - C libraries
@@ -79,9 +80,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "FencepostSync",
+            dependencies: [
+                "FencepostCore", "FencepostStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "FencepostService",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostStore",
+                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,6 +112,7 @@ let package = Package(
                 "FencepostHealth",
                 "FencepostStore",
                 "FencepostService",
+                "FencepostSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -116,6 +129,12 @@ let package = Package(
         // MARK: - Tests
         .target(
             name: "FencepostTestSupport",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Tests/FencepostTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -153,7 +172,7 @@ let package = Package(
         .testTarget(
             name: "FencepostServiceTests",
             dependencies: [
-                "FencepostService", "FencepostStore", "FencepostTestSupport",
+                "FencepostService", "FencepostStore", "FencepostSync", "FencepostTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -2,6 +2,7 @@ public import FencepostStore
 public import Hummingbird
 public import Logging
 import NIOCore
+import FencepostSync
 import ServiceLifecycle
 
 /// What `fencepost serve` needs to build the application.
@@ -50,11 +51,18 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     RegionsController(auth: auth, store: store, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
     EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(to: router)
     WebhooksController(auth: auth, store: store).addRoutes(to: router)
+    SyncController(auth: auth, store: store, signal: signal, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
 
     let jobs = BackgroundJobs()
     if configuration.webhooksEnabled {
         jobs.register(WebhookDeliveryJob(
             store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts, signal: signal,
+            pollInterval: settings.pollInterval, logger: logger))
+    }
+    if configuration.syncEnabled, let sync = configuration.sync {
+        jobs.register(SyncPushJob(
+            store: store, endpoint: try SyncEndpoint(baseURL: sync.to, token: sync.token, timeout: .seconds(sync.timeoutSeconds)),
+            settings: PushSettings(batchSize: sync.batchSize, maxAttempts: sync.maxAttempts, giveUpAfter: nil), signal: signal,
             pollInterval: settings.pollInterval, logger: logger))
     }
     if configuration.jobs.outboxCleanup {

@@ -20,22 +20,59 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         public var key: String { name ?? url }
     }
 
+    /// The backend an edge instance forwards its outbox to (`fencepost sync push`, continuously).
+    public struct Sync: Sendable, Codable, Equatable {
+        /// The backend's base URL (another `fencepost serve`).
+        public var to: String
+        public var token: String
+        public var batchSize: Int
+        public var maxAttempts: Int
+        public var timeoutSeconds: Double
+
+        public init(to: String, token: String, batchSize: Int = 500, maxAttempts: Int = 10, timeoutSeconds: Double = 30) {
+            self.to = to
+            self.token = token
+            self.batchSize = batchSize
+            self.maxAttempts = maxAttempts
+            self.timeoutSeconds = timeoutSeconds
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case to, token
+            case batchSize = "batch_size"
+            case maxAttempts = "max_attempts"
+            case timeoutSeconds = "timeout_seconds"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            to = try container.decode(String.self, forKey: .to)
+            token = try container.decode(String.self, forKey: .token)
+            batchSize = try container.decodeIfPresent(Int.self, forKey: .batchSize) ?? 500
+            maxAttempts = try container.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? 10
+            timeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? 30
+        }
+    }
+
     /// Background jobs, registered at start-up when switched on.
     public struct Jobs: Sendable, Codable, Equatable {
         /// Deliver events to the webhooks (on when any webhook is configured).
         public var webhooks: Bool?
+        /// Push the outbox to `sync.to` (on when a sync target is configured).
+        public var sync: Bool?
         /// Delete outbox rows delivered more than `outboxRetentionDays` ago.
         public var outboxCleanup: Bool
         public var outboxRetentionDays: Double
 
-        public init(webhooks: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7) {
+        public init(webhooks: Bool? = nil, sync: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7) {
             self.webhooks = webhooks
+            self.sync = sync
             self.outboxCleanup = outboxCleanup
             self.outboxRetentionDays = outboxRetentionDays
         }
 
         enum CodingKeys: String, CodingKey {
-            case webhooks
+            case webhooks, sync
             case outboxCleanup = "outbox_cleanup"
             case outboxRetentionDays = "outbox_retention_days"
         }
@@ -43,12 +80,14 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             webhooks = try container.decodeIfPresent(Bool.self, forKey: .webhooks)
+            sync = try container.decodeIfPresent(Bool.self, forKey: .sync)
             outboxCleanup = try container.decodeIfPresent(Bool.self, forKey: .outboxCleanup) ?? true
             outboxRetentionDays = try container.decodeIfPresent(Double.self, forKey: .outboxRetentionDays) ?? 7
         }
     }
 
     public var webhooks: [Webhook]
+    public var sync: Sync?
     public var jobs: Jobs
     /// `/metrics` asks for a token (any scope) when true.
     public var metricsRequireToken: Bool
@@ -58,10 +97,11 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     public var webhookMaxAttempts: Int
 
     public init(
-        webhooks: [Webhook] = [], jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
+        webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
         webhookMaxAttempts: Int = 8
     ) {
         self.webhooks = webhooks
+        self.sync = sync
         self.jobs = jobs
         self.metricsRequireToken = metricsRequireToken
         self.maxBodyBytes = maxBodyBytes
@@ -69,7 +109,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case webhooks, jobs
+        case webhooks, sync, jobs
         case metricsRequireToken = "metrics_require_token"
         case maxBodyBytes = "max_body_bytes"
         case webhookMaxAttempts = "webhook_max_attempts"
@@ -79,6 +119,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = ServiceConfiguration()
         webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
+        sync = try container.decodeIfPresent(Sync.self, forKey: .sync)
         jobs = try container.decodeIfPresent(Jobs.self, forKey: .jobs) ?? defaults.jobs
         metricsRequireToken = try container.decodeIfPresent(Bool.self, forKey: .metricsRequireToken) ?? false
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? defaults.maxBodyBytes
@@ -107,6 +148,14 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
                 throw ConfigurationError(path: path, reason: "webhook url is not an http(s) URL: \(webhook.url)")
             }
         }
+        if let sync = configuration.sync {
+            guard let url = URL(string: sync.to), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ConfigurationError(path: path, reason: "sync.to is not an http(s) URL: \(sync.to)")
+            }
+            guard sync.batchSize >= 1, sync.maxAttempts >= 1, sync.timeoutSeconds > 0 else {
+                throw ConfigurationError(path: path, reason: "sync.batch_size, sync.max_attempts and sync.timeout_seconds must be positive")
+            }
+        }
         if Set(configuration.webhooks.map(\.key)).count != configuration.webhooks.count {
             throw ConfigurationError(path: path, reason: "two webhooks share a name (or URL); give them distinct names")
         }
@@ -114,6 +163,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     }
 
     var webhooksEnabled: Bool { !webhooks.isEmpty && (jobs.webhooks ?? true) }
+    var syncEnabled: Bool { sync != nil && (jobs.sync ?? true) }
 }
 
 /// A configuration file that cannot be used.

@@ -1,4 +1,4 @@
-public import FencepostCore
+import FencepostCore
 import Foundation
 import GRDB
 
@@ -64,13 +64,17 @@ extension Store {
         }
     }
 
-    /// Adds an upsert to the outbox; `payload` is the entity as canonical JSON.
-    static func enqueue(entity: String, id: String, version: Int, payload: String, now: String, db: Database) throws {
+    /// Adds a mutation to the outbox; `payload` is the entity as canonical JSON. The key
+    /// defaults to `entity:id:vN`, the same on every machine for the same version.
+    static func enqueue(
+        entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String, now: String,
+        db: Database
+    ) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
-            VALUES (?, ?, 'upsert', ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
-        statement.setUncheckedArguments([entity, id, version, "\(entity):\(id):v\(version)", payload, now])
+        statement.setUncheckedArguments([entity, id, op.rawValue, version, key ?? "\(entity):\(id):v\(version)", payload, now])
         try statement.execute()
     }
 

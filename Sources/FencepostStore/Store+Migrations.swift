@@ -148,6 +148,26 @@ extension Store {
                 CREATE INDEX outbox_events ON outbox(seq) WHERE entity = 'event';
                 """)
         }
+        migrator.registerMigration("v6-sync") { db in
+            try db.execute(sql: """
+                -- Server side of sync: every mutation applied, by idempotency key, so a repeated
+                -- key answers "duplicate" instead of applying twice.
+                CREATE TABLE sync_applied (
+                    idempotency_key TEXT PRIMARY KEY NOT NULL,
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    applied_at TEXT NOT NULL
+                );
+                -- Client side: last success and error of push and pull, pull cursors per backend.
+                CREATE TABLE sync_state (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                );
+                -- The change feed by entity (a region-only pull skips the events).
+                CREATE INDEX outbox_by_entity ON outbox(entity, seq);
+                """)
+        }
         return migrator
     }
 }

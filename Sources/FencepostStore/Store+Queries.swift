@@ -1,4 +1,4 @@
-public import FencepostCore
+import FencepostCore
 import GRDB
 
 /// Which events to read.

@@ -114,29 +114,58 @@ extension Store {
         let timestamp = Timestamp.format(now)
         return try writer.write { db in
             let desired = try edit { try Self.monitoredRegions(db).map(\.region) }
-            let plan = RegionPlan(desired: desired, monitored: try Self.digests(db))
-            for change in plan.changes {
-                switch change {
-                case .add(let region):
-                    try RegionRecord(region: region, version: 1, createdAt: timestamp, updatedAt: timestamp).insert(db)
-                case .update(let region, _, _):
-                    guard let current = try RegionRecord.fetchOne(db, key: region.id) else {
-                        preconditionFailure("planned update of \(region.id) has no row in the same transaction")
-                    }
-                    try RegionRecord(region: region, version: current.version + 1, createdAt: current.createdAt, updatedAt: timestamp)
-                        .update(db)
-                case .remove(let id):
-                    _ = try RegionRecord.deleteOne(db, key: id)
+            return try apply(desired, timestamp: timestamp, origin: .local, db: db)
+        }
+    }
+
+    /// Where a region change comes from: a local edit is queued for sync (an outbox row per
+    /// added, updated or removed region); one pulled from the backend is not sent back.
+    enum RegionChangeOrigin { case local, pulled }
+
+    /// Makes the monitored set equal `desired` inside the caller's transaction.
+    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, db: Database) throws -> RegionPlan {
+        let plan = RegionPlan(desired: desired, monitored: try Self.digests(db))
+        for change in plan.changes {
+            let version: Int
+            switch change {
+            case .add(let region):
+                version = 1
+                try RegionRecord(region: region, version: version, createdAt: timestamp, updatedAt: timestamp).insert(db)
+            case .update(let region, _, _):
+                guard let current = try RegionRecord.fetchOne(db, key: region.id) else {
+                    preconditionFailure("planned update of \(region.id) has no row in the same transaction")
                 }
+                version = current.version + 1
+                try RegionRecord(region: region, version: version, createdAt: current.createdAt, updatedAt: timestamp).update(db)
+            case .remove(let id):
+                version = (try Int.fetchOne(db, sql: "SELECT version FROM regions WHERE id = ?", arguments: [id]) ?? 0) + 1
+                _ = try RegionRecord.deleteOne(db, key: id)
             }
-            if !plan.changes.isEmpty { try Self.bumpRegionsRevision(db) }
-            for (regionID, reason) in plan.retirements {
-                try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, db: db)
-                for hook in retirementHooks {
-                    try hook(db, regionID, reason)
-                }
+            if origin == .local { try Self.enqueue(change, version: version, now: timestamp, db: db) }
+        }
+        if !plan.changes.isEmpty { try Self.bumpRegionsRevision(db) }
+        for (regionID, reason) in plan.retirements {
+            try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, db: db)
+            for hook in retirementHooks {
+                try hook(db, regionID, reason)
             }
-            return plan
+        }
+        return plan
+    }
+
+    /// A region edit as a sync mutation. Its key is new for every edit (regions are edited by
+    /// people, not derived, so the same content twice is two edits).
+    private static func enqueue(_ change: RegionChange, version: Int, now: String, db: Database) throws {
+        let edit = UUID().uuidString.prefix(8).lowercased()
+        switch change {
+        case .add(let region), .update(let region, _, _):
+            try enqueue(
+                entity: "region", id: region.id, version: version, key: "region:\(region.id):v\(version):\(edit)",
+                payload: region.feature.canonicalText(), now: now, db: db)
+        case .remove(let id):
+            try enqueue(
+                entity: "region", id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)", payload: "{}",
+                now: now, db: db)
         }
     }
 

@@ -76,7 +76,7 @@ extension Store {
         try writer.write { db in
             try db.execute(
                 sql: """
-                    DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ?
+                    DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ? AND entity != 'region'
                     AND seq <= (SELECT COALESCE(MIN(last_seq), 9223372036854775807) FROM webhook_cursors)
                     """,
                 arguments: [Timestamp.format(cutoff)])

@@ -11,6 +11,9 @@ public struct Store: Sendable {
     /// Run inside the apply transaction for each region whose open visits must close.
     let retirementHooks: [RegionRetirementHook]
 
+    /// The database file (empty for an in-memory store).
+    public var path: String { writer.path }
+
     /// Opens (creating when missing) the database at `path` and migrates it.
     public init(path: String) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()

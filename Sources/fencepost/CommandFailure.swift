@@ -41,6 +41,23 @@ extension CommandFailure {
     }
 }
 
+extension CommandFailure {
+    /// ``reporting(_:)`` for async work.
+    static func reporting<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let failure as CommandFailure {
+            Console.error(failure.lines)
+            throw failure.exitCode
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            Console.error(["error: \(error)"])
+            throw ExitCode(3)
+        }
+    }
+}
+
 /// Writing to stdout (results) and stderr (diagnostics).
 enum Console {
     static func output(_ text: String) {

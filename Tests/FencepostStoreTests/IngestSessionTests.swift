@@ -66,14 +66,14 @@ import Testing
         let first = try ingest(store, [grid.walk()])
         #expect(first.events == [.enter: 2, .exit: 2])
         #expect(first.visitsOpened == 2 && first.visitsClosed == 2)
-        #expect(try store.outboxCounts()["pending"] == 8)  // 4 events, 2 visits opened and closed
+        #expect(try store.outboxCounts()["pending"] == 10)  // 2 regions added, 4 events, 2 visits opened and closed
         let before = try events(store)
 
         let again = try ingest(store, [grid.walk()])
         #expect(again.fixesAccepted == 0)
         #expect(again.dropped == [.alreadySeen: 301])
         #expect(try events(store) == before)
-        #expect(try store.outboxCounts()["pending"] == 8)
+        #expect(try store.outboxCounts()["pending"] == 10)
     }
 
     @Test func aVisitOpenAtTheEndOfOneInputIsClosedByTheNext() throws {

@@ -23,7 +23,6 @@ struct LocationsController {
     @Sendable func postBatch(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let device = try context.parameters.require("device")
         try auth.caller(request).requirePost(device: device)
-        var request = request
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
         let outcome = try await ingestor.ingest(fixes)
@@ -35,7 +34,6 @@ struct LocationsController {
     @Sendable func postOwnTracks(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let caller = try auth.caller(request)
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
-        var request = request
         let body = try await request.collectBody(limit: maxBodyBytes)
         let bytes = Array(buffer: body)
         let payloadDevice = request.headers[HTTPField.Name("X-Limit-D")!]
@@ -54,7 +52,6 @@ struct LocationsController {
     /// `token` parameter, since these apps cannot set headers.
     @Sendable func osmAnd(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let caller = try auth.caller(request, allowQueryToken: true)
-        var request = request
         var form: [String: String] = [:]
         if request.method == .post, request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
             let body = try await request.collectBody(limit: maxBodyBytes)

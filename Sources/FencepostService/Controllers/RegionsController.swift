@@ -39,7 +39,6 @@ struct RegionsController {
     @Sendable func put(_ request: Request, context: BasicRequestContext) async throws -> Response {
         _ = try auth.admin(request)
         let id = try context.parameters.require("id")
-        var request = request
         let body = try await request.collectBody(limit: maxBodyBytes)
         let region: Region
         do {
@@ -78,7 +77,6 @@ struct RegionsController {
     }
 
     private func desiredSet(_ request: Request) async throws -> [Region] {
-        var request = request
         let body = try await request.collectBody(limit: maxBodyBytes)
         do {
             return try RegionConfig.merge([RegionConfigParser().parse(Data(buffer: body), file: "request body")])

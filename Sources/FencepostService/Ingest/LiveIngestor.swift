@@ -33,7 +33,7 @@ final class LiveIngestor: Service, Sendable {
     }
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
+        await withGracefulShutdownHandler {
             while let group = await queue.take(maxFixes: Self.groupFixes) {
                 await write(group)
             }

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// Delivers every new event to each configured webhook, in outbox order, through the store:
 /// the webhook's cursor advances only after a 2xx, so a crash or restart re-sends at most the
 /// event in flight (receivers deduplicate by `X-Fencepost-Event-ID`). Transient failures
-/// (connection errors, timeouts, 5xx, 408, 429) retry with backoff (0 s, 1 s, 3 s, then
+/// (connection errors, timeouts, 5xx, 408, 429) retry with backoff (1 s, 3 s, then
 /// doubling with jitter to a cap); a 4xx or the last allowed attempt dead-letters the event.
 struct WebhookDeliveryJob: Service {
     let store: Store
@@ -21,6 +21,7 @@ struct WebhookDeliveryJob: Service {
     let pollInterval: Duration
     let logger: Logger
     var timeout: TimeAmount = .seconds(10)
+    private static let retries = RetrySchedule(quick: [1, 3])
 
     func run() async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -93,25 +94,10 @@ struct WebhookDeliveryJob: Service {
                 return true
             }
             do {
-                try await Task.sleep(for: Backoff.delay(afterAttempt: attempt))
+                try await Task.sleep(for: .seconds(Self.retries.delay(beforeRetry: attempt)))
             } catch {
                 return false
             }
-        }
-    }
-}
-
-/// Retry delays: quick first retries (1 s, then 3 s), then doubling to a cap, with jitter.
-enum Backoff {
-    static let cap: Duration = .seconds(300)
-
-    static func delay(afterAttempt attempt: Int) -> Duration {
-        switch attempt {
-        case ...1: return .seconds(1)
-        case 2: return .seconds(3)
-        default:
-            let base = min(3 * pow(2, Double(attempt - 2)), Double(cap.components.seconds))
-            return .milliseconds(Int64(base * 1000 * Double.random(in: 0.5...1.0)))
         }
     }
 }

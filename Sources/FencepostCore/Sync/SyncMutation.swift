@@ -1,0 +1,48 @@
+/// One change to one entity as sync carries it: an outbox row on the client, a line of a
+/// `POST /v1/sync/mutations` batch, an entry of `GET /v1/sync/changes`.
+public struct SyncMutation: Sendable, Hashable {
+    /// Applied at most once per key on the server: `entity:id:vN` for events and visits
+    /// (the same on every machine), one key per edit for regions.
+    public var key: String
+    /// `event`, `visit` or `region`.
+    public var entity: String
+    public var id: String
+    public var op: SyncOperation
+    public var version: Int
+    /// The entity as canonical JSON text (a region's GeoJSON Feature); `{}` for deletes.
+    public var payload: String
+
+    public init(key: String, entity: String, id: String, op: SyncOperation, version: Int, payload: String) {
+        self.key = key
+        self.entity = entity
+        self.id = id
+        self.op = op
+        self.version = version
+        self.payload = payload
+    }
+}
+
+public enum SyncOperation: String, Sendable, Hashable {
+    case upsert, delete
+}
+
+/// What the server did with one mutation.
+public enum SyncResult: Sendable, Hashable {
+    /// Applied now (a version older than the one held is applied as a no-op).
+    case applied
+    /// Applied before under the same key; nothing changed now.
+    case duplicate
+    /// Not applied, and not remembered: fixing the cause and sending it again applies it.
+    case rejected(reason: String)
+}
+
+/// A mutation in the server's change feed, with its position.
+public struct SyncChange: Sendable, Hashable {
+    public var seq: Int64
+    public var mutation: SyncMutation
+
+    public init(seq: Int64, mutation: SyncMutation) {
+        self.seq = seq
+        self.mutation = mutation
+    }
+}

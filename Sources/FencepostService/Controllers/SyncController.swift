@@ -1,0 +1,75 @@
+import FencepostCore
+import FencepostStore
+import Foundation
+import Hummingbird
+import NIOCore
+import NIOPosix
+
+/// The server side of sync: `POST /v1/sync/mutations` applies a batch once per idempotency key
+/// (one transaction; an answer per mutation), `GET /v1/sync/changes` reads the change feed.
+/// Admin tokens may sync everything; a device token only its own device's events and visits
+/// (other mutations are rejected one by one, with the reason); read tokens may only read.
+struct SyncController {
+    let auth: Authenticator
+    let store: Store
+    let signal: ChangeSignal
+    let maxBodyBytes: Int
+    static let maxMutations = 10_000
+    static let maxPage = 5_000
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.post("/v1/sync/mutations", use: mutations)
+        router.get("/v1/sync/changes", use: changes)
+    }
+
+    @Sendable func mutations(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let caller = try auth.caller(request)
+        let permissions: SyncPermissions
+        switch caller.scope {
+        case .admin: permissions = SyncPermissions(device: nil, regions: true)
+        case .device(let own): permissions = SyncPermissions(device: own, regions: false)
+        case .read: throw APIError.forbidden("a read token cannot push mutations")
+        }
+        let body = try await request.collectBody(limit: maxBodyBytes)
+        let mutations: [SyncMutation]
+        do {
+            mutations = try SyncWire.parseMutations(try JSONParser.parse(Array(buffer: body)))
+        } catch let error as JSONSyntaxError {
+            throw APIError(.badRequest, "bad_json", "the body is not JSON: \(error)")
+        } catch {
+            throw APIError(.unprocessableContent, "invalid_mutations", "\(error)")
+        }
+        guard mutations.count <= Self.maxMutations else {
+            throw APIError(.contentTooLarge, "too_many_mutations", "at most \(Self.maxMutations) mutations per request")
+        }
+        let store = store
+        let results = try await NIOThreadPool.singleton.runIfActive { try store.applyMutations(mutations, permissions: permissions) }
+        if results.contains(.applied) { signal.notify() }
+        return .json(SyncWire.resultsBody(zip(mutations, results).map { ($0.key, $1) }))
+    }
+
+    @Sendable func changes(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let caller = try auth.caller(request)
+        let cursor: Int64 = try request.query("cursor").map { text in
+            guard let seq = Int64(text), seq >= 0 else { throw APIError.badRequest("cursor must be a number from next_cursor") }
+            return seq
+        } ?? 0
+        let limit: Int = try request.query("limit").map { text in
+            guard let limit = Int(text), (1...Self.maxPage).contains(limit) else {
+                throw APIError.badRequest("limit must be between 1 and \(Self.maxPage)")
+            }
+            return limit
+        } ?? 500
+        let entities = try request.query("entity").map { text in
+            let names = Set(text.split(separator: ",").map(String.init))
+            guard !names.isEmpty, names.isSubset(of: ["event", "visit", "region"]) else {
+                throw APIError.badRequest("entity must list event, visit or region, comma-separated")
+            }
+            return names
+        }
+        let page = try store.syncChanges(after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
+        let changes = Array(page.prefix(limit))
+        let next = changes.last?.seq ?? cursor
+        return .json(SyncWire.changesBody(changes, nextCursor: next, hasMore: page.count > limit))
+    }
+}

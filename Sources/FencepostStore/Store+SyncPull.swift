@@ -1,0 +1,54 @@
+public import FencepostCore
+public import Foundation
+import GRDB
+
+/// What one page of pulled region changes did.
+public struct PulledRegions: Sendable {
+    public var plan: RegionPlan
+    /// Region ids whose change was not applied because a local edit of the same region is
+    /// still waiting to be pushed (a pending local delete is never undone by a pull).
+    public var keptLocal: [String]
+    /// Region changes whose feature this store refuses, with the reason.
+    public var refused: [(id: String, reason: String)]
+}
+
+extension Store {
+    /// Applies region changes pulled from a backend through the reconciler — the monitored set
+    /// with each change applied becomes the desired set — and saves the pull cursor, in one
+    /// transaction. Changes to regions with a local edit not yet pushed are skipped; the
+    /// result is not queued back to the backend.
+    public func applyPulledRegions(_ changes: [SyncChange], cursorKey: String, cursor: Int64, at now: Date = Date()) throws -> PulledRegions {
+        let timestamp = Timestamp.format(now)
+        return try writer.write { db in
+            let waiting = Set(try String.fetchAll(db, sql: """
+                SELECT DISTINCT entity_id FROM outbox WHERE entity = 'region' AND status IN ('pending', 'inflight')
+                """))
+            var desired = Dictionary(uniqueKeysWithValues: try Self.monitoredRegions(db).map { ($0.region.id, $0.region) })
+            var keptLocal: [String] = []
+            var refused: [(String, String)] = []
+            let parser = RegionConfigParser()
+            for change in changes where change.mutation.entity == "region" {
+                let id = change.mutation.id
+                if waiting.contains(id) {
+                    keptLocal.append(id)
+                    continue
+                }
+                switch change.mutation.op {
+                case .delete:
+                    desired[id] = nil
+                case .upsert:
+                    do throws(RegionConfigError) {
+                        let region = try parser.region(fromFeature: Data(change.mutation.payload.utf8), source: "pulled region \(id)")
+                        desired[id] = region
+                    } catch {
+                        refused.append((id, error.issues.map(\.description).joined(separator: "; ")))
+                    }
+                }
+            }
+            let plan = try apply(desired.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .pulled, db: db)
+            try Self.setSyncState(cursorKey, String(cursor), db: db)
+            try Self.setSyncState("pull.last_success_at", timestamp, db: db)
+            return PulledRegions(plan: plan, keptLocal: Array(Set(keptLocal)).sorted(), refused: refused)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+public import FencepostCore
+public import Foundation
+import GRDB
+
+/// What a sync caller may change: every device's data or one device's, and regions or not.
+public struct SyncPermissions: Sendable {
+    /// nil: any device.
+    public var device: String?
+    public var regions: Bool
+
+    public init(device: String?, regions: Bool) {
+        self.device = device
+        self.regions = regions
+    }
+}
+
+/// A mutation the server will not apply, with the reason sent back to the client.
+struct SyncRejection: Error {
+    var reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// The server side of sync: applying pushed mutations once per idempotency key, and the
+/// change feed pulls read.
+extension Store {
+    /// Applies a batch in one transaction and answers per mutation, in order. A key applied
+    /// before answers `duplicate` and changes nothing; a rejected mutation (each in its own
+    /// savepoint) changes nothing and is not remembered, so it applies once its cause is fixed.
+    /// Applied events and visits enter this store's outbox too (webhooks, the live stream and
+    /// further sync see them); a version older than the one held is applied as a no-op.
+    public func applyMutations(_ mutations: [SyncMutation], permissions: SyncPermissions, at now: Date = Date()) throws -> [SyncResult] {
+        let timestamp = Timestamp.format(now)
+        return try writer.write { db in
+            var results: [SyncResult] = []
+            results.reserveCapacity(mutations.count)
+            for mutation in mutations {
+                let seen = try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM sync_applied WHERE idempotency_key = ?)", arguments: [mutation.key])!
+                if seen {
+                    results.append(.duplicate)
+                    continue
+                }
+                var rejection: SyncRejection?
+                try db.inSavepoint {
+                    do {
+                        try apply(mutation, permissions: permissions, timestamp: timestamp, db: db)
+                        try db.cachedStatement(sql: """
+                            INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at) VALUES (?, ?, ?, ?, ?)
+                            """).execute(arguments: [mutation.key, mutation.entity, mutation.id, mutation.version, timestamp])
+                        return .commit
+                    } catch let refused as SyncRejection {
+                        rejection = refused
+                        return .rollback
+                    }
+                }
+                results.append(rejection.map { .rejected(reason: $0.reason) } ?? .applied)
+            }
+            return results
+        }
+    }
+
+    private func apply(_ mutation: SyncMutation, permissions: SyncPermissions, timestamp: String, db: Database) throws {
+        switch (mutation.entity, mutation.op) {
+        case ("region", _):
+            guard permissions.regions else { throw SyncRejection("regions can only be changed with an admin token") }
+            try applyRegion(mutation, timestamp: timestamp, db: db)
+        case ("event", .upsert):
+            let fields = try Self.payloadFields(mutation)
+            try Self.permit(fields, permissions)
+            try Self.upsertEvent(mutation, fields, timestamp: timestamp, db: db)
+        case ("visit", .upsert):
+            let fields = try Self.payloadFields(mutation)
+            try Self.permit(fields, permissions)
+            try Self.upsertVisit(mutation, fields, timestamp: timestamp, db: db)
+        case ("event", .delete), ("visit", .delete):
+            throw SyncRejection("deleting \(mutation.entity)s is not supported")
+        default:
+            throw SyncRejection("unknown entity \"\(mutation.entity)\"")
+        }
+    }
+
+    private func applyRegion(_ mutation: SyncMutation, timestamp: String, db: Database) throws {
+        var desired = try Self.monitoredRegions(db).map(\.region).filter { $0.id != mutation.id }
+        if mutation.op == .upsert {
+            let region: Region
+            do {
+                region = try RegionConfigParser().region(fromFeature: Data(mutation.payload.utf8), source: "mutation \(mutation.key)")
+            } catch {
+                throw SyncRejection(error.issues.map(\.description).joined(separator: "; "))
+            }
+            guard region.id == mutation.id else { throw SyncRejection("the feature's id \(region.id) is not the mutation's \(mutation.id)") }
+            desired.append(region)
+        }
+        _ = try apply(desired, timestamp: timestamp, origin: .local, db: db)
+    }
+
+    private static func payloadFields(_ mutation: SyncMutation) throws -> [String: JSONValue] {
+        guard case .object(let fields)? = try? JSONParser.parse(Array(mutation.payload.utf8)) else {
+            throw SyncRejection("the payload is not a JSON object")
+        }
+        if let id = fields["id"]?.stringValue, id != mutation.id { throw SyncRejection("the payload's id \(id) is not the mutation's \(mutation.id)") }
+        guard mutation.version >= 1 else { throw SyncRejection("version must be 1 or more") }
+        return fields
+    }
+
+    private static func permit(_ fields: [String: JSONValue], _ permissions: SyncPermissions) throws {
+        guard let device = fields["device"]?.stringValue, !device.isEmpty else { throw SyncRejection("the payload has no device") }
+        if let own = permissions.device, own != device {
+            throw SyncRejection("this token may sync only device \(own)'s data, not \(device)'s")
+        }
+    }
+
+    private static func text(_ fields: [String: JSONValue], _ name: String) throws -> String {
+        guard let value = fields[name]?.stringValue, !value.isEmpty else { throw SyncRejection("the payload has no \(name)") }
+        return value
+    }
+
+    private static func time(_ fields: [String: JSONValue], _ name: String) throws -> (text: String, ms: Int64)? {
+        guard let value = fields[name], value != .null else { return nil }
+        guard let text = value.stringValue, let seconds = Timestamp.parse(Substring(text)) else {
+            throw SyncRejection("\(name) is not an RFC 3339 time")
+        }
+        return (Timestamp.format(seconds: seconds), Timestamp.milliseconds(seconds))
+    }
+
+    /// The version stored for `id` in `table`, nil when absent.
+    private static func heldVersion(_ table: String, _ id: String, db: Database) throws -> Int? {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT version FROM \(table) WHERE id = ?"), arguments: [id])
+    }
+
+    private static func upsertEvent(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, db: Database) throws {
+        let kind = try text(fields, "kind")
+        guard let time = try time(fields, "time") else { throw SyncRejection("the payload has no time") }
+        if let held = try heldVersion("events", mutation.id, db: db), held >= mutation.version { return }
+        let flags = (fields["flags"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
+        try db.cachedStatement(sql: """
+            INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, properties, version, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, source = excluded.source, device = excluded.device,
+                region = excluded.region, visit_id = excluded.visit_id, time_ms = excluded.time_ms, time = excluded.time,
+                lat = excluded.lat, lon = excluded.lon, flags = excluded.flags, properties = excluded.properties,
+                version = excluded.version
+            """).execute(arguments: [
+                mutation.id, kind, fields["source"]?.stringValue ?? "geofence", try text(fields, "device"), fields["region"]?.stringValue,
+                fields["visit_id"]?.stringValue, time.ms, time.text, fields["lat"]?.numberValue, fields["lon"]?.numberValue, flags,
+                (fields["properties"] ?? .object([:])).canonicalText(), mutation.version, timestamp,
+            ])
+        try enqueue(entity: "event", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, db: db)
+    }
+
+    private static func upsertVisit(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, db: Database) throws {
+        let region = try text(fields, "region")
+        guard let entered = try time(fields, "entered_at") else { throw SyncRejection("the payload has no entered_at") }
+        let exited = try time(fields, "exited_at")
+        let status = try text(fields, "status")
+        guard status == "open" || status == "closed" else { throw SyncRejection("status must be open or closed, not \(status)") }
+        guard (status == "closed") == (exited != nil) else { throw SyncRejection("a closed visit needs exited_at, an open one none") }
+        if let held = try heldVersion("visits", mutation.id, db: db), held >= mutation.version { return }
+        try db.cachedStatement(sql: """
+            INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET device = excluded.device, region = excluded.region, entered_ms = excluded.entered_ms,
+                entered_at = excluded.entered_at, exited_ms = excluded.exited_ms, exited_at = excluded.exited_at,
+                status = excluded.status, exit_reason = excluded.exit_reason, version = excluded.version,
+                updated_at = excluded.updated_at
+            """).execute(arguments: [
+                mutation.id, try text(fields, "device"), region, entered.ms, entered.text, exited?.ms, exited?.text, status,
+                fields["exit_reason"]?.stringValue, mutation.version, timestamp,
+            ])
+        try enqueue(entity: "visit", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, db: db)
+    }
+
+    // MARK: - The change feed
+
+    /// Outbox rows after `seq`, in order: for `entities` (nil: all), and for a device-confined
+    /// caller only regions and that device's events and visits.
+    public func syncChanges(after seq: Int64, entities: Set<String>?, device: String?, limit: Int) throws -> [SyncChange] {
+        var conditions = ["seq > ?"]
+        var arguments: StatementArguments = [seq]
+        if let entities {
+            conditions.append("entity IN (\(entities.map { _ in "?" }.joined(separator: ",")))")
+            for entity in entities.sorted() { arguments += [entity] }
+        }
+        if let device {
+            conditions.append("(entity = 'region' OR json_extract(payload, '$.device') = ?)")
+            arguments += [device]
+        }
+        arguments += [limit]
+        return try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT seq, entity, entity_id, op, version, idempotency_key, payload FROM outbox
+                WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT ?
+                """, arguments: arguments).map(Self.change)
+        }
+    }
+
+    static func change(_ row: Row) -> SyncChange {
+        SyncChange(seq: row["seq"], mutation: SyncMutation(
+            key: row["idempotency_key"], entity: row["entity"], id: row["entity_id"],
+            op: SyncOperation(rawValue: row["op"]) ?? .upsert, version: row["version"], payload: row["payload"]))
+    }
+}

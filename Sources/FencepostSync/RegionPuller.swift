@@ -1,0 +1,68 @@
+public import AsyncHTTPClient
+public import FencepostCore
+public import FencepostStore
+
+/// What a pull did.
+public struct PullReport: Sendable {
+    public var changes = 0
+    public var added = 0
+    public var updated = 0
+    public var removed = 0
+    /// Regions whose pulled change was skipped for a local edit not yet pushed.
+    public var keptLocal: [String] = []
+    public var refused: [(id: String, reason: String)] = []
+    public var cursor: Int64 = 0
+}
+
+/// Pulls the backend's region changes after this store's cursor for that backend, page by
+/// page; each page goes through the reconciler (the monitored set with the page's changes
+/// applied is the desired set) and moves the cursor in the same transaction, so an
+/// interrupted pull resumes where it stopped. Events and visits flow the other way (push).
+public struct RegionPuller: Sendable {
+    let store: Store
+    let transport: SyncTransport
+    let pageSize: Int
+
+    public init(store: Store, endpoint: SyncEndpoint, client: HTTPClient, pageSize: Int = 500) {
+        self.store = store
+        self.transport = SyncTransport(endpoint: endpoint, client: client)
+        self.pageSize = pageSize
+    }
+
+    var cursorKey: String { "pull.cursor \(transport.endpoint.baseURL)" }
+
+    /// Pulls until the backend has nothing newer; a failed request is retried on `retries`
+    /// for up to `giveUpAfter`, then thrown as a ``SyncFailure``.
+    public func pull(retries: RetrySchedule = RetrySchedule(), giveUpAfter: Duration = .seconds(60)) async throws -> PullReport {
+        var report = PullReport()
+        report.cursor = Int64(try store.syncState(cursorKey) ?? "0") ?? 0
+        var failures = 0
+        var failingSince: ContinuousClock.Instant?
+        while true {
+            let page: (changes: [SyncChange], nextCursor: Int64, hasMore: Bool)
+            do {
+                page = try await transport.changes(after: report.cursor, entities: "region", limit: pageSize)
+                failures = 0
+                failingSince = nil
+            } catch {
+                if case .refused = error { throw error }
+                failures += 1
+                let since = failingSince ?? .now
+                failingSince = since
+                let delay = retries.delay(beforeRetry: failures)
+                if since.duration(to: .now) + .seconds(delay) > giveUpAfter { throw error }
+                try await Task.sleep(for: .seconds(delay))
+                continue
+            }
+            let applied = try store.applyPulledRegions(page.changes, cursorKey: cursorKey, cursor: page.nextCursor)
+            report.changes += page.changes.count
+            report.added += applied.plan.addCount
+            report.updated += applied.plan.updateCount
+            report.removed += applied.plan.removeCount
+            report.keptLocal = Array(Set(report.keptLocal + applied.keptLocal)).sorted()
+            report.refused += applied.refused
+            report.cursor = page.nextCursor
+            if !page.hasMore || page.changes.isEmpty { return report }
+        }
+    }
+}

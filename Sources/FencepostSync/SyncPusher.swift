@@ -1,0 +1,118 @@
+public import AsyncHTTPClient
+public import FencepostCore
+public import FencepostStore
+import Foundation
+
+/// How a push behaves.
+public struct PushSettings: Sendable {
+    /// Mutations per request, and about how many payload bytes.
+    public var batchSize: Int
+    public var maxBatchBytes: Int
+    /// Attempts that may have reached the backend before a mutation is dead-lettered.
+    /// An unreachable backend does not use them up: it only delays.
+    public var maxAttempts: Int
+    public var retries: RetrySchedule
+    /// Stop retrying once failures have gone on this long (the CLI); nil: retry until
+    /// cancelled (the service job).
+    public var giveUpAfter: Duration?
+
+    public init(
+        batchSize: Int = 500, maxBatchBytes: Int = 4 << 20, maxAttempts: Int = 10, retries: RetrySchedule = RetrySchedule(),
+        giveUpAfter: Duration? = .seconds(120)
+    ) {
+        self.batchSize = batchSize
+        self.maxBatchBytes = maxBatchBytes
+        self.maxAttempts = maxAttempts
+        self.retries = retries
+        self.giveUpAfter = giveUpAfter
+    }
+}
+
+/// What a push did.
+public struct PushReport: Sendable {
+    public enum Ending: Sendable {
+        /// Nothing pending is left.
+        case drained
+        /// Failures went on past `giveUpAfter`; the rest stays queued.
+        case gaveUp(String)
+        /// The backend refused the requests themselves (token, scope, URL).
+        case refused(String)
+    }
+
+    public var ending: Ending = .drained
+    /// Acknowledged by the backend (applied or duplicate).
+    public var delivered = 0
+    /// Rejected by the backend or out of attempts, during this push.
+    public var deadLettered = 0
+    public var requests = 0
+    public var failedRequests = 0
+}
+
+/// Sends the outbox to the backend in outbox order. A batch is claimed (`inflight`), sent, and
+/// each mutation leaves the queue only on the backend's answer for it: applied or duplicate →
+/// delivered, rejected → dead with the reason. A failed request puts its batch back to pending
+/// and is retried after the schedule's delay (0 s, 1 s, 3 s, then doubling with jitter to the
+/// cap; at least the backend's Retry-After). The caller holds the store's ``SyncLock``.
+public struct SyncPusher: Sendable {
+    let store: Store
+    let transport: SyncTransport
+    let settings: PushSettings
+
+    public init(store: Store, endpoint: SyncEndpoint, settings: PushSettings, client: HTTPClient) {
+        self.store = store
+        self.transport = SyncTransport(endpoint: endpoint, client: client)
+        self.settings = settings
+    }
+
+    /// Pushes until nothing is pending, failures outlast `giveUpAfter`, or the backend refuses
+    /// the requests. `progress` is called after every request.
+    public func push(progress: (PushReport) -> Void = { _ in }) async throws -> PushReport {
+        var report = PushReport()
+        try store.requeueInflight()
+        var failuresInARow = 0
+        var failingSince: ContinuousClock.Instant?
+        while true {
+            try Task.checkCancellation()
+            let batch = try store.claimPushBatch(limit: settings.batchSize, maxBytes: settings.maxBatchBytes)
+            guard !batch.isEmpty else { return report }
+            report.requests += 1
+            do {
+                let results = try await transport.push(batch)
+                let outcome = try store.acknowledge(batch, results: results)
+                report.delivered += outcome.delivered
+                report.deadLettered += outcome.dead
+                failuresInARow = 0
+                failingSince = nil
+            } catch let failure as SyncFailure {
+                report.failedRequests += 1
+                if case .refused(_, let message) = failure {
+                    try store.recordPushFailure(batch, error: failure.description, counts: false, maxAttempts: settings.maxAttempts, retryAt: Date())
+                    report.ending = .refused(message)
+                    return report
+                }
+                failuresInARow += 1
+                let since = failingSince ?? .now
+                failingSince = since
+                var delay = settings.retries.delay(beforeRetry: failuresInARow)
+                if case .transient(_, let retryAfter?) = failure { delay = max(delay, retryAfter) }
+                var counts = true
+                if case .unreachable = failure { counts = false }
+                report.deadLettered += try store.recordPushFailure(
+                    batch, error: failure.description, counts: counts, maxAttempts: settings.maxAttempts,
+                    retryAt: Date().addingTimeInterval(delay))
+                if let limit = settings.giveUpAfter, since.duration(to: .now) + .seconds(delay) > limit {
+                    report.ending = .gaveUp(failure.description)
+                    return report
+                }
+                progress(report)
+                try await Task.sleep(for: .seconds(delay))
+                continue
+            } catch {
+                // Cancelled or the store failed: the batch goes back to pending untouched.
+                _ = try? store.requeueInflight()
+                throw error
+            }
+            progress(report)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import AsyncHTTPClient
+import FencepostStore
+import FencepostSync
+import Foundation
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Push the outbox to a backend (another fencepost serve) and pull its regions.",
+        discussion: """
+            Events and visits (and local region edits) flow up with push; the backend's regions flow
+            down with pull. One sync runs at a time per store. Exit codes: 0 done (push: the queue
+            is drained); 2 something is left (pending after retries, or dead-lettered); 3 the store
+            could not be used; 75 another sync is running on this store.
+            """,
+        subcommands: [SyncPush.self, SyncPull.self, SyncStatusCommand.self, SyncDeadLetterCommand.self])
+
+    /// Exit code when another sync holds the store's lock (EX_TEMPFAIL).
+    static let busy = ExitCode(75)
+    /// Exit code when the push left something behind.
+    static let incomplete = ExitCode(2)
+}
+
+/// Where to sync with.
+struct BackendOptions: ParsableArguments {
+    @Option(name: [.customLong("to"), .customLong("from")], help: ArgumentHelp(
+        "The backend's base URL, e.g. http://central:8080.", discussion: "Defaults to $FENCEPOST_SYNC_URL.", valueName: "url"))
+    var url: String?
+
+    @Option(help: ArgumentHelp("A bearer token the backend accepts (admin, or device:ID for that device's data).",
+        discussion: "Defaults to $FENCEPOST_SYNC_TOKEN.", valueName: "token"))
+    var token: String?
+
+    @Option(help: "Seconds one request may take before it counts as failed.")
+    var timeout: Double = 30
+
+    @Flag(help: "Wait for another sync on this store to finish instead of exiting with 75.")
+    var wait = false
+
+    func endpoint() throws -> SyncEndpoint {
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = url ?? environment["FENCEPOST_SYNC_URL"] else { throw ValidationError("--to URL (or $FENCEPOST_SYNC_URL) is required.") }
+        guard let token = token ?? environment["FENCEPOST_SYNC_TOKEN"] else {
+            throw ValidationError("--token (or $FENCEPOST_SYNC_TOKEN) is required.")
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+        do {
+            return try SyncEndpoint(baseURL: url, token: token, timeout: .milliseconds(Int64(timeout * 1000)))
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    /// The store's sync lock, or exit 75 (or wait, with --wait).
+    func lock(_ store: Store) throws -> SyncLock {
+        guard let lock = try SyncLock.acquire(storePath: store.path, wait: wait) else {
+            Console.error(["error: another sync is running on \(store.path); try again later or pass --wait"])
+            throw SyncCommand.busy
+        }
+        return lock
+    }
+}
+
+/// Runs `body` with an HTTP client that is shut down afterwards, however `body` ends.
+func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    do {
+        let result = try await body(client)
+        try await client.shutdown()
+        return result
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import FencepostCore
+import FencepostStore
+import FencepostSync
+import Foundation
+
+struct SyncPull: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pull",
+        abstract: "Take the backend's region changes since the last pull into the monitored set.",
+        discussion: """
+            Each page of changes goes through the same reconciler as `regions apply` (open visits of
+            removed or reshaped regions close) and moves this store's cursor for that backend in the
+            same transaction. A region with a local edit not yet pushed keeps the local edit (a
+            pending local delete is never undone by a pull). Pulled changes are not queued back.
+            """)
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var backend: BackendOptions
+
+    @Flag(help: "Print the report as JSON on stdout.")
+    var json = false
+
+    func run() async throws {
+        let endpoint = try backend.endpoint()
+        let store: Store = try CommandFailure.reporting { try self.store.open() }
+        let lock = try CommandFailure.reporting { try backend.lock(store) }
+        defer { withExtendedLifetime(lock) {} }
+        let report: PullReport
+        do {
+            report = try await withHTTPClient { client in
+                try await RegionPuller(store: store, endpoint: endpoint, client: client).pull()
+            }
+        } catch let failure as SyncFailure {
+            Console.error(["error: pull from \(endpoint.baseURL) failed: \(failure)"])
+            throw SyncCommand.incomplete
+        } catch {
+            Console.error(["error: \(error)"])
+            throw ExitCode(3)
+        }
+        var lines = ["pulled \(report.changes) region changes: \(report.added) added, \(report.updated) updated, \(report.removed) removed"]
+        if !report.keptLocal.isEmpty { lines.append("kept local edits not yet pushed: \(report.keptLocal.joined(separator: ", "))") }
+        for (id, reason) in report.refused { lines.append("refused region \(id): \(reason)") }
+        Console.error(lines)
+        if json {
+            Console.output(JSONValue.object([
+                "changes": .number(Double(report.changes)), "added": .number(Double(report.added)),
+                "updated": .number(Double(report.updated)), "removed": .number(Double(report.removed)),
+                "kept_local": .array(report.keptLocal.map(JSONValue.string)),
+                "refused": .array(report.refused.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
+                "cursor": .string(String(report.cursor)),
+            ]).canonicalText())
+        }
+        if !report.refused.isEmpty { throw SyncCommand.incomplete }
+    }
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import FencepostCore
+import FencepostStore
+import FencepostSync
+import Foundation
+
+struct SyncPush: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Send the outbox to the backend, in order, until it is drained.",
+        discussion: """
+            A mutation leaves the queue only when the backend acknowledged it (applied, or a duplicate
+            of one it applied before). Connection errors, timeouts, 5xx and 429 are retried after 0 s,
+            1 s, 3 s, then doubling with jitter up to 5 minutes, until failures have gone on for
+            --give-up-after seconds; what is left stays queued for the next push. A mutation the
+            backend rejects (4xx), or one past --max-attempts, goes to the dead-letter list
+            (fencepost sync dead-letter list). Exit 0 when the queue is drained, 2 when anything is
+            left pending or dead-lettered.
+            """)
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var backend: BackendOptions
+
+    @Option(help: "Mutations per request.")
+    var batch = 500
+
+    @Option(help: "Attempts that reached the backend before a mutation is dead-lettered.")
+    var maxAttempts = 10
+
+    @Option(help: "Seconds of failing requests after which the push stops (the rest stays queued).")
+    var giveUpAfter: Double = 120
+
+    @Flag(help: "Print the report as JSON on stdout.")
+    var json = false
+
+    func validate() throws {
+        guard batch >= 1, maxAttempts >= 1, giveUpAfter >= 0 else {
+            throw ValidationError("--batch and --max-attempts must be positive, --give-up-after not negative.")
+        }
+    }
+
+    func run() async throws {
+        let endpoint = try backend.endpoint()
+        let store: Store = try CommandFailure.reporting { try self.store.open() }
+        let lock = try CommandFailure.reporting { try backend.lock(store) }
+        defer { withExtendedLifetime(lock) {} }
+        let settings = PushSettings(batchSize: batch, maxAttempts: maxAttempts, giveUpAfter: .milliseconds(Int64(giveUpAfter * 1000)))
+        var progress = Progress()
+        let started = Date()
+        let report = try await CommandFailure.reporting {
+            try await withHTTPClient { client in
+                try await SyncPusher(store: store, endpoint: endpoint, settings: settings, client: client).push { report in
+                    progress.update("pushed \(report.delivered), dead-lettered \(report.deadLettered), failed requests \(report.failedRequests)")
+                }
+            }
+        }
+        progress.clear()
+        let status = try CommandFailure.reporting { try store.syncStatus() }
+        let seconds = Date().timeIntervalSince(started)
+        let left = (status.counts["pending"] ?? 0) + (status.counts["inflight"] ?? 0)
+        let dead = status.counts["dead"] ?? 0
+        var lines = ["pushed \(report.delivered) mutations in \(report.requests) requests (\(report.failedRequests) failed) in "
+            + String(format: "%.1f s", seconds) + "; dead-lettered \(report.deadLettered)"]
+        switch report.ending {
+        case .drained: break
+        case .gaveUp(let reason): lines.append("stopped retrying after \(Int(giveUpAfter)) s of failures: \(reason)")
+        case .refused(let reason): lines.append("error: the backend refused the requests: \(reason)")
+        }
+        lines.append("queue: \(left) pending, \(dead) dead-lettered, \(status.counts["delivered"] ?? 0) delivered")
+        if json {
+            var object: [String: JSONValue] = [
+                "delivered": .number(Double(report.delivered)), "dead_lettered": .number(Double(report.deadLettered)),
+                "requests": .number(Double(report.requests)), "failed_requests": .number(Double(report.failedRequests)),
+                "pending": .number(Double(left)), "dead": .number(Double(dead)), "seconds": .number((seconds * 1000).rounded() / 1000),
+            ]
+            switch report.ending {
+            case .drained: object["ending"] = .string("drained")
+            case .gaveUp(let reason): object["ending"] = .string("gave_up"); object["error"] = .string(reason)
+            case .refused(let reason): object["ending"] = .string("refused"); object["error"] = .string(reason)
+            }
+            Console.output(JSONValue.object(object).canonicalText())
+        }
+        Console.error(lines)
+        if left > 0 || dead > 0 { throw SyncCommand.incomplete }
+    }
+}
