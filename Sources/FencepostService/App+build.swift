@@ -1,3 +1,4 @@
+import FencepostCore
 public import FencepostStore
 public import Hummingbird
 public import Logging
@@ -62,7 +63,10 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     if configuration.syncEnabled, let sync = configuration.sync {
         jobs.register(SyncPushJob(
             store: store, endpoint: try SyncEndpoint(baseURL: sync.to, token: sync.token, timeout: .seconds(sync.timeoutSeconds)),
-            settings: PushSettings(batchSize: sync.batchSize, maxAttempts: sync.maxAttempts, giveUpAfter: nil), signal: signal,
+            // Retries capped at 30 s: after an outage the queue starts draining within 30 s.
+            settings: PushSettings(
+                batchSize: sync.batchSize, maxAttempts: sync.maxAttempts, retries: RetrySchedule(cap: 30), giveUpAfter: nil),
+            signal: signal,
             pollInterval: settings.pollInterval, logger: logger))
     }
     if configuration.jobs.outboxCleanup {

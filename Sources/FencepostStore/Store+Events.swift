@@ -97,7 +97,11 @@ extension Store {
             try save(device: device, state: state, now: now, db: db)
         }
         let visitReason: VisitExitReason = reason == .regionRemoved ? .regionRemoved : .regionChanged
-        let open = try Row.fetchAll(db, sql: "SELECT * FROM visits WHERE region = ? AND status = 'open'", arguments: [regionID]).map(VisitRow.init)
+        // Only visits of devices this store monitors itself: a visit that arrived by sync is
+        // closed by the store that monitors its device, and arrives closed.
+        let open = try Row.fetchAll(db, sql: """
+            SELECT * FROM visits WHERE region = ? AND status = 'open' AND device IN (SELECT device FROM devices)
+            """, arguments: [regionID]).map(VisitRow.init)
         for visit in open {
             let at = max(anchors[visit.device] ?? visit.enteredMs.seconds, visit.enteredMs.seconds)
             _ = try apply(.close(visitID: visit.id, at: at, reason: visitReason), now: now, db: db)

@@ -33,6 +33,7 @@ extension Store {
         return try writer.write { db in
             var results: [SyncResult] = []
             results.reserveCapacity(mutations.count)
+            var regions = RegionSet()
             for mutation in mutations {
                 let seen = try Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM sync_applied WHERE idempotency_key = ?)", arguments: [mutation.key])!
@@ -43,7 +44,7 @@ extension Store {
                 var rejection: SyncRejection?
                 try db.inSavepoint {
                     do {
-                        try apply(mutation, permissions: permissions, timestamp: timestamp, db: db)
+                        try apply(mutation, permissions: permissions, regions: &regions, timestamp: timestamp, db: db)
                         try db.cachedStatement(sql: """
                             INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at) VALUES (?, ?, ?, ?, ?)
                             """).execute(arguments: [mutation.key, mutation.entity, mutation.id, mutation.version, timestamp])
@@ -59,11 +60,19 @@ extension Store {
         }
     }
 
-    private func apply(_ mutation: SyncMutation, permissions: SyncPermissions, timestamp: String, db: Database) throws {
+    /// The monitored regions, read once per batch (parsing every feature per region mutation
+    /// would make a batch of region edits quadratic).
+    private struct RegionSet {
+        var byID: [String: Region]?
+    }
+
+    private func apply(
+        _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, timestamp: String, db: Database
+    ) throws {
         switch (mutation.entity, mutation.op) {
         case ("region", _):
             guard permissions.regions else { throw SyncRejection("regions can only be changed with an admin token") }
-            try applyRegion(mutation, timestamp: timestamp, db: db)
+            try applyRegion(mutation, regions: &regions, timestamp: timestamp, db: db)
         case ("event", .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
@@ -79,9 +88,12 @@ extension Store {
         }
     }
 
-    private func applyRegion(_ mutation: SyncMutation, timestamp: String, db: Database) throws {
-        var desired = try Self.monitoredRegions(db).map(\.region).filter { $0.id != mutation.id }
-        if mutation.op == .upsert {
+    private func applyRegion(_ mutation: SyncMutation, regions: inout RegionSet, timestamp: String, db: Database) throws {
+        var byID = try regions.byID ?? Dictionary(uniqueKeysWithValues: Self.monitoredRegions(db).map { ($0.region.id, $0.region) })
+        switch mutation.op {
+        case .delete:
+            byID[mutation.id] = nil
+        case .upsert:
             let region: Region
             do {
                 region = try RegionConfigParser().region(fromFeature: Data(mutation.payload.utf8), source: "mutation \(mutation.key)")
@@ -89,9 +101,10 @@ extension Store {
                 throw SyncRejection(error.issues.map(\.description).joined(separator: "; "))
             }
             guard region.id == mutation.id else { throw SyncRejection("the feature's id \(region.id) is not the mutation's \(mutation.id)") }
-            desired.append(region)
+            byID[mutation.id] = region
         }
-        _ = try apply(desired, timestamp: timestamp, origin: .local, db: db)
+        _ = try apply(byID.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .local, db: db)
+        regions.byID = byID
     }
 
     private static func payloadFields(_ mutation: SyncMutation) throws -> [String: JSONValue] {

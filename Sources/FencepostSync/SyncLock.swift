@@ -15,12 +15,15 @@ public final class SyncLock: Sendable {
     }
 
     deinit {
+        guard descriptor >= 0 else { return }
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 
     /// Takes the lock, waiting for it when `wait`; nil when another sync holds it and not `wait`.
+    /// An in-memory store (no path) cannot be shared between processes and needs no lock.
     public static func acquire(storePath: String, wait: Bool) throws -> SyncLock? {
+        if storePath.isEmpty || storePath == ":memory:" { return SyncLock(descriptor: -1) }
         let path = storePath + ".sync-lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw SyncLockError(path: path, errno: errno) }

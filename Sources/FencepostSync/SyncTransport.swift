@@ -17,11 +17,15 @@ struct SyncTransport: Sendable {
     func push(_ items: [OutboxItem]) async throws(SyncFailure) -> [String: SyncResult] {
         let body = SyncWire.mutationsBody(items.lazy.map(\.mutation))
         let answer = try await send(.POST, path: "/v1/sync/mutations", body: body)
+        let results: [String: SyncResult]
         do {
-            return try SyncWire.parseResults(answer)
+            results = try SyncWire.parseResults(answer)
         } catch {
             throw .transient("the backend's answer is not a sync result: \(error)", retryAfter: nil)
         }
+        let unanswered = items.count { results[$0.mutation.key] == nil }
+        guard unanswered == 0 else { throw .transient("the backend left \(unanswered) of \(items.count) mutations unanswered", retryAfter: nil) }
+        return results
     }
 
     /// One page of the backend's change feed.

@@ -19,9 +19,11 @@ struct ServeCommand: AsyncParsableCommand {
               GET /v1/events?since&until&device&region&kind&cursor&limit&format=json|csv|jsonl|geojson|ics
               GET /v1/visits?open=true   GET /v1/events/stream (Server-Sent Events, Last-Event-ID)
               GET /v1/webhooks/dead-letters   GET /healthz   GET /metrics
+              POST /v1/sync/mutations   GET /v1/sync/changes?cursor&limit&entity   (fencepost sync)
             --config FILE (JSON, every field optional):
               {"webhooks":[{"name":"ops","url":"https://…","secret":"…"}],
-               "jobs":{"webhooks":true,"outbox_cleanup":true,"outbox_retention_days":7},
+               "sync":{"to":"http://central:8080","token":"fp_…","batch_size":500,"max_attempts":10},
+               "jobs":{"webhooks":true,"sync":true,"outbox_cleanup":true,"outbox_retention_days":7},
                "metrics_require_token":false,"max_body_bytes":16777216,"webhook_max_attempts":8}
             SIGTERM or SIGINT stops taking requests, finishes those in flight and commits them.
             Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.

@@ -1,0 +1,178 @@
+import FencepostCore
+import FencepostGeometry
+import FencepostStore
+import Foundation
+import Testing
+
+/// Both sides of sync on real stores: a client's outbox applied to a backend store, the queue's
+/// states, and pulled regions.
+@Suite struct SyncStoreTests {
+    let grid = IngestSessionTests().grid
+
+    /// A client store with two regions and a walk through both (4 events, 2 visits twice).
+    func client(device: String = "bus") throws -> Store {
+        let store = try Store.inMemory()
+        try store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
+        _ = try IngestSessionTests().ingest(store, [grid.walk(device: device)])
+        return store
+    }
+
+    /// Every outbox mutation of `store`, in order.
+    func mutations(_ store: Store, entities: Set<String>? = nil) throws -> [SyncMutation] {
+        try store.syncChanges(after: 0, entities: entities, device: nil, limit: 100_000).map(\.mutation)
+    }
+
+    func rows(_ store: Store) throws -> (events: [String], visits: [String]) {
+        var events: [String] = []
+        try store.forEachEvent(EventQuery()) { events.append("\($0.id) \($0.kind) \($0.device) \($0.region ?? "") \($0.time) \($0.flags) \($0.properties)") }
+        var visits: [String] = []
+        try store.forEachVisit { visits.append("\($0.id) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.status) v\($0.version)") }
+        return (events, visits)
+    }
+
+    @Test func appliedOncePerKeyAndTheBackendHoldsTheClientsRows() throws {
+        let client = try client()
+        let backend = try Store.inMemory()
+        let batch = try mutations(client)
+        #expect(batch.count == 10)  // 2 regions, 4 events, 2 visits opened and then closed
+        let admin = SyncPermissions(device: nil, regions: true)
+        #expect(try backend.applyMutations(batch, permissions: admin) == Array(repeating: .applied, count: 10))
+        #expect(try rows(backend) == rows(client))
+        #expect(try backend.monitoredRegions().map(\.region.id) == ["a", "b"])
+
+        // The same batch again (a lost answer): every key is a duplicate, nothing changes.
+        let outboxBefore = try mutations(backend).count
+        #expect(try backend.applyMutations(batch, permissions: admin) == Array(repeating: .duplicate, count: 10))
+        #expect(try rows(backend) == rows(client))
+        #expect(try mutations(backend).count == outboxBefore)
+    }
+
+    @Test func aRegionRemovedWithAVisitOpenConvergesOnTheBackend() throws {
+        // The walk ends inside "b": its visit is open when the client removes "b".
+        let client = try Store.inMemory()
+        try client.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 300, radius: 40)])
+        _ = try IngestSessionTests().ingest(client, [grid.walk()])
+        try client.applyRegions([grid.circle("a", x: -100, radius: 50)])
+        #expect(try rows(client).visits.contains { $0.contains(" closed v2") && $0.contains(" b ") })
+
+        // The backend applies the region delete (which must not close the pushed visit itself)
+        // and then the client's own close: both stores end the same.
+        let backend = try Store.inMemory()
+        let results = try backend.applyMutations(try mutations(client), permissions: SyncPermissions(device: nil, regions: true))
+        #expect(results.allSatisfy { $0 == .applied })
+        #expect(try rows(backend) == rows(client))
+    }
+
+    @Test func anOlderVersionDoesNotOverwriteANewerOne() throws {
+        let client = try client()
+        let backend = try Store.inMemory()
+        let visits = try mutations(client, entities: ["visit"])
+        let closed = visits.filter { $0.version == 2 }
+        let opened = visits.filter { $0.version == 1 }
+        let admin = SyncPermissions(device: nil, regions: true)
+        // The closes arrive first (out of order); the opens after them change nothing.
+        #expect(try backend.applyMutations(closed, permissions: admin) == [.applied, .applied])
+        #expect(try backend.applyMutations(opened, permissions: admin) == [.applied, .applied])
+        #expect(try rows(backend).visits == rows(client).visits)
+    }
+
+    @Test func rejectionsNameTheirReasonAndAreNotRemembered() throws {
+        let client = try client(device: "phone")
+        let backend = try Store.inMemory()
+        let events = try mutations(client, entities: ["event"])
+        var broken = events[0]
+        broken.payload = #"{"device":"phone","id":"\#(broken.id)","kind":"enter"}"#  // no time
+        let device = SyncPermissions(device: "phone", regions: false)
+        let other = SyncPermissions(device: "other", regions: false)
+
+        let results = try backend.applyMutations([broken, events[1]], permissions: device)
+        #expect(results == [.rejected(reason: "the payload has no time"), .applied])
+        #expect(try backend.applyMutations([events[2]], permissions: other) == [
+            .rejected(reason: "this token may sync only device other's data, not phone's")
+        ])
+        let region = try mutations(client, entities: ["region"])[0]
+        #expect(try backend.applyMutations([region], permissions: device) == [.rejected(reason: "regions can only be changed with an admin token")])
+        #expect(try rows(backend).events.count == 1)
+
+        // Fixed (the original payload), the same key applies: the rejection was not remembered.
+        #expect(try backend.applyMutations([events[0]], permissions: device) == [.applied])
+    }
+
+    @Test func regionEditsAreQueuedAndDeletesCarryTheirOwnKey() throws {
+        let store = try Store.inMemory()
+        try store.applyRegions([grid.circle("a", x: 0, radius: 50)])
+        try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        try store.applyRegions([])
+        try store.applyRegions([grid.circle("a", x: 0, radius: 50)])
+        let queued = try mutations(store)
+        #expect(queued.map { "\($0.op.rawValue) v\($0.version)" } == ["upsert v1", "upsert v2", "delete v3", "upsert v1"])
+        #expect(Set(queued.map(\.key)).count == 4)  // the re-added region is a new edit, not a duplicate
+
+        // Replayed on a backend in order, the last edit wins.
+        let backend = try Store.inMemory()
+        #expect(try backend.applyMutations(queued, permissions: SyncPermissions(device: nil, regions: true)).allSatisfy { $0 == .applied })
+        #expect(try backend.monitoredRegions().map(\.region.contentHash) == store.monitoredRegions().map(\.region.contentHash))
+    }
+
+    @Test func theQueueClaimsAcknowledgesRetriesAndDeadLetters() throws {
+        let store = try client()
+        let first = try store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
+        #expect(first.map(\.seq) == [1, 2, 3, 4])
+        #expect(try store.syncStatus().counts["inflight"] == 4)
+
+        // A push killed here leaves them in flight; the next push requeues them first.
+        #expect(try store.requeueInflight() == 4)
+        let again = try store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
+        #expect(again.map(\.seq) == [1, 2, 3, 4])
+
+        // One acknowledged, one rejected, one duplicate, one without an answer.
+        let results: [String: SyncResult] = [
+            again[0].mutation.key: .applied, again[1].mutation.key: .rejected(reason: "no such region"),
+            again[2].mutation.key: .duplicate,
+        ]
+        let outcome = try store.acknowledge(again, results: results)
+        #expect(outcome.delivered == 2 && outcome.dead == 1)
+        let status = try store.syncStatus()
+        #expect(status.counts == ["pending": 7, "inflight": 0, "delivered": 2, "dead": 1])
+        #expect(status.lastSuccessAt != nil)
+        #expect(try store.syncDeadLetters().map(\.lastError) == ["rejected: no such region"])
+
+        // Failures that reached the backend count; an unreachable backend does not.
+        let next = try store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
+        #expect(next.map(\.seq) == [4, 5])
+        #expect(try store.recordPushFailure(next, error: "connection refused", counts: false, maxAttempts: 1, retryAt: Date()) == 0)
+        let retried = try store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
+        #expect(try store.recordPushFailure(retried, error: "HTTP 503", counts: true, maxAttempts: 1, retryAt: Date()) == 2)
+        #expect(try store.syncStatus().lastError == "HTTP 503")
+        #expect(try store.syncDeadLetters().map(\.seq) == [2, 4, 5])
+
+        #expect(try store.retryDeadLetters(seq: 2) == 1)
+        #expect(try store.retryDeadLetters() == 2)
+        #expect(try store.syncStatus().counts["dead"] == 0)
+        #expect(try store.claimPushBatch(limit: 100, maxBytes: 1 << 20).map(\.seq) == [2, 4, 5, 6, 7, 8, 9, 10])
+    }
+
+    @Test func pulledRegionsGoThroughTheReconcilerAndNeverUndoAPendingLocalDelete() throws {
+        let backend = try Store.inMemory()
+        try backend.applyRegions([grid.circle("a", x: 0, radius: 50), grid.circle("b", x: 200, radius: 50), grid.circle("c", x: 400, radius: 50)])
+
+        let edge = try Store.inMemory()
+        try edge.applyRegions([grid.circle("b", x: 200, radius: 50)])
+        // The edge deletes b locally; the delete waits in its outbox.
+        try edge.applyRegions([])
+        let feed = try backend.syncChanges(after: 0, entities: ["region"], device: nil, limit: 100)
+        let pulled = try edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
+        #expect(pulled.keptLocal == ["b"])
+        #expect(pulled.plan.addCount == 2)
+        #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "c"])
+        #expect(try edge.syncState("pull.cursor test") == String(feed.last!.seq))
+        // Pulled regions are not queued back: the edge's outbox still holds only its own edits.
+        #expect(try mutations(edge).map(\.op) == [.upsert, .delete])
+
+        // Once the delete has been pushed (delivered), a later pull may bring b back.
+        let claimed = try edge.claimPushBatch(limit: 10, maxBytes: 1 << 20)
+        try edge.acknowledge(claimed, results: Dictionary(uniqueKeysWithValues: claimed.map { ($0.mutation.key, SyncResult.applied) }))
+        _ = try edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
+        #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "b", "c"])
+    }
+}
