@@ -75,7 +75,10 @@ struct SyncCommandTests {
         let proxy = try await FaultProxy.start(upstream: backend.url)
         proxy.outage(.delay(seconds: 0.3))
         let pushing = try client.start("sync", "push", "--to", proxy.url, "--token", backend.admin, "--batch", "10")
-        try await Task.sleep(for: .milliseconds(1500))
+        // Wait until some batches are acknowledged (the push is under way), then interfere.
+        for _ in 0..<200 where (try Self.status(client)["delivered"] ?? 0) < 20 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
         let second = try client.run("sync", "push", "--to", proxy.url, "--token", backend.admin)
         #expect(second.status == 75)
         #expect(second.stderr.contains("another sync is running"))

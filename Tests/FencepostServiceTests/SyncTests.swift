@@ -137,7 +137,9 @@ struct SyncTests {
             await proxy.stop()
             #expect(failing.failedRequests == 3)
             #expect(failing.deadLettered == queued)
-            #expect(try client.store.syncDeadLetters().allSatisfy { $0.lastError.hasPrefix("gave up after 3 attempts: HTTP 503") })
+            // (Under heavy load an attempt may time out instead of getting its 503; it counts the same.)
+            let letters = try client.store.syncDeadLetters()
+            #expect(letters.count == queued && letters.allSatisfy { $0.attempts == 3 && $0.lastError.hasPrefix("gave up after 3 attempts: ") }, "\(letters.map(\.lastError))")
         }
     }
 
@@ -199,10 +201,11 @@ struct SyncTests {
                     body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
                 #expect(posted.status == .ok)
                 try await WebhookTests.eventually {
-                    try edge.store.syncStatus().counts["pending"] == 0 && Self.contents(backend.store).events.count == 2
+                    let counts = try edge.store.syncStatus().counts
+                    return counts["pending"] == 0 && counts["inflight"] == 0 && (try Self.contents(backend.store).events.count) == 2
                 }
                 #expect(try Self.contents(backend.store) == Self.contents(edge.store))
-                #expect(try edge.store.syncStatus().counts["delivered"]! >= 5)
+                #expect(try edge.store.syncStatus().counts["delivered"] == 5)  // the region, 2 events, a visit opened and closed
             }
         }
     }
