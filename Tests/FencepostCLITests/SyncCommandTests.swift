@@ -76,7 +76,8 @@ struct SyncCommandTests {
         proxy.outage(.delay(seconds: 0.3))
         let pushing = try client.start("sync", "push", "--to", proxy.url, "--token", backend.admin, "--batch", "10")
         // Wait until some batches are acknowledged (the push is under way), then interfere.
-        for _ in 0..<200 where (try Self.status(client)["delivered"] ?? 0) < 20 {
+        let deadline = Date().addingTimeInterval(20)
+        while try Self.status(client)["delivered"] ?? 0 < 20, Date() < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }
         let second = try client.run("sync", "push", "--to", proxy.url, "--token", backend.admin)

@@ -202,7 +202,8 @@ struct SyncTests {
                 #expect(posted.status == .ok)
                 try await WebhookTests.eventually {
                     let counts = try edge.store.syncStatus().counts
-                    return counts["pending"] == 0 && counts["inflight"] == 0 && (try Self.contents(backend.store).events.count) == 2
+                    let events = try Self.contents(backend.store).events.count
+                    return counts["pending"] == 0 && counts["inflight"] == 0 && events == 2
                 }
                 #expect(try Self.contents(backend.store) == Self.contents(edge.store))
                 #expect(try edge.store.syncStatus().counts["delivered"] == 5)  // the region, 2 events, a visit opened and closed
