@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `fencepost serve --config FILE`: webhooks, job switches and limits. Every field has a
 /// default, so an empty object (or no file) is a valid configuration.

@@ -29,31 +29,31 @@ extension CommandFailure {
     static func reporting<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let failure as CommandFailure {
-            Console.error(failure.lines)
-            throw failure.exitCode
-        } catch let exit as ExitCode {
-            throw exit
         } catch {
-            Console.error(["error: \(error)"])
-            throw ExitCode(3)
+            throw exitCode(reporting: error)
         }
     }
-}
 
-extension CommandFailure {
     /// ``reporting(_:)`` for async work.
     static func reporting<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let failure as CommandFailure {
-            Console.error(failure.lines)
-            throw failure.exitCode
-        } catch let exit as ExitCode {
-            throw exit
         } catch {
+            throw exitCode(reporting: error)
+        }
+    }
+
+    /// Prints what went wrong on stderr and returns the exit code it means.
+    private static func exitCode(reporting error: any Error) -> ExitCode {
+        switch error {
+        case let failure as CommandFailure:
+            Console.error(failure.lines)
+            return failure.exitCode
+        case let exit as ExitCode:
+            return exit
+        default:
             Console.error(["error: \(error)"])
-            throw ExitCode(3)
+            return ExitCode(3)
         }
     }
 }

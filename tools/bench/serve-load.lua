@@ -1,6 +1,6 @@
--- wrk script for tools/bench/serve: each wrk thread is one device (run wrk with as many
--- connections as threads), posting the generated trace's positions in time order, one second
--- apart, so every fix is new and in order and the service processes (not drops) all of them.
+-- wrk script for tools/bench/serve: each wrk thread posts for DEVICES devices in turn (as many
+-- as it has connections), each device the generated trace's positions in time order, one
+-- second apart, so fixes are new and in order and the service processes (not drops) them.
 --   mode=batch : POST /v1/devices/{device}/locations with BATCH fixes per request
 --   mode=osmand: GET /osmand?id=…&lat=…&lon=…&timestamp=… (one fix per request)
 local threads = {}
@@ -16,7 +16,12 @@ function init(args)
   mode = os.getenv("MODE") or "batch"
   batch = tonumber(os.getenv("BATCH") or "100")
   token = os.getenv("TOKEN")
-  device = "load-" .. mode .. "-" .. id
+  devices = {}
+  for k = 1, tonumber(os.getenv("DEVICES") or "1") do
+    devices[k] = { name = "load-" .. mode .. "-" .. id .. "-" .. k, clock = tonumber(os.getenv("START") or "1750000000"),
+                   start = (id * 7919 + k * 104729) }
+  end
+  turn = 0
   points = {}
   local file = assert(io.open(os.getenv("TRACE"), "r"))
   file:read("*l")  -- header
@@ -26,32 +31,31 @@ function init(args)
     if #points >= 200000 then break end
   end
   file:close()
-  next_point = 1 + (id * 7919) % #points
-  clock = tonumber(os.getenv("START") or "1750000000")
-  sent = 0
+  for _, device in ipairs(devices) do device.next_point = 1 + device.start % #points end
 end
 
-local function fix()
-  local point = points[next_point]
-  next_point = next_point % #points + 1
-  clock = clock + 1
-  sent = sent + 1
-  return point, clock
+local function fix(device)
+  local point = points[device.next_point]
+  device.next_point = device.next_point % #points + 1
+  device.clock = device.clock + 1
+  return point, device.clock
 end
 
 function request()
+  turn = turn % #devices + 1
+  local device = devices[turn]
   if mode == "osmand" then
-    local point, time = fix()
+    local point, time = fix(device)
     return wrk.format("GET", string.format("/osmand?id=%s&lat=%s&lon=%s&timestamp=%d&accuracy=8&token=%s",
-      device, point[1], point[2], time, token))
+      device.name, point[1], point[2], time, token))
   end
   local items = {}
   for i = 1, batch do
-    local point, time = fix()
+    local point, time = fix(device)
     items[i] = string.format('{"time":%d,"lat":%s,"lon":%s,"accuracy":8}', time, point[1], point[2])
   end
   local body = '{"fixes":[' .. table.concat(items, ",") .. ']}'
-  return wrk.format("POST", "/v1/devices/" .. device .. "/locations",
+  return wrk.format("POST", "/v1/devices/" .. device.name .. "/locations",
     { ["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json" }, body)
 end
 

@@ -1,5 +1,11 @@
+import ArgumentParser
 import FencepostStore
 import Foundation
+
+/// `--format table|json`, for commands that print a small report.
+enum TableOrJSON: String, ExpressibleByArgument, CaseIterable {
+    case table, json
+}
 
 /// Buffered output to stdout or a file (written whole, then renamed into place).
 struct OutputSink: TextSink {

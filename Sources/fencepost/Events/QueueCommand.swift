@@ -15,11 +15,7 @@ struct QueueStatus: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
 
     @Option(help: "Output format: table or json.")
-    var format: Format = .table
-
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case table, json
-    }
+    var format: TableOrJSON = .table
 
     func run() async throws {
         try CommandFailure.reporting {

@@ -173,7 +173,7 @@ struct HealthSources: AsyncParsableCommand {
     var owner: String = "me"
 
     @Option(help: "Output format: table or json.")
-    var format: QueueStatus.Format = .table
+    var format: TableOrJSON = .table
 
     func run() async throws {
         try CommandFailure.reporting {

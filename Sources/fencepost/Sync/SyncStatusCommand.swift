@@ -11,11 +11,7 @@ struct SyncStatusCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
 
     @Option(help: "Output format: table or json.")
-    var format: Format = .table
-
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case table, json
-    }
+    var format: TableOrJSON = .table
 
     func run() async throws {
         try CommandFailure.reporting {
@@ -54,7 +50,7 @@ struct SyncDeadLetterList: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
 
     @Option(help: "Output format: table or json.")
-    var format: SyncStatusCommand.Format = .table
+    var format: TableOrJSON = .table
 
     func run() async throws {
         try CommandFailure.reporting {
