@@ -10,8 +10,9 @@ public struct IngestOptions: Sendable {
     /// The most fixes of an unsorted input held in memory; beyond, sorted runs spill to
     /// temporary files and merge back in time order.
     public var sortRunFixes: Int
-    /// Read each device's state from the store at every input rather than keeping it between
-    /// inputs: for a long-lived session (the HTTP service) while other processes may write.
+    /// Check each device's stored state at every input and reload it when another process
+    /// changed it, rather than trusting what the session keeps between inputs: for a
+    /// long-lived session (the HTTP service) while other processes may write.
     public var reloadsDevices: Bool
 
     public init(
@@ -90,9 +91,13 @@ public final class IngestSession {
         var anchorAtStart: Double?
         var inputGeneration: Int
         var dirty = false
+        /// The state's JSON as last read or saved: with `reloadsDevices`, a record is reused in
+        /// a later input only while the stored text is still exactly this (no other writer).
+        var storedText: String?
 
-        init(state: DeviceState, monitor: Monitor, inputGeneration: Int) {
+        init(state: DeviceState, storedText: String?, monitor: Monitor, inputGeneration: Int) {
             self.state = state
+            self.storedText = storedText
             self.track = monitor.track(resuming: state.monitor)
             self.anchorAtStart = state.anchor
             self.inputGeneration = inputGeneration
@@ -196,8 +201,7 @@ public final class IngestSession {
             devices.removeAll()
             lastRecord = nil
         } else if options.reloadsDevices {
-            devices.removeAll()
-            lastRecord = nil
+            lastRecord = nil  // each record is checked against the store when first used
         }
     }
 
@@ -290,11 +294,13 @@ public final class IngestSession {
         let record: DeviceRecord
         if let last = lastRecord, last.device == device {
             record = last.record
-        } else if let known = devices[device] {
+        } else if let known = devices[device], try isCurrent(known, device: device, db: db) {
             record = known
         } else {
+            let text = try Store.deviceStateText(device, db: db)
             record = DeviceRecord(
-                state: try Store.deviceState(device, db: db) ?? DeviceState(), monitor: monitor, inputGeneration: inputGeneration)
+                state: try text.map(Store.decodeDeviceState) ?? DeviceState(), storedText: text, monitor: monitor,
+                inputGeneration: inputGeneration)
             devices[device] = record
             summary.devices.insert(device)
         }
@@ -304,6 +310,14 @@ public final class IngestSession {
         }
         lastRecord = (device, record)
         return record
+    }
+
+    /// Whether a record kept from an earlier input still holds the stored state: always when
+    /// this session is the only writer; with `reloadsDevices` (other processes may ingest the
+    /// same device), only while the stored text is the one this session last read or saved.
+    private func isCurrent(_ record: DeviceRecord, device: String, db: Database) throws -> Bool {
+        guard options.reloadsDevices, record.inputGeneration != inputGeneration else { return true }
+        return try Store.deviceStateText(device, db: db) == record.storedText
     }
 
     /// Writes the events so far, their visit changes and outbox rows (inside the input's
@@ -327,7 +341,7 @@ public final class IngestSession {
         let now = Timestamp.format(Date())
         for (device, record) in devices where record.dirty {
             record.state.monitor = monitor.state(of: record.track)
-            try Store.save(device: device, state: record.state, now: now, db: db)
+            record.storedText = try Store.save(device: device, state: record.state, now: now, db: db)
         }
     }
 }

@@ -111,18 +111,27 @@ extension Store {
     // MARK: - Device state
 
     static func deviceState(_ device: String, db: Database) throws -> DeviceState? {
-        guard let text = try String.fetchOne(db, sql: "SELECT state FROM devices WHERE device = ?", arguments: [device]) else {
-            return nil
-        }
-        return try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
+        try deviceStateText(device, db: db).map(decodeDeviceState)
     }
 
-    static func save(device: String, state: DeviceState, now: String, db: Database) throws {
+    /// The device's state as stored (JSON text), nil for a device never seen.
+    static func deviceStateText(_ device: String, db: Database) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM devices WHERE device = ?"), arguments: [device])
+    }
+
+    static func decodeDeviceState(_ text: String) throws -> DeviceState {
+        try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
+    }
+
+    /// Saves the device's state; returns the text stored.
+    @discardableResult
+    static func save(device: String, state: DeviceState, now: String, db: Database) throws -> String {
         let text = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
         try db.cachedStatement(sql: """
             INSERT INTO devices (device, anchor_ms, state, updated_at) VALUES (?, ?, ?, ?)
             ON CONFLICT(device) DO UPDATE SET anchor_ms = excluded.anchor_ms, state = excluded.state, updated_at = excluded.updated_at
             """).execute(arguments: [device, state.anchor.map(Timestamp.milliseconds), text, now])
+        return text
     }
 }
 

@@ -87,6 +87,17 @@ extension Store {
                 UPDATE outbox SET status = 'dead', attempts = attempts + 1, last_error = ?, next_attempt_at = NULL WHERE seq = ?
                 """)
             let requeue = try db.cachedStatement(sql: "UPDATE outbox SET status = 'pending' WHERE seq = ?")
+            // The usual answer, every row applied or a duplicate: one statement for the batch
+            // (a claimed batch is every in-flight row between its first and last seq).
+            if let first = items.first, let last = items.last, items.allSatisfy({ results[$0.mutation.key].isDelivered }) {
+                try db.execute(sql: """
+                    UPDATE outbox SET status = 'delivered', delivered_at = ?, attempts = attempts + 1, last_error = NULL,
+                        next_attempt_at = NULL WHERE status = 'inflight' AND seq BETWEEN ? AND ?
+                    """, arguments: [timestamp, first.seq, last.seq])
+                let delivered = db.changesCount
+                try Self.setSyncState("push.last_success_at", timestamp, db: db)
+                return (delivered, 0)
+            }
             for item in items {
                 switch results[item.mutation.key] {
                 case .applied?, .duplicate?:
@@ -192,5 +203,15 @@ extension Store {
         try db.execute(
             sql: "INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             arguments: [key, value])
+    }
+}
+
+extension Optional<SyncResult> {
+    /// Applied or duplicate: the backend holds it.
+    fileprivate var isDelivered: Bool {
+        switch self {
+        case .applied?, .duplicate?: return true
+        case .rejected?, nil: return false
+        }
     }
 }

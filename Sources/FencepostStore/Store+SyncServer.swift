@@ -24,40 +24,49 @@ struct SyncRejection: Error {
 /// change feed pulls read.
 extension Store {
     /// Applies a batch in one transaction and answers per mutation, in order. A key applied
-    /// before answers `duplicate` and changes nothing; a rejected mutation (each in its own
-    /// savepoint) changes nothing and is not remembered, so it applies once its cause is fixed.
+    /// before answers `duplicate` and changes nothing; a rejected mutation changes nothing and
+    /// is not remembered, so it applies once its cause is fixed. (Every rejection is decided
+    /// before the mutation writes anything, so no savepoint is needed to undo one.)
     /// Applied events and visits enter this store's outbox too (webhooks, the live stream and
     /// further sync see them); a version older than the one held is applied as a no-op.
     public func applyMutations(_ mutations: [SyncMutation], permissions: SyncPermissions, at now: Date = Date()) throws -> [SyncResult] {
         let timestamp = Timestamp.format(now)
         return try writer.write { db in
+            var applied = try Self.appliedKeys(mutations.map(\.key), db: db)
+            let remember = try db.cachedStatement(sql: """
+                INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at) VALUES (?, ?, ?, ?, ?)
+                """)
             var results: [SyncResult] = []
             results.reserveCapacity(mutations.count)
             var regions = RegionSet()
             for mutation in mutations {
-                let seen = try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM sync_applied WHERE idempotency_key = ?)", arguments: [mutation.key])!
-                if seen {
+                guard !applied.contains(mutation.key) else {
                     results.append(.duplicate)
                     continue
                 }
-                var rejection: SyncRejection?
-                try db.inSavepoint {
-                    do {
-                        try apply(mutation, permissions: permissions, regions: &regions, timestamp: timestamp, db: db)
-                        try db.cachedStatement(sql: """
-                            INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at) VALUES (?, ?, ?, ?, ?)
-                            """).execute(arguments: [mutation.key, mutation.entity, mutation.id, mutation.version, timestamp])
-                        return .commit
-                    } catch let refused as SyncRejection {
-                        rejection = refused
-                        return .rollback
-                    }
+                do {
+                    try apply(mutation, permissions: permissions, regions: &regions, timestamp: timestamp, db: db)
+                    try remember.execute(arguments: [mutation.key, mutation.entity, mutation.id, mutation.version, timestamp])
+                    applied.insert(mutation.key)
+                    results.append(.applied)
+                } catch let rejection as SyncRejection {
+                    results.append(.rejected(reason: rejection.reason))
                 }
-                results.append(rejection.map { .rejected(reason: $0.reason) } ?? .applied)
             }
             return results
         }
+    }
+
+    /// Which of `keys` were applied before, looked up in chunks.
+    private static func appliedKeys(_ keys: [String], db: Database) throws -> Set<String> {
+        var applied = Set<String>()
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            let chunk = Array(keys[start..<min(start + 500, keys.count)])
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            applied.formUnion(try String.fetchAll(
+                db, sql: "SELECT idempotency_key FROM sync_applied WHERE idempotency_key IN (\(marks))", arguments: StatementArguments(chunk)))
+        }
+        return applied
     }
 
     /// The monitored regions, read once per batch (parsing every feature per region mutation
@@ -108,7 +117,7 @@ extension Store {
     }
 
     private static func payloadFields(_ mutation: SyncMutation) throws -> [String: JSONValue] {
-        guard case .object(let fields)? = try? JSONParser.parse(Array(mutation.payload.utf8)) else {
+        guard case .object(let fields)? = try? mutation.parsedPayload ?? JSONParser.parse(Array(mutation.payload.utf8)) else {
             throw SyncRejection("the payload is not a JSON object")
         }
         if let id = fields["id"]?.stringValue, id != mutation.id { throw SyncRejection("the payload's id \(id) is not the mutation's \(mutation.id)") }

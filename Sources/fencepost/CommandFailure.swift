@@ -60,12 +60,13 @@ extension CommandFailure {
 
 /// Writing to stdout (results) and stderr (diagnostics).
 enum Console {
+    /// A reader that went away (`| head`) is not an error worth a crash: the text is dropped.
     static func output(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
     }
 
     static func error(_ lines: [String]) {
         guard !lines.isEmpty else { return }
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }

@@ -93,4 +93,16 @@ struct AuthTests {
             #expect(scraped.text.contains(#"fencepost_outbox_depth_rows{status="pending"}"#))
         }
     }
+
+    @Test("a revoked token stops working within a second")
+    func revoked() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app().test(.router) { client in
+            #expect(try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status == .ok)
+            #expect(try fixture.store.revokeToken(name: "reader"))
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status == .unauthorized)
+        }
+    }
 }

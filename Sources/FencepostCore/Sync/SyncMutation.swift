@@ -11,14 +11,19 @@ public struct SyncMutation: Sendable, Hashable {
     public var version: Int
     /// The entity as canonical JSON text (a region's GeoJSON Feature); `{}` for deletes.
     public var payload: String
+    /// The payload as parsed from a request, so the server does not parse it twice.
+    public var parsedPayload: JSONValue?
 
-    public init(key: String, entity: String, id: String, op: SyncOperation, version: Int, payload: String) {
+    public init(
+        key: String, entity: String, id: String, op: SyncOperation, version: Int, payload: String, parsedPayload: JSONValue? = nil
+    ) {
         self.key = key
         self.entity = entity
         self.id = id
         self.op = op
         self.version = version
         self.payload = payload
+        self.parsedPayload = parsedPayload
     }
 }
 

@@ -102,7 +102,8 @@ public enum SyncWire {
             throw SyncWireError("\(place) (\(key)): \"version\" must be a whole number")
         }
         let payload = item["payload"] ?? .object([:])
-        return SyncMutation(key: key, entity: entity, id: id, op: op, version: Int(version), payload: payload.canonicalText())
+        return SyncMutation(
+            key: key, entity: entity, id: id, op: op, version: Int(version), payload: payload.canonicalText(), parsedPayload: payload)
     }
 }
 

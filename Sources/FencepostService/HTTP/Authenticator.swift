@@ -1,6 +1,7 @@
 import FencepostStore
 import Foundation
 import Hummingbird
+import Synchronization
 
 /// Who made a request: the token's name and scope.
 struct Caller: Sendable {
@@ -34,15 +35,25 @@ struct Caller: Sendable {
 
 /// Resolves bearer tokens (or, for OwnTracks, the basic-auth password; for OsmAnd clients
 /// that cannot set headers, a `token` query parameter) against the store's hashed tokens.
+///
+/// A token found in the store is remembered for a second, so a busy device does not cost a
+/// store read per request; a revoked token stops working within that second.
 struct Authenticator: Sendable {
     let store: Store
+    private let recent = RecentTokens()
+
+    init(store: Store) {
+        self.store = store
+    }
 
     /// The caller, or 401 when no valid token came with the request.
     func caller(_ request: Request, allowQueryToken: Bool = false) throws -> Caller {
-        guard let secret = Self.presentedSecret(request, allowQueryToken: allowQueryToken),
-            let (name, scope) = try store.tokenScope(secret: secret)
-        else { throw APIError.unauthorized }
-        return Caller(tokenName: name, scope: scope)
+        guard let secret = Self.presentedSecret(request, allowQueryToken: allowQueryToken) else { throw APIError.unauthorized }
+        if let caller = recent.caller(for: secret) { return caller }
+        guard let (name, scope) = try store.tokenScope(secret: secret) else { throw APIError.unauthorized }
+        let caller = Caller(tokenName: name, scope: scope)
+        recent.remember(caller, for: secret)
+        return caller
     }
 
     /// An admin caller, else 403.
@@ -73,5 +84,29 @@ struct Authenticator: Sendable {
             let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
         else { return nil }
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+}
+
+/// Tokens resolved in the last second, by secret.
+private final class RecentTokens: Sendable {
+    private let entries = Mutex<[String: (caller: Caller, until: ContinuousClock.Instant)]>([:])
+    private static let lifetime: Duration = .seconds(1)
+
+    func caller(for secret: String) -> Caller? {
+        entries.withLock { entries in
+            guard let entry = entries[secret] else { return nil }
+            guard entry.until > .now else {
+                entries[secret] = nil
+                return nil
+            }
+            return entry.caller
+        }
+    }
+
+    func remember(_ caller: Caller, for secret: String) {
+        entries.withLock { entries in
+            if entries.count > 10_000 { entries.removeAll() }  // bounded, whatever is presented
+            entries[secret] = (caller, .now + Self.lifetime)
+        }
     }
 }
