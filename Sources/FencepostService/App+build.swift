@@ -63,7 +63,8 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     if configuration.syncEnabled, let sync = configuration.sync {
         jobs.register(SyncPushJob(
             store: store, endpoint: try SyncEndpoint(baseURL: sync.to, token: sync.token, timeout: .seconds(sync.timeoutSeconds)),
-            // Retries capped at 30 s: after an outage the queue starts draining within 30 s.
+            // Retries capped at 30 s (5 s while the backend is unreachable): after an outage the
+            // queue starts draining within seconds.
             settings: PushSettings(
                 batchSize: sync.batchSize, maxAttempts: sync.maxAttempts, retries: RetrySchedule(cap: 30), giveUpAfter: nil),
             signal: signal,

@@ -45,6 +45,7 @@ extension Store {
                     continue
                 }
                 do {
+                    if mutation.entity != "region" { try regions.flush(into: self, timestamp: timestamp, db: db) }
                     try apply(mutation, permissions: permissions, regions: &regions, timestamp: timestamp, db: db)
                     try remember.execute(arguments: [mutation.key, mutation.entity, mutation.id, mutation.version, timestamp])
                     applied.insert(mutation.key)
@@ -53,6 +54,7 @@ extension Store {
                     results.append(.rejected(reason: rejection.reason))
                 }
             }
+            try regions.flush(into: self, timestamp: timestamp, db: db)
             return results
         }
     }
@@ -69,10 +71,19 @@ extension Store {
         return applied
     }
 
-    /// The monitored regions, read once per batch (parsing every feature per region mutation
-    /// would make a batch of region edits quadratic).
+    /// The monitored regions, read once per batch, with the batch's region edits applied to
+    /// them; a run of region edits goes through the reconciler once, before the next event or
+    /// visit and at the end of the batch (planning the whole set per edit made a batch of
+    /// 1,000 region edits take seconds).
     private struct RegionSet {
         var byID: [String: Region]?
+        var edited = false
+
+        mutating func flush(into store: Store, timestamp: String, db: Database) throws {
+            guard edited, let byID else { return }
+            _ = try store.apply(byID.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .local, db: db)
+            edited = false
+        }
     }
 
     private func apply(
@@ -112,8 +123,8 @@ extension Store {
             guard region.id == mutation.id else { throw SyncRejection("the feature's id \(region.id) is not the mutation's \(mutation.id)") }
             byID[mutation.id] = region
         }
-        _ = try apply(byID.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .local, db: db)
         regions.byID = byID
+        regions.edited = true
     }
 
     private static func payloadFields(_ mutation: SyncMutation) throws -> [String: JSONValue] {

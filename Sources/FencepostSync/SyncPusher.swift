@@ -12,14 +12,18 @@ public struct PushSettings: Sendable {
     /// An unreachable backend does not use them up: it only delays.
     public var maxAttempts: Int
     public var retries: RetrySchedule
+    /// The longest wait while the backend is unreachable: trying to connect costs it nothing,
+    /// and the queue starts draining this soon after it comes back.
+    public var unreachableRetryCap: Double
     /// Stop retrying once failures have gone on this long (the CLI); nil: retry until
     /// cancelled (the service job).
     public var giveUpAfter: Duration?
 
     public init(
         batchSize: Int = 500, maxBatchBytes: Int = 4 << 20, maxAttempts: Int = 10, retries: RetrySchedule = RetrySchedule(),
-        giveUpAfter: Duration? = .seconds(120)
+        giveUpAfter: Duration? = .seconds(120), unreachableRetryCap: Double = 5
     ) {
+        self.unreachableRetryCap = unreachableRetryCap
         self.batchSize = batchSize
         self.maxBatchBytes = maxBatchBytes
         self.maxAttempts = maxAttempts
@@ -96,7 +100,10 @@ public struct SyncPusher: Sendable {
                 var delay = settings.retries.delay(beforeRetry: failuresInARow)
                 if case .transient(_, let retryAfter?) = failure { delay = max(delay, retryAfter) }
                 var counts = true
-                if case .unreachable = failure { counts = false }
+                if case .unreachable = failure {
+                    counts = false
+                    delay = min(delay, settings.unreachableRetryCap)
+                }
                 report.deadLettered += try store.recordPushFailure(
                     batch, error: failure.description, counts: counts, maxAttempts: settings.maxAttempts,
                     retryAt: Date().addingTimeInterval(delay))
