@@ -190,8 +190,8 @@ public final class IngestSession {
     }
 
     /// The first step inside an input's transaction: rebuilds the monitor if regions changed
-    /// since it was built (another process applied a plan), and drops device states that may
-    /// be stale.
+    /// since it was built (another process applied a plan), dropping every kept device state;
+    /// with `reloadsDevices`, kept states are checked against the store as devices come up.
     private func beginInput(db: Database) throws {
         startInput()
         let revision = try Store.regionsRevision(db)

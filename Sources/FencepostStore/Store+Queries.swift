@@ -1,4 +1,4 @@
-import FencepostCore
+public import FencepostCore
 import GRDB
 
 /// Which events to read.
@@ -33,6 +33,22 @@ public struct EventRow: Sendable, Hashable {
     public var lon: Double?
     /// The event's properties as JSON text (`{}` for geofence events).
     public var properties: String
+
+    /// An event just written by ingest, as a read would return it.
+    public init(_ event: GeofenceEvent) {
+        id = event.id
+        kind = event.kind.rawValue
+        source = "geofence"
+        device = event.device
+        region = event.regionID
+        visitID = event.visitID
+        timeMs = Timestamp.milliseconds(event.time)
+        time = Timestamp.format(seconds: event.time)
+        flags = event.flags.names
+        lat = event.position?.lat
+        lon = event.position?.lon
+        properties = "{}"
+    }
 
     init(row: Row) {
         id = row["id"]
@@ -79,11 +95,13 @@ extension Store {
 
     /// Outbox rows by status (`pending`, `inflight`, `delivered`, `dead`), zeros included.
     public func outboxCounts() throws -> [String: Int] {
+        try writer.read(Self.outboxCounts)
+    }
+
+    static func outboxCounts(_ db: Database) throws -> [String: Int] {
         var counts = ["pending": 0, "inflight": 0, "delivered": 0, "dead": 0]
-        try writer.read { db in
-            for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
-                counts[row["status"]] = row["n"]
-            }
+        for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
+            counts[row["status"]] = row["n"]
         }
         return counts
     }
@@ -165,7 +183,11 @@ extension Store {
 
     /// The newest outbox row of an event, or 0: where a live stream without `Last-Event-ID` starts.
     public func latestEventSeq() throws -> Int64 {
-        try writer.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0 }
+        try writer.read(Self.latestEventSeq)
+    }
+
+    static func latestEventSeq(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
     }
 
     static func conditions(_ query: EventQuery) -> ([String], StatementArguments) {

@@ -146,10 +146,7 @@ extension Store {
     /// Queue depth by status, the oldest pending row and the last push outcome.
     public func syncStatus() throws -> SyncStatus {
         try writer.read { db in
-            var counts = ["pending": 0, "inflight": 0, "delivered": 0, "dead": 0]
-            for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
-                counts[row["status"]] = row["n"]
-            }
+            let counts = try Self.outboxCounts(db)
             let oldest = try String.fetchOne(db, sql: """
                 SELECT created_at FROM outbox WHERE status IN ('pending', 'inflight') ORDER BY seq LIMIT 1
                 """)

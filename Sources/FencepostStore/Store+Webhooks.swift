@@ -25,7 +25,7 @@ extension Store {
             if let seq = try Int64.fetchOne(db, sql: "SELECT last_seq FROM webhook_cursors WHERE webhook = ?", arguments: [webhook]) {
                 return seq
             }
-            let latest = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
+            let latest = try Self.latestEventSeq(db)
             try db.execute(
                 sql: "INSERT INTO webhook_cursors (webhook, last_seq, updated_at) VALUES (?, ?, ?)",
                 arguments: [webhook, latest, Timestamp.format(now)])

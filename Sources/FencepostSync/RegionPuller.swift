@@ -36,21 +36,16 @@ public struct RegionPuller: Sendable {
     public func pull(retries: RetrySchedule = RetrySchedule(), giveUpAfter: Duration = .seconds(60)) async throws -> PullReport {
         var report = PullReport()
         report.cursor = Int64(try store.syncState(cursorKey) ?? "0") ?? 0
-        var failures = 0
-        var failingSince: ContinuousClock.Instant?
+        var failures = FailureStreak(schedule: retries)
         while true {
             let page: (changes: [SyncChange], nextCursor: Int64, hasMore: Bool)
             do {
                 page = try await transport.changes(after: report.cursor, entities: "region", limit: pageSize)
-                failures = 0
-                failingSince = nil
+                failures.reset()
             } catch {
                 if case .refused = error { throw error }
-                failures += 1
-                let since = failingSince ?? .now
-                failingSince = since
-                let delay = retries.delay(beforeRetry: failures)
-                if since.duration(to: .now) + .seconds(delay) > giveUpAfter { throw error }
+                let delay = failures.failed()
+                if failures.outlasts(giveUpAfter, waiting: delay) { throw error }
                 try await Task.sleep(for: .seconds(delay))
                 continue
             }

@@ -73,8 +73,7 @@ public struct SyncPusher: Sendable {
     public func push(progress: (PushReport) -> Void = { _ in }) async throws -> PushReport {
         var report = PushReport()
         try store.requeueInflight()
-        var failuresInARow = 0
-        var failingSince: ContinuousClock.Instant?
+        var failures = FailureStreak(schedule: settings.retries)
         while true {
             try Task.checkCancellation()
             let batch = try store.claimPushBatch(limit: settings.batchSize, maxBytes: settings.maxBatchBytes)
@@ -85,8 +84,7 @@ public struct SyncPusher: Sendable {
                 let outcome = try store.acknowledge(batch, results: results)
                 report.delivered += outcome.delivered
                 report.deadLettered += outcome.dead
-                failuresInARow = 0
-                failingSince = nil
+                failures.reset()
             } catch let failure as SyncFailure {
                 report.failedRequests += 1
                 if case .refused(_, let message) = failure {
@@ -94,10 +92,7 @@ public struct SyncPusher: Sendable {
                     report.ending = .refused(message)
                     return report
                 }
-                failuresInARow += 1
-                let since = failingSince ?? .now
-                failingSince = since
-                var delay = settings.retries.delay(beforeRetry: failuresInARow)
+                var delay = failures.failed()
                 if case .transient(_, let retryAfter?) = failure { delay = max(delay, retryAfter) }
                 var counts = true
                 if case .unreachable = failure {
@@ -107,7 +102,7 @@ public struct SyncPusher: Sendable {
                 report.deadLettered += try store.recordPushFailure(
                     batch, error: failure.description, counts: counts, maxAttempts: settings.maxAttempts,
                     retryAt: Date().addingTimeInterval(delay))
-                if let limit = settings.giveUpAfter, since.duration(to: .now) + .seconds(delay) > limit {
+                if let limit = settings.giveUpAfter, failures.outlasts(limit, waiting: delay) {
                     report.ending = .gaveUp(failure.description)
                     return report
                 }

@@ -34,16 +34,14 @@ struct LocationsController {
     @Sendable func postOwnTracks(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let caller = try auth.caller(request)
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
-        let body = try await request.collectBody(limit: maxBodyBytes)
-        let bytes = Array(buffer: body)
-        let payloadDevice = request.headers[HTTPField.Name("X-Limit-D")!]
-            ?? (try? JSONParser.parse(bytes))?["tid"]?.stringValue
+        let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
+        let payloadDevice = request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue
         guard let name = payloadDevice ?? user else {
             throw APIError.badRequest("OwnTracks: no device (X-Limit-D header or tid) and no user (X-Limit-U or basic auth)")
         }
         let device = user.map { $0 == name ? name : "\($0)/\(name)" } ?? name
         try caller.requirePost(device: device)
-        let fixes = try LocationPayloads.ownTracks(bytes, device: device)
+        let fixes = try LocationPayloads.ownTracks(body, device: device)
         if !fixes.isEmpty { _ = try await ingestor.ingest(fixes) }
         return .json("[]")
     }
@@ -71,20 +69,7 @@ struct LocationsController {
         .object([
             "accepted": .number(Double(outcome.fixesAccepted)),
             "dropped": .object(Dictionary(uniqueKeysWithValues: outcome.dropped.map { ($0.key.rawValue, JSONValue.number(Double($0.value))) })),
-            "events": .array(outcome.events.map(Self.json)),
+            "events": .array(outcome.events.map { EventExport.json(EventRow($0)) }),
         ])
-    }
-
-    static func json(_ event: GeofenceEvent) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "id": .string(event.id), "kind": .string(event.kind.rawValue), "time": .string(Timestamp.format(seconds: event.time)),
-            "device": .string(event.device), "region": .string(event.regionID), "visit_id": .string(event.visitID),
-            "flags": .array(event.flags.names.map(JSONValue.string)), "source": .string("geofence"),
-        ]
-        if let position = event.position {
-            object["lat"] = .number(position.lat)
-            object["lon"] = .number(position.lon)
-        }
-        return .object(object)
     }
 }

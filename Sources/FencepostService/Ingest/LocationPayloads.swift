@@ -37,8 +37,7 @@ enum LocationPayloads {
 
     /// An OwnTracks HTTP-mode payload: one JSON object. Only `_type: location` carries a fix;
     /// other types (transition, waypoint, lwt, card…) are accepted and ignored.
-    static func ownTracks(_ bytes: [UInt8], device: String) throws -> [Fix] {
-        let body = try parse(bytes)
+    static func ownTracks(_ body: JSONValue, device: String) throws -> [Fix] {
         let messages = body.arrayValue ?? [body]
         return try messages.enumerated().compactMap { index, message in
             guard message["_type"]?.stringValue == "location" else { return nil }
@@ -82,7 +81,8 @@ enum LocationPayloads {
 
     // MARK: - Pieces
 
-    private static func parse(_ bytes: [UInt8]) throws -> JSONValue {
+    /// A JSON body, or 400.
+    static func parse(_ bytes: [UInt8]) throws -> JSONValue {
         do {
             return try JSONParser.parse(bytes)
         } catch {
