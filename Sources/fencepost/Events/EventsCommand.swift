@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import FencepostCore
 import FencepostStore
 import Foundation
@@ -22,14 +22,10 @@ struct EventsExport: AsyncParsableCommand {
             times (until is exclusive) and select visits by their enter time.
             """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case csv, jsonl, geojson, ics
-    }
-
     @OptionGroup var store: StoreOptions
 
     @Option(help: "Output format: csv, jsonl, geojson or ics.")
-    var format: Format = .csv
+    var format: ExportFormat = .csv
 
     @Option(help: "Only events at or after this time (RFC 3339).")
     var since: String?
@@ -66,8 +62,10 @@ struct EventsExport: AsyncParsableCommand {
                 device: device, region: region, kind: kind)
             let zone = tz.flatMap(TimeZone.init(identifier:))
             var sink = try OutputSink(path: output)
-            try EventExport.write(ExportFormat(rawValue: format.rawValue)!, query: query, zone: zone, store: store.open(), to: &sink)
+            try EventExport.write(format, query: query, zone: zone, store: store.open(), to: &sink)
             try sink.close()
         }
     }
 }
+
+extension ExportFormat: ExpressibleByArgument {}
