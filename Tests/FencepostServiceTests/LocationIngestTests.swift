@@ -40,6 +40,25 @@ struct LocationIngestTests {
         #expect(try fixture.counts().events == 2)
     }
 
+    @Test("a batch is read the same whatever its valid JSON looks like: member order, whitespace, escapes, other members")
+    func batchInAnyShape() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        let items = ServiceFixture.walk().enumerated().map { index, fix in
+            index.isMultiple(of: 2)
+                ? #"{ "lon" : \#(fix.lon),"note":{"a":[1,{"b":null}],"c":"]}"},\#n "l\u0061t":\#(fix.lat), "time":\#(fix.time) }"#
+                : #"{"time":"\#(Timestamp.format(seconds: fix.time))","accuracy":null,"lat":\#(fix.lat),"lon":\#(fix.lon)}"#
+        }
+        let body = #"{"device":"ignored","fixes":5,"fixes":[ "# + items.joined(separator: " ,\n") + "]\t}"
+        try await fixture.app().test(.router) { client in
+            let posted = try await client.execute(
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: ByteBuffer(string: body))
+            #expect(posted.status == .ok)
+            #expect(posted.json?["accepted"]?.numberValue == 13)
+            #expect(posted.json?["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } == ["enter", "exit"])
+        }
+    }
+
     @Test("a walk split over requests gives the same events as one request")
     func splitAcrossRequests() async throws {
         let fixture = try ServiceFixture()
@@ -121,6 +140,12 @@ struct LocationIngestTests {
         (#"{"fixes":[{"lat":47,"lon":8}]}"#, 422, "invalid_fix"),
         (#"{"fixes":[{"time":"yesterday","lat":47,"lon":8}]}"#, 422, "invalid_fix"),
         (#"[1,2,3]"#, 400, "bad_request"),
+        // Read member by member, but judged as a whole: a syntax error after an invalid fix is still a 400.
+        (#"{"fixes":[{"lat":47,"lon":8}],}"#, 400, "bad_request"),
+        (#"{"fixes":[{"lat":47,"lon":8}]} x"#, 400, "bad_request"),
+        (#"{"fixes":[1]}"#, 422, "invalid_fix"),
+        (#"{"fixes":{"time":1}}"#, 400, "bad_request"),
+        (#"{"fixes":[],"fixes":null}"#, 400, "bad_request"),
     ])
     func malformed(body: String, status: Int, code: String) async throws {
         let fixture = try ServiceFixture()

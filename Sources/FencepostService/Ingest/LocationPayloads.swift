@@ -6,33 +6,88 @@ import Foundation
 enum LocationPayloads {
     /// Our batch: `{"fixes":[{"time":"RFC 3339","lat":..,"lon":..,"accuracy":..}, ...]}`;
     /// `time` may also be seconds since the epoch; `altitude` and `speed` are optional.
+    ///
+    /// Read member by member (no tree of the whole body: this is the service's hottest path).
+    /// As with a tree, the whole body must be valid JSON before any fix is judged, so a syntax
+    /// error anywhere is a 400 even after an invalid fix.
     static func batch(_ bytes: [UInt8], device: String) throws -> [Fix] {
-        let body = try parse(bytes)
-        guard let fixes = body["fixes"]?.arrayValue else {
-            throw APIError.badRequest(#"the body must be an object with a "fixes" array"#)
-        }
-        return try fixes.enumerated().map { index, item in
-            guard item.objectValue != nil else { throw invalid(index, "a fix must be an object, not \(item.typeName)") }
-            let time: Double
-            switch item["time"] {
-            case .string(let text)?:
-                guard let parsed = Timestamp.parse(text) else { throw invalid(index, "time is not an RFC 3339 time: \(text)") }
-                time = parsed
-            case .number(let seconds)? where seconds.isFinite:
-                time = seconds
-            case nil, .null?:
-                throw invalid(index, "time is missing")
-            case let other?:
-                throw invalid(index, "time must be an RFC 3339 string, not \(other.typeName)")
+        var json = JSONScanner(bytes)
+        var fixes: [Fix]?
+        var firstInvalid: (any Error)?
+        do {
+            if json.nextKind() == .object {
+                try json.enterObject()
+                while let key = try json.nextMember() {
+                    guard key == "fixes", json.nextKind() == .array else {
+                        _ = try json.readValue()
+                        if key == "fixes" { fixes = nil }  // as with a tree, the last "fixes" counts
+                        continue
+                    }
+                    (fixes, firstInvalid) = ([], nil)
+                    try json.enterArray()
+                    var index = 0
+                    while try json.nextItem() {
+                        do {
+                            fixes!.append(try fix(&json, index: index, device: device))
+                        } catch let error as JSONSyntaxError {
+                            throw error
+                        } catch {
+                            firstInvalid = firstInvalid ?? error
+                        }
+                        index += 1
+                    }
+                }
+            } else {
+                _ = try json.readValue()
             }
-            return Fix(
-                device: device, time: time,
-                lat: try coordinate(item["lat"], "lat", range: 90, index: index),
-                lon: try coordinate(item["lon"], "lon", range: 180, index: index),
-                accuracy: try optionalNumber(item["accuracy"], "accuracy", index: index),
-                altitude: try optionalNumber(item["altitude"], "altitude", index: index),
-                speed: try optionalNumber(item["speed"], "speed", index: index))
+            try json.finish()
+        } catch let error as JSONSyntaxError {
+            throw APIError.badRequest("the body is not valid JSON: \(error)")
         }
+        guard let fixes else { throw APIError.badRequest(#"the body must be an object with a "fixes" array"#) }
+        if let firstInvalid { throw firstInvalid }
+        return fixes
+    }
+
+    /// One fix of a batch, read from the scanner; a malformed one throws `invalid_fix` after its
+    /// value has been read whole, so the caller can go on checking the rest of the body.
+    private static func fix(_ json: inout JSONScanner, index: Int, device: String) throws -> Fix {
+        guard json.nextKind() == .object else {
+            throw invalid(index, "a fix must be an object, not \(try json.readValue().typeName)")
+        }
+        var time, lat, lon, accuracy, altitude, speed: JSONValue?
+        try json.enterObject()
+        while let key = try json.nextMember() {
+            let value = try json.readValue()
+            switch key {
+            case "time": time = value
+            case "lat": lat = value
+            case "lon": lon = value
+            case "accuracy": accuracy = value
+            case "altitude": altitude = value
+            case "speed": speed = value
+            default: break
+            }
+        }
+        let seconds: Double
+        switch time {
+        case .string(let text)?:
+            guard let parsed = Timestamp.parse(text) else { throw invalid(index, "time is not an RFC 3339 time: \(text)") }
+            seconds = parsed
+        case .number(let number)? where number.isFinite:
+            seconds = number
+        case nil, .null?:
+            throw invalid(index, "time is missing")
+        case let other?:
+            throw invalid(index, "time must be an RFC 3339 string, not \(other.typeName)")
+        }
+        return Fix(
+            device: device, time: seconds,
+            lat: try coordinate(lat, "lat", range: 90, index: index),
+            lon: try coordinate(lon, "lon", range: 180, index: index),
+            accuracy: try optionalNumber(accuracy, "accuracy", index: index),
+            altitude: try optionalNumber(altitude, "altitude", index: index),
+            speed: try optionalNumber(speed, "speed", index: index))
     }
 
     /// An OwnTracks HTTP-mode payload: one JSON object. Only `_type: location` carries a fix;
