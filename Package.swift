@@ -140,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostGeometryTests",
-            dependencies: ["FencepostGeometry"],
+            dependencies: ["FencepostGeometry", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -166,6 +166,7 @@ let package = Package(
             dependencies: [
                 "FencepostStore", "FencepostFormats", "FencepostTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -90,7 +90,7 @@ extension Store {
         for row in rows {
             let device: String = row["device"]
             let text: String = row["state"]
-            var state = try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
+            var state = try decodeDeviceState(text)
             if let anchor = state.anchor { anchors[device] = anchor }
             guard state.monitor.memberships[regionID] != nil else { continue }  // the id matched elsewhere
             state.monitor.memberships[regionID] = nil
@@ -126,7 +126,7 @@ extension Store {
     /// Saves the device's state; returns the text stored.
     @discardableResult
     static func save(device: String, state: DeviceState, now: String, db: Database) throws -> String {
-        let text = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+        let text = state.storedText
         try db.cachedStatement(sql: """
             INSERT INTO devices (device, anchor_ms, state, updated_at) VALUES (?, ?, ?, ?)
             ON CONFLICT(device) DO UPDATE SET anchor_ms = excluded.anchor_ms, state = excluded.state, updated_at = excluded.updated_at

@@ -1,5 +1,7 @@
 import FencepostCore
 import FencepostGeometry
+import FencepostTestSupport
+import Foundation
 import PropertyBased
 import Testing
 
@@ -118,20 +120,3 @@ import Testing
         }
     }
 }
-
-/// A small deterministic generator (SplitMix64), so a failing seed reproduces.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// A double in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
-
-import Foundation

@@ -154,7 +154,10 @@ public struct JSONScanner {
 
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         let utf8 = try parseStringUTF8()
-        guard let text = String(validating: utf8, as: UTF8.self) else { throw error("string is not valid UTF-8") }
+        // Through a buffer pointer: validating a generic collection looks up type metadata at run time.
+        guard let text = utf8.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
+            throw error("string is not valid UTF-8")
+        }
         return text
     }
 
