@@ -75,13 +75,21 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
             store: store, retention: .seconds(configuration.jobs.outboxRetentionDays * 86_400), interval: .seconds(3_600), logger: logger))
     }
 
+    // Commits append to the write-ahead log; copying it back into the database happens beside
+    // the writer, not in its commits.
+    try store.setDurableCommits(configuration.durableCommits)
+    var infrastructure: [any Service] = [ingestor]
+    if !store.isInMemory {
+        infrastructure.append(CheckpointService(checkpointer: try WALCheckpointer(store: store), interval: .milliseconds(200), logger: logger))
+    }
+
     let onListening = settings.onListening
     return Application(
         router: router,
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "fencepost"),
         // The writer comes first: the group stops services in reverse order, so the server
         // drains its requests while the writer still commits them.
-        services: [ingestor as any Service] + jobs.seal(),
+        services: infrastructure + jobs.seal(),
         onServerRunning: { channel in
             if let port = channel.localAddress?.port { onListening(port) }
         },

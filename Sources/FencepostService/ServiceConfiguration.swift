@@ -95,10 +95,14 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     public var maxBodyBytes: Int
     /// Webhook attempts before an event goes to the dead-letter list.
     public var webhookMaxAttempts: Int
+    /// A request is answered only once its writes are on disk (each commit waits for
+    /// `fdatasync`), so a power cut loses nothing that was acknowledged. When false, an
+    /// answered request survives the service crashing, not the machine, and commits are faster.
+    public var durableCommits: Bool
 
     public init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
-        webhookMaxAttempts: Int = 8
+        webhookMaxAttempts: Int = 8, durableCommits: Bool = true
     ) {
         self.webhooks = webhooks
         self.sync = sync
@@ -106,6 +110,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         self.metricsRequireToken = metricsRequireToken
         self.maxBodyBytes = maxBodyBytes
         self.webhookMaxAttempts = webhookMaxAttempts
+        self.durableCommits = durableCommits
     }
 
     enum CodingKeys: String, CodingKey {
@@ -113,6 +118,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         case metricsRequireToken = "metrics_require_token"
         case maxBodyBytes = "max_body_bytes"
         case webhookMaxAttempts = "webhook_max_attempts"
+        case durableCommits = "durable_commits"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -124,6 +130,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         metricsRequireToken = try container.decodeIfPresent(Bool.self, forKey: .metricsRequireToken) ?? false
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? defaults.maxBodyBytes
         webhookMaxAttempts = try container.decodeIfPresent(Int.self, forKey: .webhookMaxAttempts) ?? defaults.webhookMaxAttempts
+        durableCommits = try container.decodeIfPresent(Bool.self, forKey: .durableCommits) ?? defaults.durableCommits
     }
 
     /// Reads a configuration file; the error names the file and what is wrong.

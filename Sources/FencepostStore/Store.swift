@@ -11,8 +11,11 @@ public struct Store: Sendable {
     /// Run inside the apply transaction for each region whose open visits must close.
     let retirementHooks: [RegionRetirementHook]
 
-    /// The database file (empty for an in-memory store).
+    /// The database file (`:memory:` for an in-memory store).
     public var path: String { writer.path }
+
+    /// A private in-memory database (``inMemory()``): no file, no write-ahead log.
+    public var isInMemory: Bool { !(writer is DatabasePool) }
 
     /// Opens (creating when missing) the database at `path` and migrates it.
     public init(path: String) throws {
@@ -35,6 +38,14 @@ public struct Store: Sendable {
     /// The same store with one more hook run when regions are retired.
     package func adding(retirementHook: @escaping RegionRetirementHook) throws -> Store {
         try Store(writer: writer, retirementHooks: retirementHooks + [retirementHook])
+    }
+
+    /// Whether a commit returns only once it is on disk (SQLite `synchronous = FULL`), so that
+    /// not even a power cut loses a transaction reported committed. Otherwise (GRDB's default
+    /// for WAL databases, `NORMAL`) a commit survives the process crashing but not the machine,
+    /// and costs no `fdatasync`.
+    public func setDurableCommits(_ durable: Bool) throws {
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")") }
     }
 
     private static func configuration() -> Configuration {

@@ -1,7 +1,9 @@
 import FencepostCore
 import FencepostService
 import FencepostStore
+import FencepostTestSupport
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -57,6 +59,21 @@ struct LocationIngestTests {
             #expect(posted.json?["accepted"]?.numberValue == 13)
             #expect(posted.json?["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } == ["enter", "exit"])
         }
+    }
+
+    @Test("commits wait for the disk (a power cut loses nothing answered) unless the config's durable_commits is false")
+    func durableCommits() throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        func synchronous() throws -> Int? {
+            try fixture.store.writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        }
+        _ = try fixture.app()
+        #expect(try synchronous() == 2)  // FULL
+        let file = try TemporaryFile(#"{"durable_commits": false}"#, suffix: ".json")
+        defer { file.remove() }
+        _ = try fixture.app(try ServiceConfiguration.load(path: file.path))
+        #expect(try synchronous() == 1)  // NORMAL
     }
 
     @Test("a walk split over requests gives the same events as one request")

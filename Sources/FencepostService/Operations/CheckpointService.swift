@@ -1,0 +1,33 @@
+import FencepostStore
+import Logging
+import NIOPosix
+import ServiceLifecycle
+
+/// Checkpoints the store's write-ahead log every `interval` from a thread-pool thread, so the
+/// live writer's commits never stop to do it (see ``WALCheckpointer``). On shutdown the writer
+/// takes checkpoints back.
+struct CheckpointService: Service {
+    let checkpointer: WALCheckpointer
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try checkpointer.start()
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                do {
+                    let checkpointer = self.checkpointer
+                    _ = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+                } catch {
+                    logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        do {
+            try checkpointer.stop()
+        } catch {
+            logger.warning("could not give checkpoints back to the writer", metadata: ["error": "\(error)"])
+        }
+    }
+}
