@@ -174,7 +174,6 @@ let package = Package(
             name: "FencepostServiceTests",
             dependencies: [
                 "FencepostService", "FencepostStore", "FencepostSync", "FencepostTestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -40,8 +40,12 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     let metrics = ServiceMetrics()
     let signal = ChangeSignal()
     let auth = Authenticator(store: store)
-    let ingestor = try LiveIngestor(store: store, options: settings.ingest, metrics: metrics, signal: signal)
     let configuration = settings.configuration
+    // A file store's log is checkpointed beside the writer, and synced before answers unless
+    // the configuration trades that for speed.
+    let log = store.isInMemory ? nil : try WriteAheadLog(store: store)
+    let durability = CommitDurability(log: configuration.durableCommits ? log : nil)
+    let ingestor = try LiveIngestor(store: store, options: settings.ingest, metrics: metrics, signal: signal, durability: durability)
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
@@ -49,10 +53,11 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     OperationsController(auth: auth, store: store, metrics: metrics, metricsRequireToken: configuration.metricsRequireToken)
         .addRoutes(to: router)
     LocationsController(auth: auth, ingestor: ingestor, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
-    RegionsController(auth: auth, store: store, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
+    RegionsController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
     EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(to: router)
     WebhooksController(auth: auth, store: store).addRoutes(to: router)
-    SyncController(auth: auth, store: store, signal: signal, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
+    SyncController(auth: auth, store: store, signal: signal, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
+        .addRoutes(to: router)
 
     let jobs = BackgroundJobs()
     if configuration.webhooksEnabled {
@@ -75,21 +80,14 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
             store: store, retention: .seconds(configuration.jobs.outboxRetentionDays * 86_400), interval: .seconds(3_600), logger: logger))
     }
 
-    // Commits append to the write-ahead log; copying it back into the database happens beside
-    // the writer, not in its commits.
-    try store.setDurableCommits(configuration.durableCommits)
-    var infrastructure: [any Service] = [ingestor]
-    if !store.isInMemory {
-        infrastructure.append(CheckpointService(checkpointer: try WALCheckpointer(store: store), interval: .milliseconds(200), logger: logger))
-    }
-
     let onListening = settings.onListening
     return Application(
         router: router,
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "fencepost"),
         // The writer comes first: the group stops services in reverse order, so the server
         // drains its requests while the writer still commits them.
-        services: infrastructure + jobs.seal(),
+        services: [ingestor as any Service] + (log.map { [CheckpointService(log: $0, interval: .milliseconds(200), logger: logger)] } ?? [])
+            + jobs.seal(),
         onServerRunning: { channel in
             if let port = channel.localAddress?.port { onListening(port) }
         },

@@ -1,4 +1,4 @@
-public import FencepostCore
+import FencepostCore
 import Foundation
 
 /// An external merge sort for fixes: sorted runs spill to temporary files, then merge in time

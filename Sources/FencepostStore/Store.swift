@@ -40,14 +40,6 @@ public struct Store: Sendable {
         try Store(writer: writer, retirementHooks: retirementHooks + [retirementHook])
     }
 
-    /// Whether a commit returns only once it is on disk (SQLite `synchronous = FULL`), so that
-    /// not even a power cut loses a transaction reported committed. Otherwise (GRDB's default
-    /// for WAL databases, `NORMAL`) a commit survives the process crashing but not the machine,
-    /// and costs no `fdatasync`.
-    public func setDurableCommits(_ durable: Bool) throws {
-        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "NORMAL")") }
-    }
-
     private static func configuration() -> Configuration {
         var configuration = Configuration()
         // Another fencepost process may hold the write lock for a moment: wait, don't fail.

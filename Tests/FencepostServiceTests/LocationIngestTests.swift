@@ -3,7 +3,6 @@ import FencepostService
 import FencepostStore
 import FencepostTestSupport
 import Foundation
-import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -61,19 +60,23 @@ struct LocationIngestTests {
         }
     }
 
-    @Test("commits wait for the disk (a power cut loses nothing answered) unless the config's durable_commits is false")
-    func durableCommits() throws {
-        let fixture = try ServiceFixture()
-        defer { fixture.cleanUp() }
-        func synchronous() throws -> Int? {
-            try fixture.store.writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
-        }
-        _ = try fixture.app()
-        #expect(try synchronous() == 2)  // FULL
+    @Test("durable_commits is on unless the config turns it off; either way batches are answered once committed")
+    func durableCommitsSetting() async throws {
+        #expect(ServiceConfiguration().durableCommits)
         let file = try TemporaryFile(#"{"durable_commits": false}"#, suffix: ".json")
         defer { file.remove() }
-        _ = try fixture.app(try ServiceConfiguration.load(path: file.path))
-        #expect(try synchronous() == 1)  // NORMAL
+        let configuration = try ServiceConfiguration.load(path: file.path)
+        #expect(!configuration.durableCommits)
+
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app(configuration).test(.router) { client in
+            let posted = try await client.execute(
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
+            #expect(posted.json?["accepted"]?.numberValue == 13)
+        }
+        #expect(try fixture.counts().events == 2)
     }
 
     @Test("a walk split over requests gives the same events as one request")

@@ -9,6 +9,7 @@ import NIOCore
 struct RegionsController {
     let auth: Authenticator
     let store: Store
+    let durability: CommitDurability
     let maxBodyBytes: Int
 
     func addRoutes(to router: Router<BasicRequestContext>) {
@@ -48,6 +49,7 @@ struct RegionsController {
         }
         guard region.id == id else { throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)") }
         let plan = try store.applyRegions { monitored in try monitored().filter { $0.id != id } + [region] }
+        try await durability.ensure()
         return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
     }
 
@@ -59,6 +61,7 @@ struct RegionsController {
             guard regions.contains(where: { $0.id == id }) else { throw APIError.notFound("no region \(id)") }
             return regions.filter { $0.id != id }
         }
+        try await durability.ensure()
         return .json(plan.json.canonicalText())
     }
 
@@ -73,7 +76,9 @@ struct RegionsController {
     @Sendable func apply(_ request: Request, context: BasicRequestContext) async throws -> Response {
         _ = try auth.admin(request)
         let desired = try await desiredSet(request)
-        return .json(try store.applyRegions(desired).json.canonicalText())
+        let plan = try store.applyRegions(desired)
+        try await durability.ensure()
+        return .json(plan.json.canonicalText())
     }
 
     private func desiredSet(_ request: Request) async throws -> [Region] {

@@ -13,6 +13,7 @@ struct SyncController {
     let auth: Authenticator
     let store: Store
     let signal: ChangeSignal
+    let durability: CommitDurability
     let maxBodyBytes: Int
     static let maxMutations = 10_000
     static let maxPage = 5_000
@@ -45,6 +46,8 @@ struct SyncController {
         let store = store
         let results = try await NIOThreadPool.singleton.runIfActive { try store.applyMutations(mutations, permissions: permissions) }
         if results.contains(.applied) { signal.notify() }
+        // The client forgets what is acknowledged: it must be on disk first.
+        try await durability.ensure()
         return .json(SyncWire.resultsBody(zip(mutations, results).map { ($0.key, $1) }))
     }
 

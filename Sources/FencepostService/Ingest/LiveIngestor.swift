@@ -9,22 +9,29 @@ import ServiceLifecycle
 /// each request with what its own batch did. Many small requests thus share one commit (group
 /// commit), and every fix still goes filter → monitor → visit tracker → store, as `ingest` does.
 ///
-/// A ServiceLifecycle service: on graceful shutdown it stops taking batches and finishes the
-/// ones already queued before it returns.
+/// With durable commits, a committed group is answered by a second loop once its commit is on
+/// disk: that loop syncs the log once for every group committed since its last sync, while the
+/// writer already ingests the next group, so the disk's latency is shared, not added per group.
+///
+/// A ServiceLifecycle service: on graceful shutdown it stops taking batches and finishes (and
+/// answers) the ones already queued before it returns.
 final class LiveIngestor: Service, Sendable {
     private let queue = IngestQueue()
+    private let committed = CommittedGroups()
+    private let durability: CommitDurability
     private let session: SessionBox
     private let metrics: ServiceMetrics
     private let signal: ChangeSignal
     /// A group holds at most this many fixes (several requests' worth).
     private static let groupFixes = 20_000
 
-    init(store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal) throws {
+    init(store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal, durability: CommitDurability) throws {
         var options = options
         options.reloadsDevices = true
         self.session = SessionBox(try IngestSession(store: store, options: options))
         self.metrics = metrics
         self.signal = signal
+        self.durability = durability
     }
 
     /// Ingests `fixes` (one request) and returns what they did, once committed.
@@ -34,11 +41,29 @@ final class LiveIngestor: Service, Sendable {
 
     func run() async throws {
         await withGracefulShutdownHandler {
-            while let group = await queue.take(maxFixes: Self.groupFixes) {
-                await write(group)
+            await withDiscardingTaskGroup { tasks in
+                tasks.addTask { await self.answerWhenDurable() }
+                while let group = await queue.take(maxFixes: Self.groupFixes) {
+                    await write(group)
+                }
+                await committed.close()
             }
         } onGracefulShutdown: {
             Task { await self.queue.close() }
+        }
+    }
+
+    /// Answers committed groups once the log holds them on disk: one sync for all of them.
+    private func answerWhenDurable() async {
+        while let groups = await committed.takeAll() {
+            do {
+                try await durability.ensure()
+                for (pending, outcome) in groups { pending.continuation.resume(returning: outcome) }
+            } catch {
+                // Committed but maybe not on disk: the client retries, and what is already
+                // stored is dropped as seen.
+                for (pending, _) in groups { pending.continuation.resume(throwing: error) }
+            }
         }
     }
 
@@ -49,9 +74,9 @@ final class LiveIngestor: Service, Sendable {
             let outcomes = try await NIOThreadPool.singleton.runIfActive { try session.value.ingest(batches: batches) }
             for (pending, outcome) in zip(group, outcomes) {
                 metrics.recordIngest(fixes: pending.fixes.count, outcome: outcome)
-                pending.continuation.resume(returning: outcome)
             }
             if outcomes.contains(where: { !$0.events.isEmpty }) { signal.notify() }
+            await committed.append(Array(zip(group, outcomes)))
         } catch {
             for pending in group { pending.continuation.resume(throwing: error) }
         }
@@ -62,6 +87,35 @@ final class LiveIngestor: Service, Sendable {
 private final class SessionBox: @unchecked Sendable {
     let value: IngestSession
     init(_ value: IngestSession) { self.value = value }
+}
+
+/// Groups committed and waiting for their answers.
+actor CommittedGroups {
+    private var waiting: [(IngestQueue.Pending, BatchOutcome)] = []
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var closed = false
+
+    func append(_ answers: [(IngestQueue.Pending, BatchOutcome)]) {
+        waiting += answers
+        waiter?.resume()
+        waiter = nil
+    }
+
+    /// Waits for committed batches and takes them all; nil once closed and drained.
+    func takeAll() async -> [(IngestQueue.Pending, BatchOutcome)]? {
+        while waiting.isEmpty {
+            if closed { return nil }
+            await withCheckedContinuation { waiter = $0 }
+        }
+        defer { waiting.removeAll() }
+        return waiting
+    }
+
+    func close() {
+        closed = true
+        waiter?.resume()
+        waiter = nil
+    }
 }
 
 /// Batches waiting for the writer.

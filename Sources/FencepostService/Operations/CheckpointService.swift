@@ -4,28 +4,28 @@ import NIOPosix
 import ServiceLifecycle
 
 /// Checkpoints the store's write-ahead log every `interval` from a thread-pool thread, so the
-/// live writer's commits never stop to do it (see ``WALCheckpointer``). On shutdown the writer
+/// live writer's commits never stop to do it (see ``WriteAheadLog``). On shutdown the writer
 /// takes checkpoints back.
 struct CheckpointService: Service {
-    let checkpointer: WALCheckpointer
+    let log: WriteAheadLog
     let interval: Duration
     let logger: Logger
 
     func run() async throws {
-        try checkpointer.start()
+        try log.startCheckpointing()
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 do {
-                    let checkpointer = self.checkpointer
-                    _ = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+                    let log = self.log
+                    _ = try await NIOThreadPool.singleton.runIfActive { try log.checkpoint() }
                 } catch {
                     logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
                 }
             }
         }
         do {
-            try checkpointer.stop()
+            try log.stopCheckpointing()
         } catch {
             logger.warning("could not give checkpoints back to the writer", metadata: ["error": "\(error)"])
         }

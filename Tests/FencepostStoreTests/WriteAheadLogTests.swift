@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Testing
 
-@Suite struct WALCheckpointerTests {
+@Suite struct WriteAheadLogTests {
     /// Writes about `pages` pages of 4 KiB to the store, in transactions of 100 rows.
     static func fill(_ store: Store, pages: Int) throws {
         try store.writer.write { db in try db.execute(sql: "CREATE TABLE IF NOT EXISTS filler (bytes BLOB)") }
@@ -16,29 +16,30 @@ import Testing
 
     /// How many frames the log holds and how many are already in the database, as a passive
     /// checkpoint on a connection of the test's own reports them.
-    static func log(_ path: String) throws -> (frames: Int, checkpointed: Int) {
+    static func frames(_ path: String) throws -> (frames: Int, checkpointed: Int) {
         let result = try DatabaseQueue(path: path).writeWithoutTransaction { db in try db.checkpoint(.passive) }
         return (result.walFrameCount, result.checkpointedFrameCount)
     }
 
-    @Test func whileStartedTheWriterLeavesCheckpointsToTheCheckpointer() throws {
+    @Test func whileCheckpointingTheWriterLeavesCheckpointsToTheLog() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("store.db").path)
-        let checkpointer = try WALCheckpointer(store: store)
-        try checkpointer.start()
+        let log = try WriteAheadLog(store: store)
+        try log.startCheckpointing()
 
         // Past SQLite's 1,000-page threshold the writer would have checkpointed and restarted
         // the log; started, it leaves every frame for the checkpointer, which copies them all.
         try Self.fill(store, pages: 3_000)
-        let first = try checkpointer.checkpoint()
+        let first = try log.checkpoint()
         #expect(first.logFrames > 3_000)
         #expect(first.checkpointedFrames == first.logFrames)
         #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM filler") } == 3_000)
+        try log.sync()
 
         // Stopped, the writer checkpoints at commit again: the log restarts instead of growing.
-        try checkpointer.stop()
+        try log.stopCheckpointing()
         try Self.fill(store, pages: 3_000)
-        #expect(try Self.log(store.path).frames < 2_000)
+        #expect(try Self.frames(store.path).frames < 2_000)
     }
 }

@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+
+/// The store's write-ahead log, for a long-running writer (the service) that wants its
+/// commits neither to stop for checkpoints nor to wait, one by one, for the disk.
+///
+/// - Checkpoints: by default SQLite checkpoints in the committing thread whenever the log
+///   passes 1,000 pages, so every few commits one of them also copies those pages into the
+///   database file and waits for its `fdatasync` — under live ingest, a fifth of the writer's
+///   time. Between ``startCheckpointing()`` and ``stopCheckpointing()`` the writer only
+///   appends, and ``checkpoint()``, called periodically from another thread, copies the log back
+///   through a connection of its own. A passive checkpoint neither waits for nor blocks the
+///   writer or readers.
+/// - Durability: commits are made with SQLite's `synchronous = NORMAL` (GRDB's default in WAL
+///   mode): they survive the process crashing but not the machine until the log reaches the
+///   disk. ``sync()`` puts everything committed so far there with one `fdatasync` of the log,
+///   so a writer can answer a group of commits after one sync while it already works on the
+///   next group (group commit), instead of syncing inside each commit (`synchronous = FULL`).
+public final class WriteAheadLog: Sendable {
+    private let store: Store
+    private let checkpointConnection: DatabaseQueue
+    private let descriptor: Int32
+
+    /// The log of `store`, which must be a database file (not in memory).
+    public init(store: Store) throws {
+        precondition(!store.isInMemory, "an in-memory store has no write-ahead log")
+        var configuration = Configuration()
+        configuration.label = "fencepost.checkpoint"
+        checkpointConnection = try DatabaseQueue(path: store.path, configuration: configuration)
+        // The pool keeps the log file in place while it is open (GRDB creates it on opening).
+        descriptor = open(store.path + "-wal", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw WriteAheadLogError(operation: "open \(store.path)-wal", code: errno) }
+        self.store = store
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Puts every commit made so far on disk.
+    public func sync() throws {
+        guard fdatasync(descriptor) == 0 else { throw WriteAheadLogError(operation: "fdatasync \(store.path)-wal", code: errno) }
+    }
+
+    /// Takes checkpoints over from the writer.
+    public func startCheckpointing() throws {
+        try setWriterCheckpoints(pages: 0)
+    }
+
+    /// Copies as much of the log into the database as no reader still needs; returns the
+    /// frames (pages) in the log and how many of them are now in the database.
+    @discardableResult
+    public func checkpoint() throws -> (logFrames: Int, checkpointedFrames: Int) {
+        let result = try checkpointConnection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        return (result.walFrameCount, result.checkpointedFrameCount)
+    }
+
+    /// Gives checkpoints back to the writer (SQLite's default of 1,000 pages).
+    public func stopCheckpointing() throws {
+        try setWriterCheckpoints(pages: 1_000)
+    }
+
+    private func setWriterCheckpoints(pages: Int) throws {
+        try store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
+    }
+}
+
+/// A system call on the log file failed.
+public struct WriteAheadLogError: Error, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+    public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}
