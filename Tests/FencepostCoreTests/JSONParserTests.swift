@@ -35,6 +35,14 @@ import Testing
         }
     }
 
+    @Test func refusesInvalidUTF8InNamesAndValues() throws {
+        let bad: [UInt8] = [0xC3, 0x28]  // a lead byte followed by a non-continuation byte
+        for document in [Array(#"{""#.utf8) + bad + Array(#"":1}"#.utf8), Array(#"{"a":""#.utf8) + bad + Array(#""}"#.utf8)] {
+            #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(document) }
+        }
+        #expect(try JSONParser.parse(Array(#"{"zürich":"é"}"#.utf8)) == .object(["zürich": .string("é")]))
+    }
+
     @Test func refusesDeepNesting() {
         #expect(throws: JSONSyntaxError.self) { try parse(String(repeating: "[", count: 10_000)) }
     }

@@ -91,6 +91,13 @@ public struct JSONScanner {
     /// The name of the object's next member, the scanner then standing at its value; nil once
     /// the closing `}` is read.
     public mutating func nextMember() throws(JSONSyntaxError) -> String? {
+        guard let name = try nextMemberUTF8() else { return nil }
+        return String(decoding: name, as: UTF8.self)  // validated
+    }
+
+    /// ``nextMember()``'s name as UTF-8 bytes (escapes resolved), for comparing without making
+    /// a `String`.
+    public mutating func nextMemberUTF8() throws(JSONSyntaxError) -> ArraySlice<UInt8>? {
         skipWhitespace()
         if !atContainerStart || peek() == UInt8(ascii: "}") {
             switch peek() {
@@ -106,9 +113,14 @@ public struct JSONScanner {
         guard next == UInt8(ascii: "\"") else {
             throw error("unexpected character \(describe(next)), expected a member name in double quotes")
         }
-        let key = try parseString()
+        let key = try parseStringUTF8()
+        if key.contains(where: { $0 >= 0x80 }), key.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) == nil {
+            throw error("string is not valid UTF-8")
+        }
         skipWhitespace()
-        guard peek() == UInt8(ascii: ":") else { throw error("expected ':' after member name \"\(key)\"") }
+        guard peek() == UInt8(ascii: ":") else {
+            throw error("expected ':' after member name \"\(String(decoding: key, as: UTF8.self))\"")
+        }
         index += 1
         return key
     }
