@@ -34,7 +34,8 @@ final class LiveIngestor: Service, Sendable {
         self.durability = durability
     }
 
-    /// Ingests `fixes` (one request) and returns what they did, once committed.
+    /// Ingests `fixes` (one request) and returns what they did, once committed (and, with
+    /// durable commits, on disk).
     func ingest(_ fixes: [Fix]) async throws -> BatchOutcome {
         try await queue.submit(fixes)
     }
