@@ -80,14 +80,14 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
             store: store, retention: .seconds(configuration.jobs.outboxRetentionDays * 86_400), interval: .seconds(3_600), logger: logger))
     }
 
+    let checkpoints: [any Service] = log.map { [CheckpointService(log: $0, interval: .milliseconds(200), logger: logger)] } ?? []
     let onListening = settings.onListening
     return Application(
         router: router,
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "fencepost"),
         // The writer comes first: the group stops services in reverse order, so the server
         // drains its requests while the writer still commits them.
-        services: [ingestor as any Service] + (log.map { [CheckpointService(log: $0, interval: .milliseconds(200), logger: logger)] } ?? [])
-            + jobs.seal(),
+        services: [ingestor as any Service] + checkpoints + jobs.seal(),
         onServerRunning: { channel in
             if let port = channel.localAddress?.port { onListening(port) }
         },

@@ -98,8 +98,11 @@ extension Store {
         try writer.read(Self.outboxCounts)
     }
 
+    /// The outbox's statuses, in the order a row moves through them.
+    public static let outboxStatuses = ["pending", "inflight", "delivered", "dead"]
+
     static func outboxCounts(_ db: Database) throws -> [String: Int] {
-        var counts = ["pending": 0, "inflight": 0, "delivered": 0, "dead": 0]
+        var counts = Dictionary(uniqueKeysWithValues: outboxStatuses.map { ($0, 0) })
         for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
             counts[row["status"]] = row["n"]
         }

@@ -72,13 +72,6 @@ public struct JSONScanner {
         }
     }
 
-    /// The next value as a string's UTF-8 bytes (escapes resolved), without making a `String`.
-    public mutating func readStringUTF8() throws(JSONSyntaxError) -> ArraySlice<UInt8> {
-        skipWhitespace()
-        guard peek() == UInt8(ascii: "\"") else { throw error("expected a string") }
-        return try parseStringUTF8()
-    }
-
     // MARK: - Walking containers
 
     /// Reads the `{` that opens the next value.

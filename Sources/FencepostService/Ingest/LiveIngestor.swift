@@ -16,8 +16,8 @@ import ServiceLifecycle
 /// A ServiceLifecycle service: on graceful shutdown it stops taking batches and finishes (and
 /// answers) the ones already queued before it returns.
 final class LiveIngestor: Service, Sendable {
-    private let queue = IngestQueue()
-    private let committed = CommittedGroups()
+    private let queue = Handoff<PendingBatch>()
+    private let committed = Handoff<(PendingBatch, BatchOutcome)>()
     private let durability: CommitDurability
     private let session: SessionBox
     private let metrics: ServiceMetrics
@@ -44,7 +44,7 @@ final class LiveIngestor: Service, Sendable {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { tasks in
                 tasks.addTask { await self.answerWhenDurable() }
-                while let group = await queue.take(maxFixes: Self.groupFixes) {
+                while let group = await queue.take(limit: Self.groupFixes, weight: { $0.fixes.count }) {
                     await write(group)
                 }
                 await committed.close()
@@ -56,7 +56,7 @@ final class LiveIngestor: Service, Sendable {
 
     /// Answers committed groups once the log holds them on disk: one sync for all of them.
     private func answerWhenDurable() async {
-        while let groups = await committed.takeAll() {
+        while let groups = await committed.take() {
             do {
                 try await durability.ensure()
                 for (pending, outcome) in groups { pending.continuation.resume(returning: outcome) }
@@ -68,7 +68,7 @@ final class LiveIngestor: Service, Sendable {
         }
     }
 
-    private func write(_ group: [IngestQueue.Pending]) async {
+    private func write(_ group: [PendingBatch]) async {
         let batches = group.map(\.fixes)
         do {
             let session = self.session
@@ -90,77 +90,59 @@ private final class SessionBox: @unchecked Sendable {
     init(_ value: IngestSession) { self.value = value }
 }
 
-/// Groups committed and waiting for their answers.
-actor CommittedGroups {
-    private var waiting: [(IngestQueue.Pending, BatchOutcome)] = []
+/// A request's batch waiting for the writer, with the continuation its answer resumes.
+struct PendingBatch {
+    var fixes: [Fix]
+    var continuation: CheckedContinuation<BatchOutcome, any Error>
+}
+
+/// Items handed from producers to one consumer that takes, in one go, what has queued: the
+/// writer takes requests' batches, the answering loop takes committed groups.
+actor Handoff<Item> {
+    private var items: [Item] = []
     private var waiter: CheckedContinuation<Void, Never>?
     private var closed = false
 
-    func append(_ answers: [(IngestQueue.Pending, BatchOutcome)]) {
-        waiting += answers
-        waiter?.resume()
-        waiter = nil
+    func append(_ new: [Item]) {
+        items += new
+        wake()
     }
 
-    /// Waits for committed batches and takes them all; nil once closed and drained.
-    func takeAll() async -> [(IngestQueue.Pending, BatchOutcome)]? {
-        while waiting.isEmpty {
+    /// Waits for items and takes them: at least one, then more while their total `weight` stays
+    /// within `limit`; nil once closed and drained.
+    func take(limit: Int = .max, weight: @Sendable (Item) -> Int = { _ in 1 }) async -> [Item]? {
+        while items.isEmpty {
             if closed { return nil }
             await withCheckedContinuation { waiter = $0 }
         }
-        defer { waiting.removeAll() }
-        return waiting
+        var total = 0
+        var taken = 0
+        for item in items {
+            if taken > 0, total + weight(item) > limit { break }
+            total += weight(item)
+            taken += 1
+        }
+        defer { items.removeFirst(taken) }
+        return Array(items.prefix(taken))
     }
 
     func close() {
         closed = true
+        wake()
+    }
+
+    private func wake() {
         waiter?.resume()
         waiter = nil
     }
 }
 
-/// Batches waiting for the writer.
-actor IngestQueue {
-    struct Pending {
-        var fixes: [Fix]
-        var continuation: CheckedContinuation<BatchOutcome, any Error>
-    }
-
-    private var pending: [Pending] = []
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var closed = false
-
+extension Handoff where Item == PendingBatch {
+    /// Queues a request's batch and waits for its answer; refused once closed (shutting down).
     func submit(_ fixes: [Fix]) async throws -> BatchOutcome {
         guard !closed else { throw APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry") }
         return try await withCheckedThrowingContinuation { continuation in
-            pending.append(Pending(fixes: fixes, continuation: continuation))
-            waiter?.resume()
-            waiter = nil
+            append([PendingBatch(fixes: fixes, continuation: continuation)])
         }
-    }
-
-    /// Waits for queued batches and takes them (at least one, then up to `maxFixes` fixes);
-    /// nil once closed and drained.
-    func take(maxFixes: Int) async -> [Pending]? {
-        while pending.isEmpty {
-            if closed { return nil }
-            await withCheckedContinuation { waiter = $0 }
-        }
-        var count = 0
-        var taken = 0
-        for item in pending {
-            if taken > 0, count + item.fixes.count > maxFixes { break }
-            count += item.fixes.count
-            taken += 1
-        }
-        let group = Array(pending.prefix(taken))
-        pending.removeFirst(taken)
-        return group
-    }
-
-    func close() {
-        closed = true
-        waiter?.resume()
-        waiter = nil
     }
 }

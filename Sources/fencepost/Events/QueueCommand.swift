@@ -20,10 +20,9 @@ struct QueueStatus: AsyncParsableCommand {
     func run() async throws {
         try CommandFailure.reporting {
             let counts = try store.open().outboxCounts()
-            let order = ["pending", "inflight", "delivered", "dead"]
             switch format {
             case .table:
-                Console.output(Table.render(header: ["STATUS", "COUNT"], rows: order.map { [$0, String(counts[$0] ?? 0)] }))
+                Console.output(Table.render(header: ["STATUS", "COUNT"], rows: Store.outboxStatuses.map { [$0, String(counts[$0] ?? 0)] }))
             case .json:
                 Console.output(JSONValue.object(counts.mapValues { .number(Double($0)) }).canonicalText())
             }

@@ -27,7 +27,7 @@ struct SyncStatusCommand: AsyncParsableCommand {
                 object["last_error_at"] = status.lastErrorAt.map(JSONValue.string) ?? .null
                 Console.output(JSONValue.object(object).canonicalText())
             case .table:
-                var rows = ["pending", "inflight", "delivered", "dead"].map { [$0, String(status.counts[$0] ?? 0)] }
+                var rows = Store.outboxStatuses.map { [$0, String(status.counts[$0] ?? 0)] }
                 rows.append(["oldest pending", status.oldestPendingAt.map { "\($0) (\(Int(age ?? 0)) s ago)" } ?? "-"])
                 rows.append(["last success", status.lastSuccessAt ?? "-"])
                 rows.append(["last error", status.lastError.map { "\(status.lastErrorAt ?? "") \($0)" } ?? "-"])
