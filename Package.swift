@@ -75,6 +75,8 @@ let package = Package(
             dependencies: [
                 "FencepostCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for binding the per-event writes of an ingest directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

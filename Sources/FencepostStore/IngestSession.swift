@@ -324,12 +324,12 @@ public final class IngestSession {
     /// transaction).
     private func flushEvents(db: Database) throws {
         guard !pendingEvents.isEmpty else { return }
-        let now = Timestamp.format(Date())
+        let writer = try EventWriter(now: Timestamp.format(Date()), db: db)
         for event in pendingEvents {
-            if try Store.insert(event, now: now, db: db) { collected?.append(event) }
+            if try writer.insert(event) { collected?.append(event) }
             summary.events[event.kind, default: 0] += 1
             let change = VisitChange(for: event)
-            if try Store.apply(change, now: now, db: db) {
+            if try writer.apply(change) {
                 if case .open = change { summary.visitsOpened += 1 } else { summary.visitsClosed += 1 }
             }
         }

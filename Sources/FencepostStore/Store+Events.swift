@@ -2,20 +2,51 @@ import FencepostCore
 import Foundation
 import GRDB
 
-/// Writing events and visits: every change also goes to the outbox, in the caller's transaction.
-extension Store {
+/// Writes events, visit changes and their outbox rows in the caller's transaction: every
+/// change also goes to the outbox. The statements are looked up once per writer and bound
+/// directly (``DirectStatement``): an ingest runs them for every event.
+struct EventWriter {
+    private let now: String
+    private let insertEvent: DirectStatement
+    private let openVisit: DirectStatement
+    private let closeVisit: DirectStatement
+    private let outbox: OutboxWriter
+
+    init(now: String, db: Database) throws {
+        self.now = now
+        insertEvent = try DirectStatement("""
+            INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
+            VALUES (?1, ?2, 'geofence', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11)
+            """, db: db)
+        openVisit = try DirectStatement("""
+            INSERT OR IGNORE INTO visits (id, device, region, entered_ms, entered_at, status, version, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, 'open', 1, ?6)
+            """, db: db)
+        closeVisit = try DirectStatement("""
+            UPDATE visits SET exited_ms = ?1, exited_at = ?2, status = 'closed', exit_reason = ?3,
+                version = version + 1, updated_at = ?4
+            WHERE id = ?5 AND status = 'open'
+            RETURNING id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version
+            """, db: db)
+        outbox = try OutboxWriter(now: now, db: db)
+    }
+
     /// Inserts an event unless it exists; returns whether it was new (and so enqueued).
-    static func insert(_ event: GeofenceEvent, now: String, db: Database) throws -> Bool {
+    func insert(_ event: GeofenceEvent) throws -> Bool {
         let time = Timestamp.format(seconds: event.time)
         let flags = event.flags.names.joined(separator: ",")
-        try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
-            VALUES (?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
-            """).execute(arguments: [
-                event.id, event.kind.rawValue, event.device, event.regionID, event.visitID,
-                Timestamp.milliseconds(event.time), time, event.position?.lat, event.position?.lon, flags, now,
-            ])
-        guard db.changesCount > 0 else { return false }
+        insertEvent.bind(1, event.id)
+        insertEvent.bind(2, event.kind.rawValue)
+        insertEvent.bind(3, event.device)
+        insertEvent.bind(4, event.regionID)
+        insertEvent.bind(5, event.visitID)
+        insertEvent.bind(6, Timestamp.milliseconds(event.time))
+        insertEvent.bind(7, time)
+        insertEvent.bind(8, event.position?.lat)
+        insertEvent.bind(9, event.position?.lon)
+        insertEvent.bind(10, flags)
+        insertEvent.bind(11, now)
+        guard try insertEvent.execute() > 0 else { return false }
         var payload = CanonicalJSONObject()
         payload.add("device", .string(event.device))
         payload.add("flags", .array(event.flags.names.map(JSONValue.string)))
@@ -27,55 +58,77 @@ extension Store {
         payload.add("source", .string("geofence"))
         payload.add("time", .string(time))
         payload.add("visit_id", .string(event.visitID))
-        try enqueue(entity: "event", id: event.id, version: 1, payload: payload.text, now: now, db: db)
+        try outbox.enqueue(entity: "event", id: event.id, version: 1, payload: payload.text)
         return true
     }
 
     /// Applies an open or close to the visits table; returns whether anything changed.
-    static func apply(_ change: VisitChange, now: String, db: Database) throws -> Bool {
+    func apply(_ change: VisitChange) throws -> Bool {
         switch change {
         case .none:
             return false
         case .open(let visit):
             let enteredAt = Timestamp.format(seconds: visit.enteredAt)
-            try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO visits (id, device, region, entered_ms, entered_at, status, version, updated_at)
-                VALUES (?, ?, ?, ?, ?, 'open', 1, ?)
-                """).execute(arguments: [
-                    visit.id, visit.device, visit.regionID, Timestamp.milliseconds(visit.enteredAt), enteredAt, now,
-                ])
-            guard db.changesCount > 0 else { return false }
+            let enteredMs = Timestamp.milliseconds(visit.enteredAt)
+            openVisit.bind(1, visit.id)
+            openVisit.bind(2, visit.device)
+            openVisit.bind(3, visit.regionID)
+            openVisit.bind(4, enteredMs)
+            openVisit.bind(5, enteredAt)
+            openVisit.bind(6, now)
+            guard try openVisit.execute() > 0 else { return false }
             let row = VisitRow(
-                id: visit.id, device: visit.device, region: visit.regionID, enteredMs: Timestamp.milliseconds(visit.enteredAt),
-                enteredAt: enteredAt, exitedMs: nil, exitedAt: nil, status: "open", exitReason: nil, version: 1)
-            try enqueue(entity: "visit", id: visit.id, version: 1, payload: row.jsonText, now: now, db: db)
+                id: visit.id, device: visit.device, region: visit.regionID, enteredMs: enteredMs, enteredAt: enteredAt,
+                exitedMs: nil, exitedAt: nil, status: "open", exitReason: nil, version: 1)
+            try outbox.enqueue(entity: "visit", id: visit.id, version: 1, payload: row.jsonText)
             return true
         case .close(let id, let at, let reason):
-            let statement = try db.cachedStatement(sql: """
-                UPDATE visits SET exited_ms = ?, exited_at = ?, status = 'closed', exit_reason = ?,
-                    version = version + 1, updated_at = ?
-                WHERE id = ? AND status = 'open'
-                RETURNING *
-                """)
-            let arguments: StatementArguments = [Timestamp.milliseconds(at), Timestamp.format(seconds: at), reason.rawValue, now, id]
-            guard let updated = try Row.fetchOne(statement, arguments: arguments).map(VisitRow.init) else { return false }
-            try enqueue(entity: "visit", id: id, version: updated.version, payload: updated.jsonText, now: now, db: db)
+            closeVisit.bind(1, Timestamp.milliseconds(at))
+            closeVisit.bind(2, Timestamp.format(seconds: at))
+            closeVisit.bind(3, reason.rawValue)
+            closeVisit.bind(4, now)
+            closeVisit.bind(5, id)
+            guard let updated = try closeVisit.fetchOne(VisitRow.init(returned:)) else { return false }
+            try outbox.enqueue(entity: "visit", id: id, version: updated.version, payload: updated.jsonText)
             return true
         }
     }
+}
 
-    /// Adds a mutation to the outbox; `payload` is the entity as canonical JSON. The key
-    /// defaults to `entity:id:vN`, the same on every machine for the same version.
+/// Adds mutations to the outbox.
+struct OutboxWriter {
+    private let now: String
+    private let insert: DirectStatement
+
+    init(now: String, db: Database) throws {
+        self.now = now
+        insert = try DirectStatement("""
+            INSERT OR IGNORE INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """, db: db)
+    }
+
+    /// `payload` is the entity as canonical JSON. The key defaults to `entity:id:vN`, the same on
+    /// every machine for the same version.
+    func enqueue(entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String) throws {
+        insert.bind(1, entity)
+        insert.bind(2, id)
+        insert.bind(3, op.rawValue)
+        insert.bind(4, Int64(version))
+        insert.bind(5, key ?? "\(entity):\(id):v\(version)")
+        insert.bind(6, payload)
+        insert.bind(7, now)
+        try insert.execute()
+    }
+}
+
+extension Store {
+    /// Adds a mutation to the outbox (see ``OutboxWriter``).
     static func enqueue(
         entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String, now: String,
         db: Database
     ) throws {
-        let statement = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
-        statement.setUncheckedArguments([entity, id, op.rawValue, version, key ?? "\(entity):\(id):v\(version)", payload, now])
-        try statement.execute()
+        try OutboxWriter(now: now, db: db).enqueue(entity: entity, id: id, op: op, version: version, key: key, payload: payload)
     }
 
     // MARK: - Closing visits of retired regions
@@ -102,9 +155,10 @@ extension Store {
         let open = try Row.fetchAll(db, sql: """
             SELECT * FROM visits WHERE region = ? AND status = 'open' AND device IN (SELECT device FROM devices)
             """, arguments: [regionID]).map(VisitRow.init)
+        let writer = try EventWriter(now: now, db: db)
         for visit in open {
             let at = max(anchors[visit.device] ?? visit.enteredMs.seconds, visit.enteredMs.seconds)
-            _ = try apply(.close(visitID: visit.id, at: at, reason: visitReason), now: now, db: db)
+            _ = try writer.apply(.close(visitID: visit.id, at: at, reason: visitReason))
         }
     }
 

@@ -43,6 +43,21 @@ public struct VisitRow: Sendable, Hashable {
         version = row["version"]
     }
 
+    /// From `RETURNING id, device, region, entered_ms, entered_at, exited_ms, exited_at, status,
+    /// exit_reason, version` (the columns' NOT NULL constraints hold for the non-optionals).
+    init(returned columns: DirectStatement.Columns) {
+        id = columns.text(0) ?? ""
+        device = columns.text(1) ?? ""
+        region = columns.text(2) ?? ""
+        enteredMs = columns.int64(3) ?? 0
+        enteredAt = columns.text(4) ?? ""
+        exitedMs = columns.int64(5)
+        exitedAt = columns.text(6)
+        status = columns.text(7) ?? ""
+        exitReason = columns.text(8)
+        version = Int(columns.int64(9) ?? 0)
+    }
+
     public var isOpen: Bool { status == "open" }
 
     /// The visit's fields as JSON, in key order.

@@ -1,0 +1,86 @@
+import GRDB
+import GRDBSQLite
+
+/// One of the connection's cached statements, bound, stepped and read through SQLite's C API.
+///
+/// For the writes an ingest repeats for every event (the event, its visit change, their outbox
+/// rows): binding each value through GRDB's `StatementArguments` (boxed, converted, checked)
+/// cost about as much as SQLite's own work for those rows. Everything else uses GRDB as usual.
+/// Use it inside the caller's `db` access only; every parameter must be bound before `execute`.
+struct DirectStatement {
+    private let statement: Statement
+    private let handle: SQLiteStatement
+    private let db: Database
+
+    init(_ sql: String, db: Database) throws {
+        statement = try db.cachedStatement(sql: sql)
+        handle = statement.sqliteStatement
+        self.db = db
+        sqlite3_reset(handle)
+    }
+
+    func bind(_ index: Int32, _ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            // An empty buffer may have no address, which SQLite would bind as NULL.
+            if let base = utf8.baseAddress {
+                base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                    _ = sqlite3_bind_text(handle, index, $0, Int32(utf8.count), Self.transient)
+                }
+            } else {
+                _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
+            }
+        }
+    }
+
+    func bind(_ index: Int32, _ value: String?) {
+        if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    func bind(_ index: Int32, _ value: Int64) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: Double?) {
+        if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    /// Runs the statement to its end; returns how many rows it changed.
+    @discardableResult
+    func execute() throws -> Int {
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE else { throw error(code) }
+        return Int(sqlite3_changes(db.sqliteConnection))
+    }
+
+    /// Runs a statement that returns at most one row (`RETURNING`, a lookup) and reads it.
+    func fetchOne<Value>(_ read: (Columns) -> Value) throws -> Value? {
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else { throw error(code) }
+        return read(Columns(handle: handle))
+    }
+
+    /// The current row's columns, by position.
+    struct Columns {
+        fileprivate let handle: SQLiteStatement
+
+        func text(_ index: Int32) -> String? {
+            guard let text = sqlite3_column_text(handle, index) else { return nil }
+            return String(cString: text)
+        }
+
+        func int64(_ index: Int32) -> Int64? {
+            sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
+        }
+    }
+
+    private func error(_ code: Int32) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: statement.sql)
+    }
+
+    /// SQLite copies bound text before the call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+}
