@@ -31,6 +31,10 @@ import Testing
         #expect(Timestamp.format(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
         #expect(Timestamp.format(milliseconds: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
         #expect(Timestamp.format(seconds: 1_748_757_892.3499) == "2025-06-01T06:04:52.350Z")
+        // The first and last instants of four-digit years, and beyond them.
+        #expect(Timestamp.format(milliseconds: -62_167_219_200_000) == "0000-01-01T00:00:00.000Z")
+        #expect(Timestamp.format(milliseconds: 253_402_300_799_999) == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp.format(milliseconds: 253_402_300_800_000) == "10000-01-01T00:00:00.000Z")
         // Round trip over a spread of instants, including leap days and century years.
         var milliseconds: Int64 = -2_208_988_800_000  // 1900-01-01
         while milliseconds < 4_102_444_800_000 {  // 2100-01-01

@@ -17,7 +17,29 @@ public enum Timestamp {
         let minute = msOfDay / 60_000 % 60
         let second = msOfDay / 1000 % 60
         let millisecond = msOfDay % 1000
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+        guard (0...9999).contains(year) else {
+            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+        }
+        // The usual case, written straight into the string's 24 bytes: ingest formats several
+        // times per event.
+        return String(unsafeUninitializedCapacity: 24) { bytes in
+            var at = 0
+            func put(_ value: Int64, _ width: Int) {
+                var rest = value
+                for position in stride(from: at + width - 1, through: at, by: -1) {
+                    bytes[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                at += width
+            }
+            func put(_ separator: Unicode.Scalar) {
+                bytes[at] = UInt8(ascii: separator)
+                at += 1
+            }
+            put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
+            put(hour, 2); put(":"); put(minute, 2); put(":"); put(second, 2); put("."); put(millisecond, 3); put("Z")
+            return at
+        }
     }
 
     /// Year, month and day of a day count since 1970-01-01 (proleptic Gregorian calendar).
