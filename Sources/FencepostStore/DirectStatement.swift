@@ -6,13 +6,17 @@ import GRDBSQLite
 /// For the writes an ingest repeats for every event (the event, its visit change, their outbox
 /// rows): binding each value through GRDB's `StatementArguments` (boxed, converted, checked)
 /// cost about as much as SQLite's own work for those rows. Everything else uses GRDB as usual.
-/// Use it inside the caller's `db` access only; every parameter must be bound before `execute`.
+/// Every parameter must be bound before `execute`. Nothing here calls GRDB after `init`, so a
+/// statement may run on another thread while the connection has no other user
+/// (``BackgroundEventWrites``).
 struct DirectStatement {
     private let statement: Statement
     private let handle: SQLiteStatement
     private let db: Database
+    private let sql: String
 
     init(_ sql: String, db: Database) throws {
+        self.sql = sql
         statement = try db.cachedStatement(sql: sql)
         handle = statement.sqliteStatement
         self.db = db
@@ -78,7 +82,7 @@ struct DirectStatement {
     }
 
     private func error(_ code: Int32) -> DatabaseError {
-        DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: statement.sql)
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: sql)
     }
 
     /// SQLite copies bound text before the call returns.

@@ -80,8 +80,11 @@ public final class IngestSession {
     /// Sorted runs of an unsorted input that did not fit in memory.
     private let runs = FixRuns()
     private static let sortWindow = 50_000
-    /// Events held before they are written (inside the input's transaction).
-    private static let eventBatch = 5_000
+    /// Events held before they are handed to the background writes (inside the input's
+    /// transaction): small enough that writing overlaps monitoring from early in an input.
+    private static let eventBatch = 1_000
+    /// The event writes in flight; see ``awaitWrites()`` for the rule that keeps them safe.
+    private let writes = BackgroundEventWrites()
 
     /// A class: the per-fix path mutates it in place rather than copying its state.
     private final class DeviceRecord {
@@ -131,10 +134,12 @@ public final class IngestSession {
                 // Immediate: take the write lock up front, so another process's commit cannot
                 // invalidate this transaction's first reads (SQLITE_BUSY_SNAPSHOT).
                 try db.inTransaction(.immediate) {
-                    try beginInput(db: db)
-                    try read { fix in try self.add(fix, db: db) }
-                    try finishInput(db: db)
-                    try saveDevices(db: db)
+                    try finishingWrites {
+                        try beginInput(db: db)
+                        try read { fix in try self.add(fix, db: db) }
+                        try finishInput(db: db)
+                        try saveDevices(db: db)
+                    }
                     return .commit
                 }
             }
@@ -153,21 +158,7 @@ public final class IngestSession {
         do {
             try store.writer.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
-                    try beginInput(db: db)
-                    for (index, batch) in batches.enumerated() {
-                        if index > 0 { startInput() }
-                        let before = summary
-                        collected = []
-                        for fix in batch { try add(fix, db: db) }
-                        try finishInput(db: db)
-                        var outcome = BatchOutcome(fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
-                        for (reason, count) in summary.dropped where count != before.dropped[reason] {
-                            outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
-                        }
-                        outcomes.append(outcome)
-                        collected = nil
-                    }
-                    try saveDevices(db: db)
+                    try finishingWrites { try ingest(batches: batches, outcomes: &outcomes, db: db) }
                     return .commit
                 }
             }
@@ -178,6 +169,38 @@ public final class IngestSession {
         }
         inputCommitted()
         return outcomes
+    }
+
+    /// The work of ``ingest(batches:)`` inside its transaction.
+    private func ingest(batches: [[Fix]], outcomes: inout [BatchOutcome], db: Database) throws {
+        try beginInput(db: db)
+        for (index, batch) in batches.enumerated() {
+            if index > 0 { startInput() }
+            let before = summary
+            collected = []
+            for fix in batch { try add(fix, db: db) }
+            try finishInput(db: db)
+            var outcome = BatchOutcome(fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
+            for (reason, count) in summary.dropped where count != before.dropped[reason] {
+                outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
+            }
+            outcomes.append(outcome)
+            collected = nil
+        }
+        try saveDevices(db: db)
+    }
+
+    /// Runs an input's work inside its transaction and returns only once no event writes are in
+    /// flight: on success after they finished (their error is the input's), on error before
+    /// the error rolls the transaction back.
+    private func finishingWrites(_ body: () throws -> Void) throws {
+        do {
+            try body()
+            try awaitWrites()
+        } catch {
+            writes.abandon()
+            throw error
+        }
     }
 
     /// Resets the per-input buffers; within one transaction, for each input of a group.
@@ -193,6 +216,7 @@ public final class IngestSession {
     /// since it was built (another process applied a plan), dropping every kept device state;
     /// with `reloadsDevices`, kept states are checked against the store as devices come up.
     private func beginInput(db: Database) throws {
+        try awaitWrites()
         startInput()
         let revision = try Store.regionsRevision(db)
         if revision != regionsRevision {
@@ -215,6 +239,7 @@ public final class IngestSession {
             inputBuffer.removeAll(keepingCapacity: true)
         }
         try flushEvents(db: db)
+        try awaitWrites()
     }
 
     private func inputCommitted() {
@@ -297,6 +322,7 @@ public final class IngestSession {
         } else if let known = devices[device], try isCurrent(known, device: device, db: db) {
             record = known
         } else {
+            try awaitWrites()
             let text = try Store.deviceStateText(device, db: db)
             record = DeviceRecord(
                 state: try text.map(Store.decodeDeviceState) ?? DeviceState(), storedText: text, monitor: monitor,
@@ -317,27 +343,34 @@ public final class IngestSession {
     /// same device), only while the stored text is the one this session last read or saved.
     private func isCurrent(_ record: DeviceRecord, device: String, db: Database) throws -> Bool {
         guard options.reloadsDevices, record.inputGeneration != inputGeneration else { return true }
+        try awaitWrites()
         return try Store.deviceStateText(device, db: db) == record.storedText
     }
 
-    /// Writes the events so far, their visit changes and outbox rows (inside the input's
-    /// transaction).
+    /// Hands the events so far to the background writes, which write them with their visit
+    /// changes and outbox rows (inside the input's transaction) while processing goes on.
     private func flushEvents(db: Database) throws {
         guard !pendingEvents.isEmpty else { return }
-        let writer = try EventWriter(now: Timestamp.format(Date()), db: db)
-        for event in pendingEvents {
-            if try writer.insert(event) { collected?.append(event) }
-            summary.events[event.kind, default: 0] += 1
-            let change = VisitChange(for: event)
-            if try writer.apply(change) {
-                if case .open = change { summary.visitsOpened += 1 } else { summary.visitsClosed += 1 }
-            }
-        }
-        pendingEvents.removeAll(keepingCapacity: true)
+        try awaitWrites()
+        writes.start(pendingEvents, writer: try EventWriter(now: Timestamp.format(Date()), db: db))
+        pendingEvents = []
+        pendingEvents.reserveCapacity(Self.eventBatch)
+    }
+
+    /// Waits for the event writes in flight and counts what they did. Every use of the
+    /// connection other than the writes themselves comes after this: the connection has one
+    /// user at a time.
+    private func awaitWrites() throws {
+        guard let written = try writes.wait() else { return }
+        collected?.append(contentsOf: written.newEvents)
+        summary.events.merge(written.eventsByKind, uniquingKeysWith: +)
+        summary.visitsOpened += written.visitsOpened
+        summary.visitsClosed += written.visitsClosed
     }
 
     /// Saves the anchors and states of the devices this input touched.
     private func saveDevices(db: Database) throws {
+        try awaitWrites()
         let now = Timestamp.format(Date())
         for (device, record) in devices where record.dirty {
             record.state.monitor = monitor.state(of: record.track)

@@ -49,15 +49,50 @@ import Testing
     @Test func largeInputsWriteEventsInBatchesWithinOneTransaction() throws {
         // Far more events than one batch: many small circles along a long walk.
         let store = try Store.inMemory()
-        let circles = (0..<300).map { grid.circle("c\($0)", x: Double($0) * 20, radius: 5) }
-        try store.applyRegions(circles)
-        let walk = (0..<3060).map { grid.fix(Double($0) * 2 - 10, t: Double($0)) }
-        let laps = (0..<10).map { lap in walk.map { fix -> Fix in var f = fix; f.time += Double(lap) * 4000; return f } }
-        let summary = try ingest(store, [laps.flatMap { $0 }])
+        let summary = try ingest(store, [try lapsPastManyCircles(store)])
         #expect(summary.events[.enter] == 3000 && summary.events[.exit] == 3000)
         var count = 0
         try store.forEachEvent(EventQuery()) { _ in count += 1 }
         #expect(count == 6000)
+    }
+
+    /// Ten laps past 300 small circles: 6,000 events, several batches of background writes.
+    func lapsPastManyCircles(_ store: Store) throws -> [Fix] {
+        try store.applyRegions((0..<300).map { grid.circle("c\($0)", x: Double($0) * 20, radius: 5) })
+        let walk = (0..<3060).map { grid.fix(Double($0) * 2 - 10, t: Double($0)) }
+        return (0..<10).flatMap { lap in walk.map { fix -> Fix in var f = fix; f.time += Double(lap) * 4000; return f } }
+    }
+
+    @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() throws {
+        let store = try Store.inMemory()
+        let laps = try lapsPastManyCircles(store)
+        let session = try IngestSession(store: store)
+        struct Malformed: Error {}
+        #expect(throws: Malformed.self) {
+            try session.ingest { add in
+                for fix in laps { try add(fix) }
+                throw Malformed()
+            }
+        }
+        #expect(try events(store).isEmpty)
+        #expect(try store.outboxCounts()["pending"] == 300)  // the regions only
+        #expect(session.summary.events.isEmpty && session.summary.visitsOpened == 0)
+
+        // The writes themselves fail part-way (a trigger refuses the 2,501st event): the error
+        // is the input's, and nothing of it stays.
+        try store.writer.write { db in
+            try db.execute(sql: "CREATE TRIGGER refuse AFTER INSERT ON events WHEN (SELECT count(*) FROM events) > 2500 BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        }
+        #expect(throws: (any Error).self) {
+            try session.ingest { add in for fix in laps { try add(fix) } }
+        }
+        #expect(try events(store).isEmpty)
+        #expect(try store.outboxCounts()["pending"] == 300)
+
+        try store.writer.write { db in try db.execute(sql: "DROP TRIGGER refuse") }
+        try session.ingest { add in for fix in laps { try add(fix) } }
+        #expect(try events(store).count == 6000)
+        #expect(session.summary.events == [.enter: 3000, .exit: 3000] && session.summary.visitsClosed == 3000)
     }
 
     @Test func ingestWritesEventsVisitsAndOutboxAndIsIdempotent() throws {
