@@ -40,29 +40,35 @@ final class CircleArea: RegionArea {
     }
 }
 
-/// A small polygon's rings as flat coordinate arrays: lon/lat for containment (planar, as GEOS
-/// tests it) and local metres for distances, both read in one scan of the edges.
+/// A small polygon's edges as one flat array: each edge's ends in lon/lat for containment
+/// (planar, as GEOS tests it) and, in local metres, its start, direction and inverse squared
+/// length for distances; both read in one scan.
 final class EdgeListArea: RegionArea {
     let rings: [[Position]]
-    /// Per vertex: lon, lat, x, y (metres in the local projection).
-    private let vertices: [Double]
-    /// Where each ring starts among the vertices, plus the end.
-    private let starts: [Int]
+    /// Per edge, `EdgeListArea.stride` values: see ``Field``.
+    private let edges: [Double]
     private let projection: LocalProjection
+
+    /// The values kept per edge, in order.
+    private enum Field: Int {
+        case ax, ay, bx, by, mx, my, mdx, mdy, inverseLengthSquared
+    }
+    private static let stride = 9
 
     init(rings: [[Position]], projection: LocalProjection, envelope: Envelope) {
         self.rings = rings
         self.projection = projection
-        var vertices: [Double] = [], starts: [Int] = [0]
+        var edges: [Double] = []
         for ring in rings {
-            for position in ring {
-                let (x, y) = projection.project(position)
-                vertices += [position.lon, position.lat, x, y]
+            for (a, b) in zip(ring, ring.dropFirst()) {
+                let (ax, ay) = projection.project(a)
+                let (bx, by) = projection.project(b)
+                let (dx, dy) = (bx - ax, by - ay)
+                let lengthSquared = dx * dx + dy * dy
+                edges += [a.lon, a.lat, b.lon, b.lat, ax, ay, dx, dy, lengthSquared > 0 ? 1 / lengthSquared : 0]
             }
-            starts.append(starts.last! + ring.count)
         }
-        self.vertices = vertices
-        self.starts = starts
+        self.edges = edges
         super.init(envelope: envelope)
     }
 
@@ -74,21 +80,18 @@ final class EdgeListArea: RegionArea {
         var inside = false
         var onEdge = false
         var best = Double.infinity
-        vertices.withUnsafeBufferPointer { v in
-            for ring in 0..<(starts.count - 1) {
-                for i in starts[ring]..<(starts[ring + 1] - 1) {
-                    let a = 4 * i, b = a + 4
-                    let ax = v[a], ay = v[a + 1], bx = v[b], by = v[b + 1]
-                    if (bx - ax) * (py - ay) - (by - ay) * (px - ax) == 0,
-                        px >= min(ax, bx), px <= max(ax, bx), py >= min(ay, by), py <= max(ay, by)
-                    {
-                        onEdge = true
-                    }
-                    if (ay > py) != (by > py), px < ax + (py - ay) * (bx - ax) / (by - ay) {
-                        inside.toggle()
-                    }
-                    best = min(best, Self.squaredDistance(mx, my, v[a + 2], v[a + 3], v[b + 2], v[b + 3]))
+        edges.withUnsafeBufferPointer { e in
+            for start in Swift.stride(from: 0, to: e.count, by: Self.stride) {
+                let ax = e[start], ay = e[start + 1], bx = e[start + 2], by = e[start + 3]
+                if (bx - ax) * (py - ay) - (by - ay) * (px - ax) == 0,
+                    px >= min(ax, bx), px <= max(ax, bx), py >= min(ay, by), py <= max(ay, by)
+                {
+                    onEdge = true
                 }
+                if (ay > py) != (by > py), px < ax + (py - ay) * (bx - ax) / (by - ay) {
+                    inside.toggle()
+                }
+                best = min(best, Self.squaredDistance(mx, my, e, start))
             }
         }
         return AreaLocation(inside: inside || onEdge, boundaryDistance: best.squareRoot())
@@ -97,22 +100,20 @@ final class EdgeListArea: RegionArea {
     override func boundaryDistance(_ position: Position) -> Double {
         let (mx, my) = projection.project(position)
         var best = Double.infinity
-        vertices.withUnsafeBufferPointer { v in
-            for ring in 0..<(starts.count - 1) {
-                for i in starts[ring]..<(starts[ring + 1] - 1) {
-                    let a = 4 * i, b = a + 4
-                    best = min(best, Self.squaredDistance(mx, my, v[a + 2], v[a + 3], v[b + 2], v[b + 3]))
-                }
+        edges.withUnsafeBufferPointer { e in
+            for start in Swift.stride(from: 0, to: e.count, by: Self.stride) {
+                best = min(best, Self.squaredDistance(mx, my, e, start))
             }
         }
         return best.squareRoot()
     }
 
-    /// Squared metres from (px, py) to the segment (ax, ay) → (bx, by).
-    private static func squaredDistance(_ px: Double, _ py: Double, _ ax: Double, _ ay: Double, _ bx: Double, _ by: Double) -> Double {
-        let dx = bx - ax, dy = by - ay
-        let length = dx * dx + dy * dy
-        let t = length > 0 ? min(max(((px - ax) * dx + (py - ay) * dy) / length, 0), 1) : 0
+    /// Squared metres from (px, py) to the edge at `start`.
+    @inline(__always)
+    private static func squaredDistance(_ px: Double, _ py: Double, _ e: UnsafeBufferPointer<Double>, _ start: Int) -> Double {
+        let ax = e[start + Field.mx.rawValue], ay = e[start + Field.my.rawValue]
+        let dx = e[start + Field.mdx.rawValue], dy = e[start + Field.mdy.rawValue]
+        let t = min(max(((px - ax) * dx + (py - ay) * dy) * e[start + Field.inverseLengthSquared.rawValue], 0), 1)
         let ex = ax + t * dx - px, ey = ay + t * dy - py
         return ex * ex + ey * ey
     }
