@@ -16,9 +16,12 @@ struct CheckpointService: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
+                guard !Task.isCancelled else { break }  // shutting down: the writer checkpoints last
                 do {
                     let log = self.log
                     _ = try await NIOThreadPool.singleton.runIfActive { try log.checkpoint() }
+                } catch is CancellationError {
+                    break
                 } catch {
                     logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
                 }
