@@ -55,7 +55,9 @@ public struct BatchOutcome: Sendable {
 /// a crash loses nothing, and re-running converges (fixes at or before a device's anchor are
 /// skipped). Fixes of one input are processed in time order per device: an input that arrives
 /// sorted streams through; one that does not is sorted first, in memory or, past
-/// `sortRunFixes`, through temporary files. Not thread-safe: one session per ingest.
+/// `sortRunFixes`, through temporary files. Events are written in batches on a thread of their
+/// own (``BackgroundEventWrites``) while the session processes the next fixes, in the same
+/// transaction. Not thread-safe: one session per ingest.
 public final class IngestSession {
     private let store: Store
     private let options: IngestOptions
