@@ -6,11 +6,11 @@ struct Fencepost: AsyncParsableCommand {
         commandName: "fencepost",
         abstract: "Geofence entry, exit and dwell events from location traces.",
         discussion: """
-            Every command works on one SQLite store: --db PATH, else $FENCEPOST_DB, else
+            Every command works on one SQLite store: --db PATH, else $FENCEPOST_DB, else \
             $XDG_DATA_HOME/fencepost/fencepost.db (~/.local/share/fencepost/fencepost.db).
 
-            Exit codes: 0 success; 1 invalid input (nothing was written); 2 sync left something
-            pending or dead-lettered; 3 the store or a file could not be opened, read or written;
+            Exit codes: 0 success; 1 invalid input (nothing was written); 2 sync left something \
+            pending or dead-lettered; 3 the store or a file could not be opened, read or written; \
             64 bad command-line usage; 75 another sync is running on the store.
             """,
         subcommands: [

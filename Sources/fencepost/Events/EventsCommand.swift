@@ -15,10 +15,10 @@ struct EventsExport: AsyncParsableCommand {
         commandName: "export",
         abstract: "Export events (CSV, JSON Lines, GeoJSON) or visits (iCalendar), in time order.",
         discussion: """
-            csv and jsonl: one event a row, times RFC 3339 UTC with milliseconds; --tz adds the local
-            time in an IANA time zone, such as Europe/Berlin. geojson: events as points where the
-            boundary was crossed, then visits with their region's geometry (without --kind).
-            ics: one calendar event per visit, open visits too. --since and --until take RFC 3339
+            csv and jsonl: one event a row, times RFC 3339 UTC with milliseconds; --tz adds the local \
+            time in an IANA time zone, such as Europe/Berlin. geojson: events as points where the \
+            boundary was crossed, then visits with their region's geometry (without --kind). \
+            ics: one calendar event per visit, open visits too. --since and --until take RFC 3339 \
             times (until is exclusive) and select visits by their enter time.
             """)
 

@@ -17,19 +17,19 @@ struct HealthImport: AsyncParsableCommand {
         commandName: "import",
         abstract: "Import an Apple Health export (export.zip, or an unpacked export.xml).",
         discussion: """
-            The export is read as a stream (the zip in place, nothing unpacked to disk). Steps,
-            distance, active energy and water become one event per local day (the day of each
-            record's own UTC offset); where several sources recorded the same minutes, the
-            better-ranked source present counts (--source-priority) and nothing is counted twice.
-            Sleep becomes one event per night, body mass, BMI, blood pressure and heart-rate
-            summaries one event per measurement, each workout one event; workout routes go through
+            The export is read as a stream (the zip in place, nothing unpacked to disk). Steps, \
+            distance, active energy and water become one event per local day (the day of each \
+            record's own UTC offset); where several sources recorded the same minutes, the \
+            better-ranked source present counts (--source-priority) and nothing is counted twice. \
+            Sleep becomes one event per night, body mass, BMI, blood pressure and heart-rate \
+            summaries one event per measurement, each workout one event; workout routes go through \
             the monitor like any trace (device = the route's source), so they make geofence events.
 
-            Import is incremental: each kind keeps an anchor (the newest record it imported), so
-            importing the same export again adds nothing, and a newer export adds what is new and
-            updates the daily totals that changed (an update in the outbox, not a duplicate).
-            Events and anchors commit in one transaction; routes are ingested first, and re-running
-            after a crash converges. A malformed export (truncated zip, broken XML, an unknown date
+            Import is incremental: each kind keeps an anchor (the newest record it imported), so \
+            importing the same export again adds nothing, and a newer export adds what is new and \
+            updates the daily totals that changed (an update in the outbox, not a duplicate). \
+            Events and anchors commit in one transaction; routes are ingested first, and re-running \
+            after a crash converges. A malformed export (truncated zip, broken XML, an unknown date \
             format) is refused with where and why, and nothing of it is written.
             """)
 

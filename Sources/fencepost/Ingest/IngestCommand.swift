@@ -9,16 +9,16 @@ struct IngestCommand: AsyncParsableCommand {
         commandName: "ingest",
         abstract: "Turn location traces into geofence events and visits.",
         discussion: """
-            Formats: GPX 1.0/1.1 (Apple's hAcc as accuracy), GeoJSON (timed Points, LineStrings with
-            coordTimes), CSV with a header, Google Takeout Records.json, GeoLife .plt, OwnTracks .rec
-            and TCX; gzip-compressed files too. The format is detected from the content.
-            Each file is read as a stream, filtered (bad coordinates, poor accuracy, duplicates,
-            teleports, fixes already seen), run through the monitor against the monitored regions,
-            and committed in one transaction with its events, visits, outbox rows and the devices'
-            anchors. Feeding the same file twice changes nothing; a visit open at the end of one
-            file is closed by the next file for the same device. A malformed file is refused whole
-            (file, line and reason on stderr); the other files are still ingested and the exit code
-            is 1. The summary goes to stderr (--json puts it on stdout); on a terminal, progress too.
+            Formats: GPX 1.0/1.1 (Apple's hAcc as accuracy), GeoJSON (timed Points, LineStrings with \
+            coordTimes), CSV with a header, Google Takeout Records.json, GeoLife .plt, OwnTracks .rec \
+            and TCX; gzip-compressed files too. The format is detected from the content. \
+            Each file is read as a stream, filtered (bad coordinates, poor accuracy, duplicates, \
+            teleports, fixes already seen), run through the monitor against the monitored regions, \
+            and committed in one transaction with its events, visits, outbox rows and the devices' \
+            anchors. Feeding the same file twice changes nothing; a visit open at the end of one \
+            file is closed by the next file for the same device. A malformed file is refused whole \
+            (file, line and reason on stderr); the other files are still ingested and the exit code \
+            is 1. The summary goes to stderr (--json puts it on stdout); on a terminal, progress too. \
             Per-region properties override the run's --hysteresis, --enter-delay and --exit-delay.
             """)
 

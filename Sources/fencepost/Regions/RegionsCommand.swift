@@ -7,9 +7,9 @@ struct RegionsCommand: AsyncParsableCommand {
         commandName: "regions",
         abstract: "Manage the monitored geofences from GeoJSON region configs.",
         discussion: """
-            A region config is a GeoJSON FeatureCollection in WGS84 lon/lat. A directory stands for
-            the union of its *.geojson files. Regions are matched by id: `plan` shows what `apply`
-            would add, update and remove; `apply` makes the store match the files in one
+            A region config is a GeoJSON FeatureCollection in WGS84 lon/lat. A directory stands for \
+            the union of its *.geojson files. Regions are matched by id: `plan` shows what `apply` \
+            would add, update and remove; `apply` makes the store match the files in one \
             transaction. An invalid config is refused whole, with every problem on stderr.
             """,
         subcommands: [RegionsPlan.self, RegionsApply.self, RegionsList.self, RegionsImport.self]

@@ -7,11 +7,12 @@ struct RegionsImport: AsyncParsableCommand {
         commandName: "import",
         abstract: "Turn third-party GeoJSON into a region config, printed on stdout.",
         discussion: """
-            Open-data districts and POI lists rarely carry Fencepost ids or radii. This takes ids
-            from a property (unsafe characters become '-'), names from another, and gives Point
-            features a radius; other properties are kept. The result is validated like any config.
-            Example: fencepost regions import neighbourhoods.geojson --id-property AREA_SHORT_CODE \\
-                       --id-prefix toronto: --name-property AREA_NAME > regions/toronto.geojson
+            Open-data districts and POI lists rarely carry Fencepost ids or radii. This takes ids \
+            from a property (unsafe characters become '-'), names from another, and gives Point \
+            features a radius; other properties are kept. The result is validated like any config. Example:
+              fencepost regions import neighbourhoods.geojson \\
+                --id-property AREA_SHORT_CODE --id-prefix toronto: \\
+                --name-property AREA_NAME > regions/toronto.geojson
             """)
 
     @Argument(help: ArgumentHelp("A GeoJSON FeatureCollection in WGS84 lon/lat.", valueName: "file"))

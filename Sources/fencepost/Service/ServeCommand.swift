@@ -10,23 +10,33 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the HTTP service: live location ingest, regions, events, streams, webhooks.",
         discussion: """
-            Every request needs a bearer token (fencepost tokens create), except /healthz and, unless
-            the config says otherwise, /metrics. Endpoints:
-              POST /v1/devices/{device}/locations   {"fixes":[{"time","lat","lon","accuracy"}...]}
-              POST /owntracks                       OwnTracks HTTP mode (token as basic-auth password)
-              GET|POST /osmand?id=&lat=&lon=&timestamp=&accuracy=   Traccar Client / OsmAnd
-              GET /v1/regions[/{id}]  PUT|DELETE /v1/regions/{id}  POST /v1/regions/plan|apply
-              GET /v1/events?since&until&device&region&kind&cursor&limit&format=json|csv|jsonl|geojson|ics
-              GET /v1/visits?open=true   GET /v1/events/stream (Server-Sent Events, Last-Event-ID)
+            Every request needs a bearer token (fencepost tokens create), except /healthz \
+            and, unless the config says otherwise, /metrics.
+
+            Endpoints (the README has the details):
+              POST /v1/devices/{device}/locations  {"fixes":[{"time","lat","lon",...}]}
+              POST /owntracks              OwnTracks HTTP mode (token as password)
+              GET|POST /osmand?id=&lat=&lon=&timestamp=   Traccar Client, OsmAnd
+              GET /v1/regions[/{id}]   PUT|DELETE /v1/regions/{id}
+              POST /v1/regions/plan   POST /v1/regions/apply
+              GET /v1/events?since&until&device&region&kind&cursor&limit&format
+                  (format json, csv, jsonl, geojson or ics)
+              GET /v1/visits?open=true
+              GET /v1/events/stream        Server-Sent Events, Last-Event-ID
               GET /v1/webhooks/dead-letters   GET /healthz   GET /metrics
-              POST /v1/sync/mutations   GET /v1/sync/changes?cursor&limit&entity   (fencepost sync)
-            --config FILE (JSON, every field optional):
-              {"webhooks":[{"name":"ops","url":"https://…","secret":"…"}],
-               "sync":{"to":"http://central:8080","token":"fp_…","batch_size":500,"max_attempts":10},
-               "jobs":{"webhooks":true,"sync":true,"outbox_cleanup":true,"outbox_retention_days":7},
-               "metrics_require_token":false,"max_body_bytes":16777216,"webhook_max_attempts":8}
-            SIGTERM or SIGINT stops taking requests, finishes those in flight and commits them.
-            Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.
+              POST /v1/sync/mutations   GET /v1/sync/changes   (fencepost sync)
+
+            --config FILE is JSON, every field optional:
+              {"webhooks": [{"name": "ops", "url": "https://…", "secret": "…"}],
+               "sync": {"to": "http://central:8080", "token": "fp_…",
+                        "batch_size": 500, "max_attempts": 10},
+               "jobs": {"webhooks": true, "sync": true, "outbox_cleanup": true,
+                        "outbox_retention_days": 7},
+               "metrics_require_token": false, "max_body_bytes": 16777216,
+               "webhook_max_attempts": 8, "durable_commits": true}
+
+            SIGTERM or SIGINT stops taking requests, finishes those in flight and \
+            commits them. Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.
             """)
 
     @OptionGroup var store: StoreOptions

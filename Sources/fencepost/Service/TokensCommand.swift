@@ -15,7 +15,7 @@ struct TokensCreate: AsyncParsableCommand {
         commandName: "create",
         abstract: "Create a token and print it alone on stdout: the only time it is shown.",
         discussion: """
-            Scopes: admin (everything), read (read regions, events and visits), device:ID (post that
+            Scopes: admin (everything), read (read regions, events and visits), device:ID (post that \
             device's locations and read its events and visits).
             """)
 

@@ -9,9 +9,9 @@ struct SyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Push the outbox to a backend (another fencepost serve) and pull its regions.",
         discussion: """
-            Events and visits (and local region edits) flow up with push; the backend's regions flow
-            down with pull. One sync runs at a time per store. Exit codes: 0 done (push: the queue
-            is drained); 2 something is left (pending after retries, or dead-lettered); 3 the store
+            Events and visits (and local region edits) flow up with push; the backend's regions flow \
+            down with pull. One sync runs at a time per store. Exit codes: 0 done (push: the queue \
+            is drained); 2 something is left (pending after retries, or dead-lettered); 3 the store \
             could not be used; 75 another sync is running on this store.
             """,
         subcommands: [SyncPush.self, SyncPull.self, SyncStatusCommand.self, SyncDeadLetterCommand.self])

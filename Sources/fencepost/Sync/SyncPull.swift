@@ -9,9 +9,9 @@ struct SyncPull: AsyncParsableCommand {
         commandName: "pull",
         abstract: "Take the backend's region changes since the last pull into the monitored set.",
         discussion: """
-            Each page of changes goes through the same reconciler as `regions apply` (open visits of
-            removed or reshaped regions close) and moves this store's cursor for that backend in the
-            same transaction. A region with a local edit not yet pushed keeps the local edit (a
+            Each page of changes goes through the same reconciler as `regions apply` (open visits of \
+            removed or reshaped regions close) and moves this store's cursor for that backend in the \
+            same transaction. A region with a local edit not yet pushed keeps the local edit (a \
             pending local delete is never undone by a pull). Pulled changes are not queued back.
             """)
 

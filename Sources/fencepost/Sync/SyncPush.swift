@@ -9,12 +9,12 @@ struct SyncPush: AsyncParsableCommand {
         commandName: "push",
         abstract: "Send the outbox to the backend, in order, until it is drained.",
         discussion: """
-            A mutation leaves the queue only when the backend acknowledged it (applied, or a duplicate
-            of one it applied before). Connection errors, timeouts, 5xx and 429 are retried after 0 s,
-            1 s, 3 s, then doubling with jitter up to 5 minutes, until failures have gone on for
-            --give-up-after seconds; what is left stays queued for the next push. A mutation the
-            backend rejects (4xx), or one past --max-attempts, goes to the dead-letter list
-            (fencepost sync dead-letter list). Exit 0 when the queue is drained, 2 when anything is
+            A mutation leaves the queue only when the backend acknowledged it (applied, or a duplicate \
+            of one it applied before). Connection errors, timeouts, 5xx and 429 are retried after 0 s, \
+            1 s, 3 s, then doubling with jitter up to 5 minutes, until failures have gone on for \
+            --give-up-after seconds; what is left stays queued for the next push. A mutation the \
+            backend rejects (4xx), or one past --max-attempts, goes to the dead-letter list \
+            (fencepost sync dead-letter list). Exit 0 when the queue is drained, 2 when anything is \
             left pending or dead-lettered.
             """)
 
