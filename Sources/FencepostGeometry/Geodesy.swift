@@ -2,23 +2,32 @@ import Foundation
 
 /// Distances and projections on the sphere the design fixes for Fencepost.
 public enum Geodesy {
+    // The constants are inlinable: the monitor reads them for most fixes, and a `static let` of
+    // another module costs a lazy-initialisation check on every read.
+
     /// Mean Earth radius in metres (IUGG R1), used for every haversine distance.
-    public static let earthRadius = 6_371_008.8
+    @inlinable public static var earthRadius: Double { 6_371_008.8 }
 
     /// Great-circle distance in metres between two positions (haversine formula).
     public static func distance(_ a: Position, _ b: Position) -> Double {
+        distance(from: a, cosLatitude: cos(a.lat * .pi / 180), to: b)
+    }
+
+    /// The same, with the cosine of `a`'s latitude (in radians) already known: for a fixed
+    /// point, such as a circle's centre, measured against many others.
+    public static func distance(from a: Position, cosLatitude cosLat1: Double, to b: Position) -> Double {
         let lat1 = a.lat * .pi / 180
         let lat2 = b.lat * .pi / 180
         let dLat = lat2 - lat1
         let dLon = (b.lon - a.lon) * .pi / 180
         let sinLat = sin(dLat / 2)
         let sinLon = sin(dLon / 2)
-        let h = sinLat * sinLat + cos(lat1) * cos(lat2) * sinLon * sinLon
+        let h = sinLat * sinLat + cosLat1 * cos(lat2) * sinLon * sinLon
         return 2 * earthRadius * asin(min(1, h.squareRoot()))
     }
 
     /// Metres spanned by one degree of latitude on the sphere.
-    public static let metresPerDegreeLatitude = earthRadius * .pi / 180
+    @inlinable public static var metresPerDegreeLatitude: Double { earthRadius * .pi / 180 }
 
     /// Metres spanned by one degree of longitude at the given latitude.
     public static func metresPerDegreeLongitude(atLatitude latitude: Double) -> Double {

@@ -71,6 +71,8 @@ public final class Monitor {
         track.quiet = nil
 
         let position = fix.position
+        // Every safe disc made for this fix is centred on it: one scale for all of them.
+        let lonScale = Geodesy.metresPerDegreeLongitude(atLatitude: position.lat)
         for slot in track.candidates.indices {
             // A settled state (plainly outside, or inside with no pending exit) holds while the
             // fix stays in the region's safe disc; only a dwell may be due then. A disc exists
@@ -78,16 +80,17 @@ public final class Monitor {
             if let disc = track.discs[slot], disc.covers(position), !disc.inside || !dwellPending(track.candidates[slot], track) {
                 continue
             }
-            try step(track.candidates[slot], slot: slot, fix: fix, previous: previous, track: &track, emit: emit)
+            try step(
+                track.candidates[slot], slot: slot, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
         }
         // Regions the device is in (or entering) are followed wherever it goes.
         if !track.strays.isEmpty {
             for region in track.strays {
-                try step(region, slot: nil, fix: fix, previous: previous, track: &track, emit: emit)
+                try step(region, slot: nil, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
             }
             track.strays.removeAll { track.members[$0] == nil }
         }
-        track.quiet = quietDisc(around: position, track: track)
+        track.quiet = quietDisc(around: position, lonScale: lonScale, track: track)
     }
 
     /// Whether a settled visit in the region still waits for its dwell.
@@ -97,7 +100,7 @@ public final class Monitor {
 
     /// The largest disc around the fix inside every candidate's safe disc, when every candidate
     /// has one and no member is followed outside them.
-    private func quietDisc(around position: Position, track: MonitorTrack) -> QuietDisc? {
+    private func quietDisc(around position: Position, lonScale: Double, track: MonitorTrack) -> QuietDisc? {
         guard track.strays.isEmpty else { return nil }
         var radius = Double.infinity
         for disc in track.discs {
@@ -114,8 +117,7 @@ public final class Monitor {
         // The candidates' discs measure longitude at their own centres' latitudes, nearby:
         // 1 % covers the difference.
         let disc = SafeDisc(
-            center: position, radius: min(radius, 5_000) * 0.99, inside: false,
-            metresPerDegreeLon: Geodesy.metresPerDegreeLongitude(atLatitude: position.lat))
+            center: position, radius: min(radius, 5_000) * 0.99, inside: false, metresPerDegreeLon: lonScale)
         return QuietDisc(disc: disc, until: until)
     }
 
@@ -158,9 +160,10 @@ public final class Monitor {
 
     // MARK: - The state machine for one device and region
 
-    /// `slot` is the region's place among the candidates, where its safe disc is kept.
+    /// `slot` is the region's place among the candidates, where its safe disc is kept;
+    /// `lonScale` is metres per degree of longitude at the fix.
     private func step(
-        _ region: Int, slot: Int?, fix: Fix, previous: FixPoint?,
+        _ region: Int, slot: Int?, fix: Fix, previous: FixPoint?, lonScale: Double,
         track: inout MonitorTrack, emit: (MonitorEvent) -> Void
     ) throws {
         let id = ids[region]
@@ -239,7 +242,8 @@ public final class Monitor {
         // A fresh safe disc around this fix, for the settled states only.
         guard let slot else { return }
         if membership == nil || (membership?.phase == .inside && membership?.outward == nil) {
-            track.discs[slot] = SafeDisc.within(location.boundaryDistance, of: position, inside: membership != nil)
+            track.discs[slot] = SafeDisc.within(
+                location.boundaryDistance, of: position, inside: membership != nil, metresPerDegreeLon: lonScale)
         } else {
             track.discs[slot] = nil
         }

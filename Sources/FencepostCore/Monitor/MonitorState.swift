@@ -125,11 +125,12 @@ struct SafeDisc: Sendable {
 
     /// A disc that stays short of a boundary `boundaryDistance` metres from `center`, by a
     /// margin that covers the flat-earth distance used to test it (the scale is the centre's
-    /// latitude's: up to about 85° the scale's change across the disc stays within the margin).
-    static func within(_ boundaryDistance: Double, of center: Position, inside: Bool) -> SafeDisc {
+    /// latitude's, `metresPerDegreeLon`: up to about 85° the scale's change across the disc stays
+    /// within the margin).
+    static func within(_ boundaryDistance: Double, of center: Position, inside: Bool, metresPerDegreeLon: Double) -> SafeDisc {
         SafeDisc(
             center: center, radius: min(boundaryDistance * 0.98 - 0.05, 5_000), inside: inside,
-            metresPerDegreeLon: Geodesy.metresPerDegreeLongitude(atLatitude: center.lat))
+            metresPerDegreeLon: metresPerDegreeLon)
     }
 
     func covers(_ position: Position) -> Bool {

@@ -1,25 +1,29 @@
 import FencepostGeometry
+import Foundation
 
 /// A circle, exact on the sphere: inside within the radius by haversine distance.
 final class CircleArea: RegionArea {
     let center: Position
     let radius: Double
     private let projection: LocalProjection
+    /// The cosine of the centre's latitude, for the haversine distances from it.
+    private let cosCenterLatitude: Double
 
     init(center: Position, radius: Double, envelope: Envelope) {
         self.center = center
         self.radius = radius
         self.projection = LocalProjection(origin: center)
+        self.cosCenterLatitude = cos(center.lat * .pi / 180)
         super.init(envelope: envelope)
     }
 
     override func locate(_ position: Position) -> AreaLocation {
-        let distance = Geodesy.distance(center, position)
+        let distance = Geodesy.distance(from: center, cosLatitude: cosCenterLatitude, to: position)
         return AreaLocation(inside: distance <= radius, boundaryDistance: abs(distance - radius))
     }
 
     override func boundaryDistance(_ position: Position) -> Double {
-        abs(Geodesy.distance(center, position) - radius)
+        abs(Geodesy.distance(from: center, cosLatitude: cosCenterLatitude, to: position) - radius)
     }
 
     /// Half the radius.
