@@ -13,8 +13,8 @@ public enum Geodesy {
         distance(from: a, cosLatitude: cos(a.lat * .pi / 180), to: b)
     }
 
-    /// The same, with the cosine of `a`'s latitude (in radians) already known: for a fixed
-    /// point, such as a circle's centre, measured against many others.
+    /// The same, with `cos(a.lat * .pi / 180)` already known: for a fixed point, such as a
+    /// circle's centre, measured against many others.
     public static func distance(from a: Position, cosLatitude cosLat1: Double, to b: Position) -> Double {
         let lat1 = a.lat * .pi / 180
         let lat2 = b.lat * .pi / 180

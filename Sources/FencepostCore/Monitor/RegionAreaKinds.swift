@@ -49,15 +49,16 @@ final class CircleArea: RegionArea {
 /// length for distances; both read in one scan.
 final class EdgeListArea: RegionArea {
     let rings: [[Position]]
-    /// Per edge, `EdgeListArea.stride` values: see ``Field``.
+    /// Per edge, the values of ``Field`` in order.
     private let edges: [Double]
     private let projection: LocalProjection
 
-    /// The values kept per edge, in order.
-    private enum Field: Int {
+    /// The values kept per edge: its ends in lon/lat, then in local metres its start,
+    /// direction and inverse squared length (0 for a degenerate edge).
+    private enum Field: Int, CaseIterable {
         case ax, ay, bx, by, mx, my, mdx, mdy, inverseLengthSquared
     }
-    private static let stride = 9
+    private static let stride = Field.allCases.count
 
     init(rings: [[Position]], projection: LocalProjection, envelope: Envelope) {
         self.rings = rings
@@ -86,7 +87,8 @@ final class EdgeListArea: RegionArea {
         var best = Double.infinity
         edges.withUnsafeBufferPointer { e in
             for start in Swift.stride(from: 0, to: e.count, by: Self.stride) {
-                let ax = e[start], ay = e[start + 1], bx = e[start + 2], by = e[start + 3]
+                let ax = e[start + Field.ax.rawValue], ay = e[start + Field.ay.rawValue]
+                let bx = e[start + Field.bx.rawValue], by = e[start + Field.by.rawValue]
                 if (bx - ax) * (py - ay) - (by - ay) * (px - ax) == 0,
                     px >= min(ax, bx), px <= max(ax, bx), py >= min(ay, by), py <= max(ay, by)
                 {
