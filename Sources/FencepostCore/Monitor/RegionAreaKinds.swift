@@ -44,82 +44,121 @@ final class CircleArea: RegionArea {
     }
 }
 
-/// A small polygon's edges as one flat array: each edge's ends in lon/lat for containment
-/// (planar, as GEOS tests it) and, in local metres, its start, direction and inverse squared
-/// length for distances; both read in one scan.
+/// A small polygon's edges in two flat arrays: their ends in lon/lat for containment (planar,
+/// as GEOS tests it), and in local metres their start, direction and inverse squared length for
+/// distances. Containment scans every edge (a comparison or two each); a distance measures only
+/// the edges its ``NearestEdgeGrid`` cell lists.
 final class EdgeListArea: RegionArea {
     let rings: [[Position]]
-    /// Per edge, the values of ``Field`` in order.
-    private let edges: [Double]
+    /// Per edge, the values of ``End`` in order.
+    private let ends: [Double]
+    /// Per edge, the values of ``Metric`` in order.
+    private let metric: [Double]
     private let projection: LocalProjection
+    private let nearestEdges: NearestEdgeGrid
 
-    /// The values kept per edge: its ends in lon/lat, then in local metres its start,
-    /// direction and inverse squared length (0 for a degenerate edge).
-    private enum Field: Int, CaseIterable {
-        case ax, ay, bx, by, mx, my, mdx, mdy, inverseLengthSquared
+    /// An edge's ends in lon/lat.
+    private enum End: Int, CaseIterable {
+        case ax, ay, bx, by
     }
-    private static let stride = Field.allCases.count
+    /// An edge in local metres: its start, its direction, and the inverse of its squared
+    /// length (0 for a degenerate edge).
+    private enum Metric: Int, CaseIterable {
+        case x, y, dx, dy, inverseLengthSquared
+    }
+    private static let endStride = End.allCases.count
+    private static let metricStride = Metric.allCases.count
+
+    /// Distances this small (metres) may mean the position lies on an edge, which counts as
+    /// inside; rounding in the projection is far smaller.
+    private static let onEdgeTolerance = 1e-3
 
     init(rings: [[Position]], projection: LocalProjection, envelope: Envelope) {
         self.rings = rings
         self.projection = projection
-        var edges: [Double] = []
+        var ends: [Double] = [], metric: [Double] = []
+        var projected: [NearestEdgeGrid.Edge] = []
         for ring in rings {
             for (a, b) in zip(ring, ring.dropFirst()) {
                 let (ax, ay) = projection.project(a)
                 let (bx, by) = projection.project(b)
                 let (dx, dy) = (bx - ax, by - ay)
                 let lengthSquared = dx * dx + dy * dy
-                edges += [a.lon, a.lat, b.lon, b.lat, ax, ay, dx, dy, lengthSquared > 0 ? 1 / lengthSquared : 0]
+                ends += [a.lon, a.lat, b.lon, b.lat]
+                metric += [ax, ay, dx, dy, lengthSquared > 0 ? 1 / lengthSquared : 0]
+                projected.append(NearestEdgeGrid.Edge(ax: ax, ay: ay, bx: bx, by: by))
             }
         }
-        self.edges = edges
+        self.ends = ends
+        self.metric = metric
+        self.nearestEdges = NearestEdgeGrid(edges: projected)
         super.init(envelope: envelope)
     }
 
     /// Even-odd ray casting over every ring (points on an edge count as inside) and the
     /// distance to the nearest edge.
     override func locate(_ position: Position) -> AreaLocation {
-        let px = position.lon, py = position.lat
+        // The grid's cell is read first: its memory is fetched while the edges are scanned.
         let (mx, my) = projection.project(position)
+        let nearest = nearestEdges.lookup(x: mx, y: my)
+        let px = position.lon, py = position.lat
         var inside = false
-        var onEdge = false
-        var best = Double.infinity
-        edges.withUnsafeBufferPointer { e in
-            for start in Swift.stride(from: 0, to: e.count, by: Self.stride) {
-                let ax = e[start + Field.ax.rawValue], ay = e[start + Field.ay.rawValue]
-                let bx = e[start + Field.bx.rawValue], by = e[start + Field.by.rawValue]
-                if (bx - ax) * (py - ay) - (by - ay) * (px - ax) == 0,
-                    px >= min(ax, bx), px <= max(ax, bx), py >= min(ay, by), py <= max(ay, by)
-                {
-                    onEdge = true
+        ends.withUnsafeBufferPointer { e in
+            for start in Swift.stride(from: 0, to: e.count, by: Self.endStride) {
+                let ay = e[start + End.ay.rawValue], by = e[start + End.by.rawValue]
+                if (ay > py) != (by > py) {
+                    let ax = e[start + End.ax.rawValue], bx = e[start + End.bx.rawValue]
+                    if px < ax + (py - ay) * (bx - ax) / (by - ay) { inside.toggle() }
                 }
-                if (ay > py) != (by > py), px < ax + (py - ay) * (bx - ax) / (by - ay) {
-                    inside.toggle()
-                }
-                best = min(best, Self.squaredDistance(mx, my, e, start))
             }
         }
-        return AreaLocation(inside: inside || onEdge, boundaryDistance: best.squareRoot())
+        let distance = distance(mx, my, nearest: nearest)
+        // On an edge, the distance is rounding away from 0: only then is the exact test needed.
+        let onEdge = !inside && distance < Self.onEdgeTolerance && liesOnEdge(px, py)
+        return AreaLocation(inside: inside || onEdge, boundaryDistance: distance)
     }
 
     override func boundaryDistance(_ position: Position) -> Double {
         let (mx, my) = projection.project(position)
+        return distance(mx, my, nearest: nearestEdges.lookup(x: mx, y: my))
+    }
+
+    /// Metres from (mx, my) to the nearest edge, measuring the `nearest` edges if known, else all.
+    @inline(__always)
+    private func distance(_ mx: Double, _ my: Double, nearest: NearestEdgeGrid.Listed?) -> Double {
         var best = Double.infinity
-        edges.withUnsafeBufferPointer { e in
-            for start in Swift.stride(from: 0, to: e.count, by: Self.stride) {
-                best = min(best, Self.squaredDistance(mx, my, e, start))
+        metric.withUnsafeBufferPointer { m in
+            if let nearest {
+                for edge in nearest {
+                    best = min(best, Self.squaredDistance(mx, my, m, edge * Self.metricStride))
+                }
+            } else {
+                for start in Swift.stride(from: 0, to: m.count, by: Self.metricStride) {
+                    best = min(best, Self.squaredDistance(mx, my, m, start))
+                }
             }
         }
         return best.squareRoot()
     }
 
+    /// Whether (px, py) lies exactly on an edge, in lon/lat.
+    private func liesOnEdge(_ px: Double, _ py: Double) -> Bool {
+        ends.withUnsafeBufferPointer { e in
+            Swift.stride(from: 0, to: e.count, by: Self.endStride).contains { start in
+                let ax = e[start + End.ax.rawValue], ay = e[start + End.ay.rawValue]
+                let bx = e[start + End.bx.rawValue], by = e[start + End.by.rawValue]
+                return (bx - ax) * (py - ay) - (by - ay) * (px - ax) == 0
+                    && px >= min(ax, bx) && px <= max(ax, bx) && py >= min(ay, by) && py <= max(ay, by)
+            }
+        }
+    }
+
     /// Squared metres from (px, py) to the edge at `start`.
     @inline(__always)
-    private static func squaredDistance(_ px: Double, _ py: Double, _ e: UnsafeBufferPointer<Double>, _ start: Int) -> Double {
-        let ax = e[start + Field.mx.rawValue], ay = e[start + Field.my.rawValue]
-        let dx = e[start + Field.mdx.rawValue], dy = e[start + Field.mdy.rawValue]
-        let t = min(max(((px - ax) * dx + (py - ay) * dy) * e[start + Field.inverseLengthSquared.rawValue], 0), 1)
+    private static func squaredDistance(_ px: Double, _ py: Double, _ m: UnsafeBufferPointer<Double>, _ start: Int) -> Double {
+        let ax = m[start + Metric.x.rawValue], ay = m[start + Metric.y.rawValue]
+        let dx = m[start + Metric.dx.rawValue], dy = m[start + Metric.dy.rawValue]
+        let t = min(max(((px - ax) * dx + (py - ay) * dy) * m[start + Metric.inverseLengthSquared.rawValue], 0), 1)
         let ex = ax + t * dx - px, ey = ay + t * dy - py
         return ex * ex + ey * ey
     }

@@ -1,0 +1,171 @@
+/// For a small polygon, which of its edges can be the nearest one to a point, per cell of a
+/// grid over the polygon and its surroundings (local metres), so a distance to the boundary
+/// measures a few edges instead of all of them.
+///
+/// A cell lists every edge whose distance to the cell is at most an upper bound of the distance
+/// from any point of the cell to its nearest edge; the nearest edge of a point in the cell is then
+/// always listed, so the minimum over the listed edges is the minimum over all edges, exactly
+/// (the same arithmetic on the same edge). Cells are worked out the first time a point falls in
+/// them (a trace passes near few of a region's cells); one with more than `maximumListed` such
+/// edges (the middle of a round region) says to measure every edge.
+///
+/// Each cell is one 64-bit word, the count in its low byte and up to seven edge numbers in the
+/// others, so a lookup reads one word. A class holding that memory itself, so a lookup retains
+/// nothing. Not thread-safe: it belongs to one monitor, used from one thread.
+final class NearestEdgeGrid {
+    /// An edge in local metres.
+    struct Edge {
+        var ax, ay, bx, by: Double
+    }
+
+    /// The cells cover the polygon's bounding box widened by this many metres on every side:
+    /// the widest hysteresis band, where most exact tests happen.
+    static let margin = 100.0
+    /// Cells along the longer side of the covered box.
+    static let cellsAlongLongerSide = 16
+    /// The most edges a cell lists.
+    static let maximumListed = 7
+    /// Edge numbers are stored in a byte each.
+    static let maximumEdges = 255
+
+    /// A cell's listed edge numbers.
+    struct Listed: Sequence, IteratorProtocol {
+        fileprivate var word: UInt64
+        fileprivate var remaining: UInt64
+
+        mutating func next() -> Int? {
+            guard remaining > 0 else { return nil }
+            remaining -= 1
+            word >>= 8
+            return Int(word & 0xFF)
+        }
+    }
+
+    private let edges: [Edge]
+    private let minX, minY, cellSize: Double
+    private let columns, rows: Int
+    /// Per cell (row-major): its count in the low byte (or `unknown`, `everyEdge`), then its
+    /// edge numbers a byte each.
+    private let cells: UnsafeMutableBufferPointer<UInt64>
+    private static let unknown: UInt64 = 0xFF
+    private static let everyEdge: UInt64 = 0xFE
+
+    /// Edges beyond `maximumEdges` are never listed: every lookup then measures every edge.
+    init(edges: [Edge]) {
+        self.edges = edges
+        var box = (minX: Double.infinity, minY: Double.infinity, maxX: -Double.infinity, maxY: -Double.infinity)
+        for edge in edges {
+            box = (
+                min(box.minX, edge.ax, edge.bx), min(box.minY, edge.ay, edge.by),
+                max(box.maxX, edge.ax, edge.bx), max(box.maxY, edge.ay, edge.by)
+            )
+        }
+        minX = box.minX - Self.margin
+        minY = box.minY - Self.margin
+        let width = box.maxX + Self.margin - minX, height = box.maxY + Self.margin - minY
+        cellSize = max(width, height) / Double(Self.cellsAlongLongerSide)
+        let usable = !edges.isEmpty && edges.count <= Self.maximumEdges && cellSize.isFinite && cellSize > 0
+        columns = usable ? max(1, Int((width / cellSize).rounded(.up))) : 0
+        rows = usable ? max(1, Int((height / cellSize).rounded(.up))) : 0
+        cells = .allocate(capacity: columns * rows)
+        cells.initialize(repeating: Self.unknown)
+    }
+
+    deinit {
+        cells.deallocate()
+    }
+
+    /// The edges that can be nearest to (x, y); nil when every edge must be measured (the point
+    /// is outside the grid, or its cell has too many).
+    @inline(__always)
+    func lookup(x: Double, y: Double) -> Listed? {
+        let column = (x - minX) / cellSize, row = (y - minY) / cellSize
+        // Truncation is the floor here: both are known to be at least 0.
+        guard column >= 0, row >= 0, column < Double(columns), row < Double(rows) else { return nil }
+        let cell = Int(row) * columns + Int(column)
+        if cells[cell] == Self.unknown { fill(cell) }
+        let word = cells[cell]
+        if word == Self.everyEdge { return nil }
+        return Listed(word: word, remaining: word & 0xFF)
+    }
+
+    /// Works out a cell's edges: every edge no farther from the cell than the farthest any of
+    /// its points is from the edge nearest the cell's centre.
+    private func fill(_ cell: Int) {
+        let column = cell % columns, row = cell / columns
+        let bounds = Cell(
+            minX: minX + Double(column) * cellSize, minY: minY + Double(row) * cellSize,
+            maxX: minX + Double(column + 1) * cellSize, maxY: minY + Double(row + 1) * cellSize)
+        let centreX = (bounds.minX + bounds.maxX) / 2, centreY = (bounds.minY + bounds.maxY) / 2
+        let halfDiagonal = cellSize * 0.5.squareRoot()
+        let fromCentre = edges.map { Cell.pointToSegment(centreX, centreY, $0) }
+        let nearest = fromCentre.indices.min { fromCentre[$0] < fromCentre[$1] }!
+        // Rounding in these bounds must never leave the nearest edge out.
+        let reach = bounds.farthestDistance(to: edges[nearest]) * (1 + 1e-9) + 1e-6
+        var word: UInt64 = 0
+        var count: UInt64 = 0
+        // An edge's distance to the cell is at least its centre's distance less half a diagonal.
+        for (number, edge) in edges.enumerated() where fromCentre[number] - halfDiagonal <= reach {
+            guard bounds.distance(to: edge) <= reach else { continue }
+            guard count < UInt64(Self.maximumListed) else {
+                cells[cell] = Self.everyEdge
+                return
+            }
+            count += 1
+            word |= UInt64(number) << (8 * count)
+        }
+        cells[cell] = word | count
+    }
+
+    /// A cell's rectangle, sides included.
+    private struct Cell {
+        var minX, minY, maxX, maxY: Double
+
+        /// The largest distance from a point of the cell to the edge: distance to a segment is
+        /// convex, so it peaks at a corner.
+        func farthestDistance(to edge: Edge) -> Double {
+            max(
+                Self.pointToSegment(minX, minY, edge), Self.pointToSegment(maxX, minY, edge),
+                Self.pointToSegment(minX, maxY, edge), Self.pointToSegment(maxX, maxY, edge))
+        }
+
+        /// The smallest distance from a point of the cell to the edge: 0 when they meet, else
+        /// attained at a corner of the cell or an end of the edge.
+        func distance(to edge: Edge) -> Double {
+            if meets(edge) { return 0 }
+            return min(
+                Self.pointToSegment(minX, minY, edge), Self.pointToSegment(maxX, minY, edge),
+                Self.pointToSegment(minX, maxY, edge), Self.pointToSegment(maxX, maxY, edge),
+                distance(toPoint: edge.ax, edge.ay), distance(toPoint: edge.bx, edge.by))
+        }
+
+        private func distance(toPoint x: Double, _ y: Double) -> Double {
+            let dx = max(minX - x, 0, x - maxX), dy = max(minY - y, 0, y - maxY)
+            return (dx * dx + dy * dy).squareRoot()
+        }
+
+        /// Whether the edge touches the rectangle: clips the segment's parameter range to each
+        /// side's half-plane in turn (Liang–Barsky).
+        private func meets(_ edge: Edge) -> Bool {
+            let dx = edge.bx - edge.ax, dy = edge.by - edge.ay
+            var low = 0.0, high = 1.0
+            /// Keeps the part of the segment where p·t <= q.
+            func clip(_ p: Double, _ q: Double) -> Bool {
+                if p == 0 { return q >= 0 }
+                let t = q / p
+                if p < 0 { low = max(low, t) } else { high = min(high, t) }
+                return low <= high
+            }
+            return clip(-dx, edge.ax - minX) && clip(dx, maxX - edge.ax) && clip(-dy, edge.ay - minY)
+                && clip(dy, maxY - edge.ay)
+        }
+
+        static func pointToSegment(_ x: Double, _ y: Double, _ edge: Edge) -> Double {
+            let dx = edge.bx - edge.ax, dy = edge.by - edge.ay
+            let lengthSquared = dx * dx + dy * dy
+            let t = lengthSquared > 0 ? min(max(((x - edge.ax) * dx + (y - edge.ay) * dy) / lengthSquared, 0), 1) : 0
+            let ex = edge.ax + t * dx - x, ey = edge.ay + t * dy - y
+            return (ex * ex + ey * ey).squareRoot()
+        }
+    }
+}

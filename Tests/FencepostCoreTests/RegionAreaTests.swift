@@ -1,0 +1,99 @@
+@testable import FencepostCore
+import FencepostGeometry
+import FencepostTestSupport
+import Foundation
+import PropertyBased
+import Testing
+
+/// The small-polygon scan (containment by ray casting, distances through the nearest-edge grid)
+/// against GEOS on the same polygon: the same inside/outside answer and the same distance to the
+/// boundary, for points on vertices, near edges, deep inside and far outside the grid.
+@Suite struct RegionAreaTests {
+    /// A random star-shaped polygon around the origin, sometimes with a hole, and the points to
+    /// test it at.
+    static func polygon(seed: UInt64) -> (shape: Shape, points: [Position]) {
+        var random = SplitMix64(seed: seed)
+        let grid = LocalGrid(origin: Position(lon: -120 + random.unit() * 240, lat: -70 + random.unit() * 140))
+        let size = 20 + random.unit() * 1_500
+        let count = 3 + Int(random.unit() * 60)
+        var ring = (0..<count).map { k -> Position in
+            let angle = 2 * Double.pi * Double(k) / Double(count)
+            let radius = size * (0.3 + 0.7 * random.unit())
+            return grid.at(radius * cos(angle), radius * sin(angle))
+        }
+        ring.append(ring[0])
+        var rings = [ring]
+        if random.unit() < 0.4 {
+            let half = size * 0.1
+            rings.append([grid.at(-half, -half), grid.at(-half, half), grid.at(half, half), grid.at(half, -half), grid.at(-half, -half)])
+        }
+        var points = rings.flatMap { $0 }
+        for _ in 0..<300 {
+            let reach = size * (random.unit() < 0.8 ? 1.3 : 4)
+            points.append(grid.at((random.unit() * 2 - 1) * reach, (random.unit() * 2 - 1) * reach))
+        }
+        // Near the edges: a vertex's neighbourhood, within a few metres.
+        for vertex in ring.dropLast() {
+            let (x, y) = grid.projection.project(vertex)
+            points.append(grid.at(x + (random.unit() - 0.5) * 6, y + (random.unit() - 0.5) * 6))
+        }
+        return (.polygon(PolygonCoordinates(rings: rings)), points)
+    }
+
+    @Test func edgeScanAgreesWithGEOS() async {
+        await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            let (shape, points) = Self.polygon(seed: seed)
+            let context = GEOSContext()
+            let rings: [[Position]]
+            guard case .polygon(let polygon) = shape else { return }
+            rings = polygon.rings
+            let projection = LocalProjection(centredOn: shape.bounds)
+            let scanned = EdgeListArea(rings: rings, projection: projection, envelope: shape.bounds)
+            let reference = try! GEOSPolygonArea(area: shape, rings: rings, projection: projection, context: context)
+            for point in points {
+                let found = scanned.locate(point)
+                let expected = try! reference.locate(point)
+                #expect(found.inside == expected.inside, "seed \(seed): inside at \(point)")
+                #expect(abs(found.boundaryDistance - expected.boundaryDistance) <= 1e-6 * max(1, expected.boundaryDistance),
+                    "seed \(seed): \(found.boundaryDistance) vs GEOS \(expected.boundaryDistance) at \(point)")
+                #expect(scanned.boundaryDistance(point) == found.boundaryDistance)
+            }
+        }
+    }
+
+    /// The grid lists the nearest edge: its distances equal those of a scan of every edge, to
+    /// the last bit, for points all over and around the polygon.
+    @Test func gridDistanceEqualsFullScan() async {
+        await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            let (shape, points) = Self.polygon(seed: seed)
+            guard case .polygon(let polygon) = shape else { return }
+            let projection = LocalProjection(centredOn: shape.bounds)
+            var edges: [NearestEdgeGrid.Edge] = []
+            for ring in polygon.rings {
+                for (a, b) in zip(ring, ring.dropFirst()) {
+                    let (ax, ay) = projection.project(a), (bx, by) = projection.project(b)
+                    edges.append(NearestEdgeGrid.Edge(ax: ax, ay: ay, bx: bx, by: by))
+                }
+            }
+            let grid = NearestEdgeGrid(edges: edges)
+            func squared(_ x: Double, _ y: Double, _ edge: NearestEdgeGrid.Edge) -> Double {
+                let dx = edge.bx - edge.ax, dy = edge.by - edge.ay
+                let lengthSquared = dx * dx + dy * dy
+                let t = lengthSquared > 0 ? min(max(((x - edge.ax) * dx + (y - edge.ay) * dy) / lengthSquared, 0), 1) : 0
+                let ex = edge.ax + t * dx - x, ey = edge.ay + t * dy - y
+                return ex * ex + ey * ey
+            }
+            var listedLookups = 0
+            for point in points {
+                let (x, y) = projection.project(point)
+                let everyEdge = edges.map { squared(x, y, $0) }.min()!
+                guard let listed = grid.lookup(x: x, y: y) else { continue }
+                listedLookups += 1
+                let numbers = Array(listed)
+                #expect(!numbers.isEmpty && numbers.count <= NearestEdgeGrid.maximumListed)
+                #expect(numbers.map { squared(x, y, edges[$0]) }.min() == everyEdge, "seed \(seed) at \(point)")
+            }
+            #expect(listedLookups > 0, "seed \(seed): no point fell in a listing cell")
+        }
+    }
+}
