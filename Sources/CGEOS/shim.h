@@ -28,16 +28,4 @@ static inline char fp_prepared_intersects_xy(GEOSContextHandle_t handle,
 #endif
 }
 
-/// Builds an STRtree now rather than on its first query. GEOS before 3.12 has no explicit
-/// build call and builds lazily; then this does nothing and reports success (1).
-static inline int fp_strtree_build(GEOSContextHandle_t handle, GEOSSTRtree *tree) {
-#if FP_GEOS_AT_LEAST(3, 12)
-    return GEOSSTRtree_build_r(handle, tree);
-#else
-    (void)handle;
-    (void)tree;
-    return 1;
-#endif
-}
-
 #endif

@@ -1,4 +1,4 @@
-import FencepostCore
+@testable import FencepostCore
 import FencepostGeometry
 import FencepostTestSupport
 import Foundation
@@ -94,6 +94,46 @@ import Testing
                 for events in Dictionary(grouping: harness.events, by: \.regionID).values {
                     #expect(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time })
                 }
+            } catch {
+                Issue.record("monitor failed: \(error)")
+            }
+        }
+    }
+
+    /// A 1 Hz trace with GPS-like noise (about 6 m) around a path that stops and goes at up to
+    /// 15 m/s, among the scenario's regions: fixes jitter across boundaries and sit in pending
+    /// enters and exits, where the discs answer for the band and the delays.
+    static func noisyTrace(seed: UInt64, fixCount: Int) -> Scenario {
+        var scenario = scenario(seed: seed, fixCount: 1, stepScale: 1)
+        var random = SplitMix64(seed: seed ^ 0x5EED)
+        let grid = LocalGrid(origin: scenario.fixes[0].position)
+        var x = 0.0, y = 0.0, heading = random.unit() * 2 * .pi, speed = 0.0
+        func noise() -> Double { (0..<4).reduce(0) { sum, _ in sum + random.unit() - 0.5 } * 10.4 }
+        scenario.fixes = (0..<fixCount).map { step in
+            if random.unit() < 0.02 { speed = [0, 0, 1.4, 5, 15][Int(random.unit() * 5)] }
+            heading += (random.unit() - 0.5) * 0.3
+            x = min(max(x + cos(heading) * speed, -250), 250)
+            y = min(max(y + sin(heading) * speed, -250), 250)
+            let accuracy: Double? = random.unit() < 0.1 ? nil : 3 + random.unit() * 20
+            return grid.fix(x + noise(), y + noise(), t: Double(step), accuracy: accuracy)
+        }
+        return scenario
+    }
+
+    /// The discs only skip work: with the default settings (band, delays, pass-through; a dwell
+    /// for half the seeds) the events equal those of testing every candidate exactly at every fix.
+    @Test func discsChangeNoEvent() async {
+        await propertyCheck(count: 100, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...1_500), Gen.bool()) { seed, count, noisy in
+            let scenario = noisy ? Self.noisyTrace(seed: seed, fixCount: count) : Self.scenario(seed: seed, fixCount: count, stepScale: 40)
+            let settings = MonitorSettings(dwell: seed % 2 == 0 ? 60 : nil)
+            do {
+                var withDiscs = try MonitorHarness(regions: scenario.regions, settings: settings)
+                var exact = try MonitorHarness(regions: scenario.regions, settings: settings)
+                exact.monitor.usesDiscs = false
+                try withDiscs.feed(scenario.fixes)
+                try exact.feed(scenario.fixes)
+                #expect(withDiscs.events == exact.events, "seed \(seed), \(count) fixes, noisy: \(noisy)")
+                #expect(withDiscs.state == exact.state, "seed \(seed)")
             } catch {
                 Issue.record("monitor failed: \(error)")
             }

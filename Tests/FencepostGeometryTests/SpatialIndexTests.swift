@@ -9,20 +9,20 @@ import Testing
             let x = random.unit() * 100, y = random.unit() * 100
             return Envelope(minX: x, minY: y, maxX: x + random.unit() * 3, maxY: y + random.unit() * 3)
         }
-        let index = try SpatialIndex(envelopes: envelopes, context: GEOSContext())
+        let index = SpatialIndex(envelopes: envelopes)
         #expect(index.count == 2000)
         for _ in 0..<300 {
             let x = random.unit() * 100, y = random.unit() * 100
             let box = Envelope(minX: x, minY: y, maxX: x + random.unit() * 5, maxY: y + random.unit() * 5)
             let expected = envelopes.indices.filter { envelopes[$0].intersects(box) }
-            #expect(try index.query(box) == expected)
+            #expect(index.query(box) == expected)
             let pointHits = envelopes.indices.filter { envelopes[$0].contains(x: x, y: y) }
-            #expect(try index.query(x: x, y: y) == pointHits)
+            #expect(index.query(x: x, y: y) == pointHits)
         }
     }
 
     @Test func emptyIndexAnswersNothing() throws {
-        let index = try SpatialIndex(envelopes: [], context: GEOSContext())
-        #expect(try index.query(x: 0, y: 0).isEmpty)
+        let index = SpatialIndex(envelopes: [])
+        #expect(index.query(x: 0, y: 0).isEmpty)
     }
 }

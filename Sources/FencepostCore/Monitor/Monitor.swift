@@ -4,7 +4,7 @@ public import FencepostGeometry
 ///
 /// The semantics are the design's ("Monitor semantics"): hysteresis band, enter and exit
 /// delays, interpolated crossing times with back-dated exits, gaps, pass-through and dwell.
-/// For speed it looks only at regions near the fix (an STRtree over band-widened envelopes,
+/// For speed it looks only at regions near the fix (a packed R-tree over band-widened envelopes,
 /// reused while the device stays in the same box) and skips the exact test for a region
 /// while the device stays within a disc that cannot reach the region's boundary.
 ///
@@ -18,6 +18,10 @@ public final class Monitor {
     private let indexByID: [String: Int]
     private let index: SpatialIndex
     public let settings: MonitorSettings
+    /// Whether the safe and quiet discs may stand in for exact tests. Only tests turn it off:
+    /// every candidate is then tested exactly at every fix, the reference the discs must not
+    /// change.
+    var usesDiscs = true
 
     /// How far around the fixes a candidate lookup reaches, in metres.
     static let lookupMargin = 250.0
@@ -32,8 +36,8 @@ public final class Monitor {
         self.regionSettings = enabled.map { settings.resolved(for: $0) }
         self.areas = try enabled.map { try RegionArea.compile($0.shape, context: context) }
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
-        self.index = try SpatialIndex(
-            envelopes: zip(areas, regionSettings).map { Self.widen($0.envelope, metres: $1.widestBand + 1) }, context: context)
+        self.index = SpatialIndex(
+            envelopes: zip(areas, regionSettings).map { Self.widen($0.envelope, metres: $1.widestBand + 1) })
     }
 
     public var regionCount: Int { ids.count }
@@ -64,10 +68,10 @@ public final class Monitor {
     public func process(_ fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void) throws {
         let previous = track.lastFix
         track.lastFix = FixPoint(fix)
-        try updateCandidates(for: fix, previous: previous, track: &track)
+        updateCandidates(for: fix, previous: previous, track: &track)
         // Nothing can happen while the fix stays in the quiet disc: no candidate's boundary is
         // within reach and no dwell is due.
-        if let quiet = track.quiet, quiet.covers(fix) { return }
+        if usesDiscs, let quiet = track.quiet, quiet.covers(fix) { return }
         track.quiet = nil
 
         let position = fix.position
@@ -75,9 +79,10 @@ public final class Monitor {
         let lonScale = Geodesy.metresPerDegreeLongitude(atLatitude: position.lat)
         for slot in track.candidates.indices {
             // A settled state (plainly outside, or inside with no pending exit) holds while the
-            // fix stays in the region's safe disc; only a dwell may be due then. A disc exists
-            // only in a settled state: every exact step replaces or clears it.
-            if let disc = track.discs[slot], disc.covers(position), !disc.inside || !dwellPending(track.candidates[slot], track) {
+            // fix stays in the region's safe disc; only a dwell may be due then.
+            if usesDiscs, let disc = track.discs[slot], disc.settled, disc.covers(position),
+                !disc.inside || !dwellPending(track.candidates[slot], track)
+            {
                 continue
             }
             try step(
@@ -104,7 +109,7 @@ public final class Monitor {
         guard track.strays.isEmpty else { return nil }
         var radius = Double.infinity
         for disc in track.discs {
-            guard let disc else { return nil }
+            guard let disc, disc.settled else { return nil }
             radius = min(radius, disc.slack(at: position))
         }
         guard radius > 0 else { return nil }
@@ -125,17 +130,19 @@ public final class Monitor {
 
     /// Looks the candidate regions up again when the segment from the previous fix leaves the
     /// box they were looked up for; any region the segment can touch is among them.
-    private func updateCandidates(for fix: Fix, previous: FixPoint?, track: inout MonitorTrack) throws {
+    private func updateCandidates(for fix: Fix, previous: FixPoint?, track: inout MonitorTrack) {
         let position = fix.position
         if let box = track.box, box.contains(x: position.lon, y: position.lat),
             previous.map({ box.contains(x: $0.lon, y: $0.lat) }) ?? true
         {
             return
         }
-        var points = [position]
-        if let previous { points.append(previous.position) }
-        let box = Self.widen(Envelope(covering: points), metres: Self.lookupMargin)
-        let candidates = try index.query(box)
+        let from = previous?.position ?? position
+        let segment = Envelope(
+            minX: min(from.lon, position.lon), minY: min(from.lat, position.lat),
+            maxX: max(from.lon, position.lon), maxY: max(from.lat, position.lat))
+        let box = Self.widen(segment, metres: Self.lookupMargin)
+        let candidates = index.query(box)
         // Safe discs carry over for regions that stay candidates: the previous fix, the last one
         // tested against them, is inside them.
         var discs = [SafeDisc?](repeating: nil, count: candidates.count)
@@ -178,7 +185,7 @@ public final class Monitor {
 
         // Still in the safe disc of a settled visit in a region with a dwell: only the dwell
         // may be due.
-        if let slot, let disc = track.discs[slot], disc.covers(position) {
+        if usesDiscs, let slot, let disc = track.discs[slot], disc.settled, disc.covers(position) {
             if disc.inside, var current = track.members[region], !current.dwellEmitted {
                 emitDwellIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
                 track.members[region] = current
@@ -187,7 +194,13 @@ public final class Monitor {
         }
 
         let here = FixPoint(fix)
-        let location = try area.locate(position)
+        var membership = track.members[region]
+        // A pending state needs the side of the boundary and how a distance compares with a
+        // threshold: the disc of the last exact test often answers both.
+        let bounded = slot.flatMap { track.discs[$0] }.flatMap {
+            boundedLocation(in: $0, at: fix, membership: membership, area: area, settings: settings)
+        }
+        let location = try bounded ?? area.locate(position)
         /// An enter waiting for its delay is confirmed once it has held (or the fix is deep).
         func confirmEnterIfDue(_ entering: inout Membership) {
             guard enterConfirmed(entering, fix: fix, depth: location.boundaryDistance, area: area, settings: settings) else { return }
@@ -196,7 +209,6 @@ public final class Monitor {
             emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
         }
 
-        var membership = track.members[region]
         switch membership?.phase {
         case nil:
             if location.inside {
@@ -239,13 +251,42 @@ public final class Monitor {
         }
         track.members[region] = membership
 
-        // A fresh safe disc around this fix, for the settled states only.
+        // A fresh safe disc around this fix when it was measured; the old one still holds when
+        // it answered instead (the fix is in it).
         guard let slot else { return }
-        if membership == nil || (membership?.phase == .inside && membership?.outward == nil) {
+        let settled = membership == nil || (membership?.phase == .inside && membership?.outward == nil)
+        if bounded == nil {
             track.discs[slot] = SafeDisc.within(
-                location.boundaryDistance, of: position, inside: membership != nil, metresPerDegreeLon: lonScale)
+                location.boundaryDistance, of: position, inside: location.inside, metresPerDegreeLon: lonScale,
+                settled: settled)
         } else {
-            track.discs[slot] = nil
+            track.discs[slot]?.settled = settled
+        }
+    }
+
+    /// The location a pending state's step needs, from the disc of the last exact test when the
+    /// fix is in it: the side is the disc's, and when the step compares the distance with a
+    /// threshold (an enter's depth, an exit's band) the distance's bounds must lie on one side
+    /// of it; the bound returned then compares as the true distance would. Nil: measure.
+    private func boundedLocation(
+        in disc: SafeDisc, at fix: Fix, membership: Membership?, area: RegionArea, settings: MonitorSettings
+    ) -> AreaLocation? {
+        guard usesDiscs, !disc.settled, let membership, let bounds = disc.bounds(at: fix.position) else { return nil }
+        func comparedWith(_ threshold: Double) -> AreaLocation? {
+            if bounds.least > threshold { return AreaLocation(inside: disc.inside, boundaryDistance: bounds.least) }
+            if bounds.most <= threshold { return AreaLocation(inside: disc.inside, boundaryDistance: bounds.most) }
+            return nil
+        }
+        // The distance is not used on the other paths.
+        let unused = AreaLocation(inside: disc.inside, boundaryDistance: bounds.least)
+        switch membership.phase {
+        case .entering:
+            guard disc.inside, !enterDelayPassed(membership, fix: fix, settings: settings) else { return unused }
+            return comparedWith(deepEntryDepth(fix: fix, area: area, settings: settings))
+        case .inside:
+            let band = settings.band(accuracy: fix.accuracy)
+            guard !disc.inside, !membership.armed, band > 0 else { return unused }
+            return comparedWith(band)
         }
     }
 
@@ -273,11 +314,19 @@ public final class Monitor {
     /// deeper inside than its accuracy (times `deepEntryFactor`), so sparse traces do not lose
     /// visits. `depth` is the fix's distance to the boundary.
     private func enterConfirmed(_ membership: Membership, fix: Fix, depth: Double, area: RegionArea, settings: MonitorSettings) -> Bool {
-        if settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay { return true }
+        enterDelayPassed(membership, fix: fix, settings: settings) || depth > deepEntryDepth(fix: fix, area: area, settings: settings)
+    }
+
+    private func enterDelayPassed(_ membership: Membership, fix: Fix, settings: MonitorSettings) -> Bool {
+        settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay
+    }
+
+    /// How deep a fix must be to confirm an enter before its delay.
+    private func deepEntryDepth(fix: Fix, area: RegionArea, settings: MonitorSettings) -> Double {
         let deepEnough = (fix.accuracy ?? Self.assumedAccuracy) * settings.deepEntryFactor
         // A region smaller than that depth would never confirm a passing visit: halfway to its
         // middle is deep enough there.
-        return depth > min(deepEnough, area.deepestUsefulDepth)
+        return min(deepEnough, area.deepestUsefulDepth)
     }
 
     /// How deep a pass-through goes: the distance to the boundary from the middle of the part

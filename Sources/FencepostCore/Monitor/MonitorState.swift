@@ -63,8 +63,10 @@ public struct MonitorTrack: Sendable {
     var box: Envelope?
     /// Regions near the box, ascending by index.
     var candidates: [Int] = []
-    /// Per candidate: a disc around a fix within which the region's boundary is not reached,
-    /// so membership cannot change and no segment can cross it.
+    /// Per candidate: a disc around the fix the region was last tested exactly at, within which
+    /// its boundary is not reached (nil before the first test). While the device's state in the
+    /// region is settled (the disc says so) nothing can change inside the disc and no segment
+    /// can cross the region; while it is pending, the disc bounds the distance to the boundary.
     var discs: [SafeDisc?] = []
     /// Members that are not among the candidates (rare: the device left their surroundings at
     /// once); followed by id until their membership ends.
@@ -110,27 +112,47 @@ struct QuietDisc: Sendable {
     }
 }
 
+/// A disc around a position the boundary of a region is `boundaryDistance` metres from, short
+/// of that boundary: every position in it lies on the same side, and its distance to the
+/// boundary is within the disc's `bounds`.
 struct SafeDisc: Sendable {
     let center: Position
     let radius: Double
+    /// The side of the boundary the disc lies on.
     let inside: Bool
     let metresPerDegreeLon: Double
+    /// Metres from the centre to the boundary, as measured (the quiet disc, made from other
+    /// discs, has none: 0, and is never asked for bounds).
+    let boundaryDistance: Double
+    /// Whether the device's state in the region was settled at the last step (plainly outside,
+    /// or inside with no pending exit): nothing but a dwell can happen while it stays in the disc.
+    var settled: Bool
 
-    init(center: Position, radius: Double, inside: Bool, metresPerDegreeLon: Double) {
+    init(center: Position, radius: Double, inside: Bool, metresPerDegreeLon: Double, boundaryDistance: Double = 0, settled: Bool = true) {
         self.center = center
         self.radius = radius
         self.inside = inside
         self.metresPerDegreeLon = metresPerDegreeLon
+        self.boundaryDistance = boundaryDistance
+        self.settled = settled
     }
 
-    /// A disc that stays short of a boundary `boundaryDistance` metres from `center`, by a
-    /// margin that covers the flat-earth distance used to test it (the scale is the centre's
-    /// latitude's, `metresPerDegreeLon`: up to about 85° the scale's change across the disc stays
-    /// within the margin).
-    static func within(_ boundaryDistance: Double, of center: Position, inside: Bool, metresPerDegreeLon: Double) -> SafeDisc {
+    /// The flat-earth distance used to test a disc (the scale is the centre's latitude's,
+    /// `metresPerDegreeLon`) may be short of the region's own metric by this factor, plus
+    /// `flatEarthSlack` metres: up to about 85° the scale's change across a disc stays within it.
+    static let flatEarthFactor = 0.98
+    static let flatEarthSlack = 0.05
+    /// The largest radius of a disc, in metres.
+    static let largestRadius = 5_000.0
+
+    /// The disc that stays short of a boundary `boundaryDistance` metres from `center`, by the
+    /// flat-earth margin.
+    static func within(
+        _ boundaryDistance: Double, of center: Position, inside: Bool, metresPerDegreeLon: Double, settled: Bool = true
+    ) -> SafeDisc {
         SafeDisc(
-            center: center, radius: min(boundaryDistance * 0.98 - 0.05, 5_000), inside: inside,
-            metresPerDegreeLon: metresPerDegreeLon)
+            center: center, radius: min(boundaryDistance * flatEarthFactor - flatEarthSlack, largestRadius), inside: inside,
+            metresPerDegreeLon: metresPerDegreeLon, boundaryDistance: boundaryDistance, settled: settled)
     }
 
     func covers(_ position: Position) -> Bool {
@@ -140,6 +162,15 @@ struct SafeDisc: Sendable {
     /// How much farther than `position` the disc reaches (negative outside it).
     func slack(at position: Position) -> Double {
         radius - distanceSquared(position).squareRoot()
+    }
+
+    /// For a position in the disc: the least and the most its distance to the boundary can be
+    /// (the distance changes by at most the distance moved, measured with the flat-earth margin).
+    func bounds(at position: Position) -> (least: Double, most: Double)? {
+        let flat = distanceSquared(position)
+        guard radius > 0, flat < radius * radius else { return nil }
+        let moved = (flat.squareRoot() + Self.flatEarthSlack) / Self.flatEarthFactor
+        return (boundaryDistance - moved, boundaryDistance + moved)
     }
 
     private func distanceSquared(_ position: Position) -> Double {
