@@ -76,7 +76,7 @@ public final class Monitor {
 
         let position = fix.position
         // Every safe disc made for this fix is centred on it: one scale for all of them.
-        let lonScale = Geodesy.metresPerDegreeLongitude(atLatitude: position.lat)
+        let lonScale = track.longitudeScale.at(latitude: position.lat)
         for slot in track.candidates.indices {
             // A settled state (plainly outside, or inside with no pending exit) holds while the
             // fix stays in the region's safe disc; only a dwell may be due then.
@@ -173,13 +173,12 @@ public final class Monitor {
         _ region: Int, slot: Int?, fix: Fix, previous: FixPoint?, lonScale: Double,
         track: inout MonitorTrack, emit: (MonitorEvent) -> Void
     ) throws {
-        let id = ids[region]
         let settings = regionSettings[region]
         let area = areas[region]
         let position = fix.position
         func event(_ kind: EventKind, _ crossing: Crossing, visit: Double) {
             emit(MonitorEvent(
-                kind: kind, device: fix.device, regionID: id, time: crossing.time, flags: crossing.flags,
+                kind: kind, device: fix.device, regionID: ids[region], time: crossing.time, flags: crossing.flags,
                 visitEnteredAt: visit, position: crossing.position))
         }
 

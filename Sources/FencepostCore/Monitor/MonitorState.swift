@@ -74,6 +74,25 @@ public struct MonitorTrack: Sendable {
     /// A disc inside every candidate's safe disc, valid until the earliest dwell a settled visit
     /// waits for: while fixes stay in it, nothing can happen.
     var quiet: QuietDisc?
+    /// Metres per degree of longitude near the last fix, for the discs made around fixes.
+    var longitudeScale = LongitudeScale()
+}
+
+/// Metres per degree of longitude, worked out again only when the latitude moves by more than
+/// `tolerance` degrees (a cosine per fix was 3 % of the monitor). The scale then errs by at most
+/// tan(latitude) × 1.7e-5 of itself, 0.02 % at 85°, well inside the discs' 2 % margin.
+struct LongitudeScale: Sendable {
+    static let tolerance = 0.001
+    private var latitude = Double.nan
+    private var scale = 0.0
+
+    mutating func at(latitude: Double) -> Double {
+        if !(abs(latitude - self.latitude) <= Self.tolerance) {
+            self.latitude = latitude
+            scale = Geodesy.metresPerDegreeLongitude(atLatitude: latitude)
+        }
+        return scale
+    }
 }
 
 /// Memberships by region index. A device is in a handful of regions at most, so a linear scan
