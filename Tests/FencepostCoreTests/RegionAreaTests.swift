@@ -61,6 +61,18 @@ import Testing
         }
     }
 
+    /// Beside a square's edge the grid lists a few edges, that one among them.
+    @Test func gridListsTheNearbyEdge() {
+        let grid = NearestEdgeGrid(edges: [
+            .init(ax: 0, ay: 0, bx: 100, by: 0), .init(ax: 100, ay: 0, bx: 100, by: 100),
+            .init(ax: 100, ay: 100, bx: 0, by: 100), .init(ax: 0, ay: 100, bx: 0, by: 0),
+        ])
+        let listed = grid.lookup(x: 50, y: -3).map(Array.init)
+        #expect(listed?.contains(0) == true)
+        #expect((listed?.count ?? 99) <= 2)
+        #expect(grid.lookup(x: 50, y: -500) == nil)
+    }
+
     /// The grid lists the nearest edge: its distances equal those of a scan of every edge, to
     /// the last bit, for points all over and around the polygon.
     @Test func gridDistanceEqualsFullScan() async {
@@ -93,7 +105,11 @@ import Testing
                 #expect(!numbers.isEmpty && numbers.count <= NearestEdgeGrid.maximumListed)
                 #expect(numbers.map { squared(x, y, edges[$0]) }.min() == everyEdge, "seed \(seed) at \(point)")
             }
-            #expect(listedLookups > 0, "seed \(seed): no point fell in a listing cell")
+            // Cells list at most `maximumListed` edges: with no more edges than that, every point
+            // in the grid (the vertices are) gets a list.
+            if edges.count <= NearestEdgeGrid.maximumListed {
+                #expect(listedLookups >= polygon.rings.reduce(0) { $0 + $1.count }, "seed \(seed)")
+            }
         }
     }
 }
