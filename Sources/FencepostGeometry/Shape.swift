@@ -81,6 +81,17 @@ public struct Envelope: Sendable, Hashable {
         self = box
     }
 
+    /// The box of the segment a → b, without an array (for per-fix use).
+    public init(spanning a: Position, _ b: Position) {
+        self.init(minX: min(a.lon, b.lon), minY: min(a.lat, b.lat), maxX: max(a.lon, b.lon), maxY: max(a.lat, b.lat))
+    }
+
+    /// The smallest box holding both.
+    public func union(_ other: Envelope) -> Envelope {
+        Envelope(
+            minX: min(minX, other.minX), minY: min(minY, other.minY), maxX: max(maxX, other.maxX), maxY: max(maxY, other.maxY))
+    }
+
     /// The box grown by `dx` horizontally and `dy` vertically on every side.
     public func expanded(dx: Double, dy: Double) -> Envelope {
         Envelope(minX: minX - dx, minY: minY - dy, maxX: maxX + dx, maxY: maxY + dy)

@@ -37,7 +37,8 @@ public struct SpatialIndex: Sendable {
         while below.count > Self.fanout || levels.isEmpty {
             let grouped = stride(from: 0, to: below.count, by: Self.fanout).map { start -> Node in
                 let end = min(start + Self.fanout, below.count)
-                return Node(box: Self.union(below[start..<end]), children: Int32(start)..<Int32(end))
+                let box = below[(start + 1)..<end].reduce(below[start]) { $0.union($1) }
+                return Node(box: box, children: Int32(start)..<Int32(end))
             }
             // A level's nodes are tiled in turn; each keeps its own range of children.
             let level = Self.tileOrder(grouped) { $0.box }
@@ -91,14 +92,6 @@ public struct SpatialIndex: Sendable {
         let byX = elements.sorted { centre($0).x < centre($1).x }
         return stride(from: 0, to: byX.count, by: max(perSlice, 1)).flatMap { start in
             byX[start..<min(start + perSlice, byX.count)].sorted { centre($0).y < centre($1).y }
-        }
-    }
-
-    private static func union(_ boxes: ArraySlice<Envelope>) -> Envelope {
-        boxes.dropFirst().reduce(boxes.first!) { joined, box in
-            Envelope(
-                minX: min(joined.minX, box.minX), minY: min(joined.minY, box.minY),
-                maxX: max(joined.maxX, box.maxX), maxY: max(joined.maxY, box.maxY))
         }
     }
 }

@@ -63,14 +63,15 @@ import Testing
 
     /// Beside a square's edge the grid lists a few edges, that one among them.
     @Test func gridListsTheNearbyEdge() {
-        let grid = NearestEdgeGrid(edges: [
+        let edges: [NearestEdgeGrid.Edge] = [
             .init(ax: 0, ay: 0, bx: 100, by: 0), .init(ax: 100, ay: 0, bx: 100, by: 100),
             .init(ax: 100, ay: 100, bx: 0, by: 100), .init(ax: 0, ay: 100, bx: 0, by: 0),
-        ])
-        let listed = grid.lookup(x: 50, y: -3).map(Array.init)
+        ]
+        let grid = NearestEdgeGrid(edges: edges)
+        let listed = grid.lookup(x: 50, y: -3) { edges }.map(Array.init)
         #expect(listed?.contains(0) == true)
         #expect((listed?.count ?? 99) <= 2)
-        #expect(grid.lookup(x: 50, y: -500) == nil)
+        #expect(grid.lookup(x: 50, y: -500) { edges } == nil)
     }
 
     /// The grid lists the nearest edge: its distances equal those of a scan of every edge, to
@@ -99,7 +100,7 @@ import Testing
             for point in points {
                 let (x, y) = projection.project(point)
                 let everyEdge = edges.map { squared(x, y, $0) }.min()!
-                guard let listed = grid.lookup(x: x, y: y) else { continue }
+                guard let listed = grid.lookup(x: x, y: y, edges: { edges }) else { continue }
                 listedLookups += 1
                 let numbers = Array(listed)
                 #expect(!numbers.isEmpty && numbers.count <= NearestEdgeGrid.maximumListed)

@@ -137,11 +137,7 @@ public final class Monitor {
         {
             return
         }
-        let from = previous?.position ?? position
-        let segment = Envelope(
-            minX: min(from.lon, position.lon), minY: min(from.lat, position.lat),
-            maxX: max(from.lon, position.lon), maxY: max(from.lat, position.lat))
-        let box = Self.widen(segment, metres: Self.lookupMargin)
+        let box = Self.widen(Envelope(spanning: previous?.position ?? position, position), metres: Self.lookupMargin)
         let candidates = index.query(box)
         // Safe discs carry over for regions that stay candidates: the previous fix, the last one
         // tested against them, is inside them.

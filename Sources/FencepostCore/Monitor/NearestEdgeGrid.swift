@@ -10,8 +10,10 @@
 /// edges (the middle of a round region) says to measure every edge.
 ///
 /// Each cell is one 64-bit word, the count in its low byte and up to seven edge numbers in the
-/// others, so a lookup reads one word. A class holding that memory itself, so a lookup retains
-/// nothing. Not thread-safe: it belongs to one monitor, used from one thread.
+/// others, so a lookup reads one word. The words are allocated at the polygon's first lookup
+/// (2 KiB each: most regions of a large set are never near a given trace). A class holding that
+/// memory itself, so a lookup retains nothing. Not thread-safe: it belongs to one monitor, used
+/// from one thread.
 final class NearestEdgeGrid {
     /// An edge in local metres.
     struct Edge {
@@ -41,18 +43,20 @@ final class NearestEdgeGrid {
         }
     }
 
-    private let edges: [Edge]
     private let minX, minY, cellSize: Double
     private let columns, rows: Int
     /// Per cell (row-major): its count in the low byte (or `unknown`, `everyEdge`), then its
-    /// edge numbers a byte each.
-    private let cells: UnsafeMutableBufferPointer<UInt64>
+    /// edge numbers a byte each; nil before the first lookup. Read and set only in `lookup`,
+    /// never during another access, so the run-time exclusivity check (2–3 % of the monitor)
+    /// is left out.
+    @exclusivity(unchecked) private var cells: UnsafeMutableBufferPointer<UInt64>?
     private static let unknown: UInt64 = 0xFF
     private static let everyEdge: UInt64 = 0xFE
 
     /// Edges beyond `maximumEdges` are never listed: every lookup then measures every edge.
+    /// The grid for these edges; they are asked for again (`lookup`'s `edges`) only to work out
+    /// a cell, so the polygon keeps the one copy.
     init(edges: [Edge]) {
-        self.edges = edges
         var box = (minX: Double.infinity, minY: Double.infinity, maxX: -Double.infinity, maxY: -Double.infinity)
         for edge in edges {
             box = (
@@ -67,31 +71,38 @@ final class NearestEdgeGrid {
         let usable = !edges.isEmpty && edges.count <= Self.maximumEdges && cellSize.isFinite && cellSize > 0
         columns = usable ? max(1, Int((width / cellSize).rounded(.up))) : 0
         rows = usable ? max(1, Int((height / cellSize).rounded(.up))) : 0
-        cells = .allocate(capacity: columns * rows)
-        cells.initialize(repeating: Self.unknown)
     }
 
     deinit {
-        cells.deallocate()
+        cells?.deallocate()
     }
 
     /// The edges that can be nearest to (x, y); nil when every edge must be measured (the point
-    /// is outside the grid, or its cell has too many).
+    /// is outside the grid, or its cell has too many). `edges`, the ones the grid was made for,
+    /// is called the first time a point falls in a cell.
     @inline(__always)
-    func lookup(x: Double, y: Double) -> Listed? {
+    func lookup(x: Double, y: Double, edges: () -> [Edge]) -> Listed? {
         let column = (x - minX) / cellSize, row = (y - minY) / cellSize
         // Truncation is the floor here: both are known to be at least 0.
         guard column >= 0, row >= 0, column < Double(columns), row < Double(rows) else { return nil }
+        let cells = self.cells ?? allocateCells()
         let cell = Int(row) * columns + Int(column)
-        if cells[cell] == Self.unknown { fill(cell) }
+        if cells[cell] == Self.unknown { fill(cell, in: cells, edges: edges()) }
         let word = cells[cell]
         if word == Self.everyEdge { return nil }
         return Listed(word: word, remaining: word & 0xFF)
     }
 
+    private func allocateCells() -> UnsafeMutableBufferPointer<UInt64> {
+        let made = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: columns * rows)
+        made.initialize(repeating: Self.unknown)
+        cells = made
+        return made
+    }
+
     /// Works out a cell's edges: every edge no farther from the cell than the farthest any of
     /// its points is from the edge nearest the cell's centre.
-    private func fill(_ cell: Int) {
+    private func fill(_ cell: Int, in cells: UnsafeMutableBufferPointer<UInt64>, edges: [Edge]) {
         let column = cell % columns, row = cell / columns
         let bounds = Cell(
             minX: minX + Double(column) * cellSize, minY: minY + Double(row) * cellSize,

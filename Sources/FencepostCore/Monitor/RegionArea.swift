@@ -56,7 +56,7 @@ class RegionArea {
 
     /// Whether the segment a → b between two outside positions crosses the region.
     func segmentCrosses(from a: Position, to b: Position) throws -> Bool {
-        let box = Envelope(minX: min(a.lon, b.lon), minY: min(a.lat, b.lat), maxX: max(a.lon, b.lon), maxY: max(a.lat, b.lat))
+        let box = Envelope(spanning: a, b)
         guard box.intersects(envelope) else { return false }
         return !crossings(from: a, to: b).isEmpty
     }

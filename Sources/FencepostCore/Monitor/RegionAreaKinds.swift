@@ -55,7 +55,7 @@ final class EdgeListArea: RegionArea {
     /// Per edge, the values of ``Metric`` in order.
     private let metric: [Double]
     private let projection: LocalProjection
-    private let nearestEdges: NearestEdgeGrid
+    private let grid: NearestEdgeGrid
 
     /// An edge's ends in lon/lat.
     private enum End: Int, CaseIterable {
@@ -77,7 +77,6 @@ final class EdgeListArea: RegionArea {
         self.rings = rings
         self.projection = projection
         var ends: [Double] = [], metric: [Double] = []
-        var projected: [NearestEdgeGrid.Edge] = []
         for ring in rings {
             for (a, b) in zip(ring, ring.dropFirst()) {
                 let (ax, ay) = projection.project(a)
@@ -86,13 +85,26 @@ final class EdgeListArea: RegionArea {
                 let lengthSquared = dx * dx + dy * dy
                 ends += [a.lon, a.lat, b.lon, b.lat]
                 metric += [ax, ay, dx, dy, lengthSquared > 0 ? 1 / lengthSquared : 0]
-                projected.append(NearestEdgeGrid.Edge(ax: ax, ay: ay, bx: bx, by: by))
             }
         }
         self.ends = ends
         self.metric = metric
-        self.nearestEdges = NearestEdgeGrid(edges: projected)
+        self.grid = NearestEdgeGrid(edges: Self.projectedEdges(metric))
         super.init(envelope: envelope)
+    }
+
+    /// The edges in local metres, from their start and direction.
+    private static func projectedEdges(_ metric: [Double]) -> [NearestEdgeGrid.Edge] {
+        Swift.stride(from: 0, to: metric.count, by: metricStride).map { start in
+            let x = metric[start + Metric.x.rawValue], y = metric[start + Metric.y.rawValue]
+            return NearestEdgeGrid.Edge(ax: x, ay: y, bx: x + metric[start + Metric.dx.rawValue], by: y + metric[start + Metric.dy.rawValue])
+        }
+    }
+
+    /// The edges that can be nearest to (mx, my), or nil for all.
+    @inline(__always)
+    private func nearestEdges(_ mx: Double, _ my: Double) -> NearestEdgeGrid.Listed? {
+        grid.lookup(x: mx, y: my) { Self.projectedEdges(metric) }
     }
 
     /// Even-odd ray casting over every ring (points on an edge count as inside) and the
@@ -100,7 +112,7 @@ final class EdgeListArea: RegionArea {
     override func locate(_ position: Position) -> AreaLocation {
         // The grid's cell is read first: its memory is fetched while the edges are scanned.
         let (mx, my) = projection.project(position)
-        let nearest = nearestEdges.lookup(x: mx, y: my)
+        let nearest = nearestEdges(mx, my)
         let px = position.lon, py = position.lat
         var inside = false
         ends.withUnsafeBufferPointer { e in
@@ -120,7 +132,7 @@ final class EdgeListArea: RegionArea {
 
     override func boundaryDistance(_ position: Position) -> Double {
         let (mx, my) = projection.project(position)
-        return distance(mx, my, nearest: nearestEdges.lookup(x: mx, y: my))
+        return distance(mx, my, nearest: nearestEdges(mx, my))
     }
 
     /// Metres from (mx, my) to the nearest edge, measuring the `nearest` edges if known, else all.
@@ -168,7 +180,7 @@ final class EdgeListArea: RegionArea {
     }
 
     override func segmentCrosses(from a: Position, to b: Position) -> Bool {
-        let box = Envelope(minX: min(a.lon, b.lon), minY: min(a.lat, b.lat), maxX: max(a.lon, b.lon), maxY: max(a.lat, b.lat))
+        let box = Envelope(spanning: a, b)
         return box.intersects(envelope) && Self.crossesAny(from: a, to: b, rings: rings)
     }
 }
@@ -203,7 +215,7 @@ final class GEOSPolygonArea: RegionArea {
     }
 
     override func segmentCrosses(from a: Position, to b: Position) throws -> Bool {
-        let box = Envelope(minX: min(a.lon, b.lon), minY: min(a.lat, b.lat), maxX: max(a.lon, b.lon), maxY: max(a.lat, b.lat))
+        let box = Envelope(spanning: a, b)
         guard box.intersects(envelope) else { return false }
         return try prepared.intersectsSegment(x1: a.lon, y1: a.lat, x2: b.lon, y2: b.lat)
     }
