@@ -9,8 +9,8 @@ import Testing
 /// against GEOS on the same polygon: the same inside/outside answer and the same distance to the
 /// boundary, for points on vertices, near edges, deep inside and far outside the grid.
 @Suite struct RegionAreaTests {
-    /// A random star-shaped polygon around the origin, sometimes with a hole, and the points to
-    /// test it at.
+    /// A random star-shaped polygon around the origin, its rings either way round, sometimes
+    /// with a hole, and the points to test it at.
     static func polygon(seed: UInt64) -> (shape: Shape, points: [Position]) {
         var random = SplitMix64(seed: seed)
         let grid = LocalGrid(origin: Position(lon: -120 + random.unit() * 240, lat: -70 + random.unit() * 140))
@@ -22,43 +22,79 @@ import Testing
             return grid.at(radius * cos(angle), radius * sin(angle))
         }
         ring.append(ring[0])
+        if random.unit() < 0.3 { ring.reverse() }
         var rings = [ring]
         if random.unit() < 0.4 {
             let half = size * 0.1
-            rings.append([grid.at(-half, -half), grid.at(-half, half), grid.at(half, half), grid.at(half, -half), grid.at(-half, -half)])
+            var hole = [grid.at(-half, -half), grid.at(-half, half), grid.at(half, half), grid.at(half, -half), grid.at(-half, -half)]
+            if random.unit() < 0.3 { hole.reverse() }
+            rings.append(hole)
         }
         var points = rings.flatMap { $0 }
         for _ in 0..<300 {
             let reach = size * (random.unit() < 0.8 ? 1.3 : 4)
             points.append(grid.at((random.unit() * 2 - 1) * reach, (random.unit() * 2 - 1) * reach))
         }
-        // Near the edges: a vertex's neighbourhood, within a few metres.
-        for vertex in ring.dropLast() {
-            let (x, y) = grid.projection.project(vertex)
+        // Near the edges: a vertex's neighbourhood within a few metres, and beside an edge's
+        // middle from a tenth of a millimetre to a metre off, either side.
+        for (a, b) in zip(ring, ring.dropFirst()) {
+            let (x, y) = grid.projection.project(a), (bx, by) = grid.projection.project(b)
             points.append(grid.at(x + (random.unit() - 0.5) * 6, y + (random.unit() - 0.5) * 6))
+            let length = ((bx - x) * (bx - x) + (by - y) * (by - y)).squareRoot()
+            let off = (random.unit() < 0.5 ? -1 : 1) * pow(10, -4 + 4 * random.unit()) / length
+            points.append(grid.at((x + bx) / 2 - (by - y) * off, (y + by) / 2 + (bx - x) * off))
         }
         return (.polygon(PolygonCoordinates(rings: rings)), points)
+    }
+
+    /// The scan and GEOS on the same polygon agree at every point.
+    static func expectAgreement(_ shape: Shape, at points: [Position], seed: UInt64 = 0) -> EdgeListArea {
+        let rings: [[Position]]
+        switch shape {
+        case .polygon(let polygon): rings = polygon.rings
+        case .multiPolygon(let polygons): rings = polygons.flatMap(\.rings)
+        case .point: preconditionFailure("an area")
+        }
+        let projection = LocalProjection(centredOn: shape.bounds)
+        let scanned = EdgeListArea(rings: rings, projection: projection, envelope: shape.bounds)
+        let reference = try! GEOSPolygonArea(area: shape, rings: rings, projection: projection, context: GEOSContext())
+        for point in points {
+            let found = scanned.locate(point)
+            let expected = try! reference.locate(point)
+            #expect(found.inside == expected.inside, "seed \(seed): inside at \(point), \(found.boundaryDistance) m off")
+            #expect(abs(found.boundaryDistance - expected.boundaryDistance) <= 1e-6 * max(1, expected.boundaryDistance),
+                "seed \(seed): \(found.boundaryDistance) vs GEOS \(expected.boundaryDistance) at \(point)")
+            #expect(scanned.boundaryDistance(point) == found.boundaryDistance)
+        }
+        return scanned
     }
 
     @Test func edgeScanAgreesWithGEOS() async {
         await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             let (shape, points) = Self.polygon(seed: seed)
-            let context = GEOSContext()
-            let rings: [[Position]]
-            guard case .polygon(let polygon) = shape else { return }
-            rings = polygon.rings
-            let projection = LocalProjection(centredOn: shape.bounds)
-            let scanned = EdgeListArea(rings: rings, projection: projection, envelope: shape.bounds)
-            let reference = try! GEOSPolygonArea(area: shape, rings: rings, projection: projection, context: context)
-            for point in points {
-                let found = scanned.locate(point)
-                let expected = try! reference.locate(point)
-                #expect(found.inside == expected.inside, "seed \(seed): inside at \(point)")
-                #expect(abs(found.boundaryDistance - expected.boundaryDistance) <= 1e-6 * max(1, expected.boundaryDistance),
-                    "seed \(seed): \(found.boundaryDistance) vs GEOS \(expected.boundaryDistance) at \(point)")
-                #expect(scanned.boundaryDistance(point) == found.boundaryDistance)
-            }
+            let scanned = Self.expectAgreement(shape, at: points, seed: seed)
+            // These rings keep clear of each other: sides come from the nearest edge.
+            #expect(scanned.tellsSidesByNearestEdge, "seed \(seed)")
         }
+    }
+
+    /// Rings that touch (a hole at the shell's corner, two parts sharing a corner) make the
+    /// nearest edge ambiguous there: such polygons are ray cast, and still agree with GEOS.
+    @Test func touchingRingsAreRayCast() {
+        let grid = LocalGrid()
+        func square(_ x: Double, _ y: Double, _ side: Double) -> [Position] {
+            [grid.at(x, y), grid.at(x + side, y), grid.at(x + side, y + side), grid.at(x, y + side), grid.at(x, y)]
+        }
+        let hole = [grid.at(100, 100), grid.at(80, 50), grid.at(50, 80), grid.at(100, 100)]
+        let shell = Shape.polygon(PolygonCoordinates(rings: [square(0, 0, 100), hole]))
+        let parts = Shape.multiPolygon([PolygonCoordinates(rings: [square(0, 0, 100)]), PolygonCoordinates(rings: [square(100, 100, 50)])])
+        let apart = Shape.multiPolygon([PolygonCoordinates(rings: [square(0, 0, 100)]), PolygonCoordinates(rings: [square(120, 120, 50)])])
+        let points = stride(from: -10.0, through: 180, by: 2.5).flatMap { x in
+            stride(from: -10.0, through: 180, by: 2.5).map { grid.at(x + 0.3, $0 + 0.7) }
+        }
+        #expect(!Self.expectAgreement(shell, at: points).tellsSidesByNearestEdge)
+        #expect(!Self.expectAgreement(parts, at: points).tellsSidesByNearestEdge)
+        #expect(Self.expectAgreement(apart, at: points).tellsSidesByNearestEdge)
     }
 
     /// Beside a square's edge the grid lists a few edges, that one among them.

@@ -46,8 +46,9 @@ final class CircleArea: RegionArea {
 
 /// A small polygon's edges in two flat arrays: their ends in lon/lat for containment (planar,
 /// as GEOS tests it), and in local metres their start, direction and inverse squared length for
-/// distances. Containment scans every edge (a comparison or two each); a distance measures only
-/// the edges its ``NearestEdgeGrid`` cell lists.
+/// distances. A distance measures only the edges its ``NearestEdgeGrid`` cell lists; the side
+/// follows from the nearest of them (``EdgeSides``), or, within a millimetre of the boundary or
+/// where rings touch, from a ray cast over every edge.
 final class EdgeListArea: RegionArea {
     let rings: [[Position]]
     /// Per edge, the values of ``End`` in order.
@@ -56,6 +57,8 @@ final class EdgeListArea: RegionArea {
     private let metric: [Double]
     private let projection: LocalProjection
     private let grid: NearestEdgeGrid
+    /// Tells a point's side from its nearest edge; nil for polygons that must be ray cast.
+    private let sides: EdgeSides?
 
     /// An edge's ends in lon/lat.
     private enum End: Int, CaseIterable {
@@ -63,11 +66,11 @@ final class EdgeListArea: RegionArea {
     }
     /// An edge in local metres: its start, its direction, and the inverse of its squared
     /// length (0 for a degenerate edge).
-    private enum Metric: Int, CaseIterable {
+    enum Metric: Int, CaseIterable {
         case x, y, dx, dy, inverseLengthSquared
     }
     private static let endStride = End.allCases.count
-    private static let metricStride = Metric.allCases.count
+    static let metricStride = Metric.allCases.count
 
     /// Distances this small (metres) may mean the position lies on an edge, which counts as
     /// inside; rounding in the projection is far smaller.
@@ -90,8 +93,12 @@ final class EdgeListArea: RegionArea {
         self.ends = ends
         self.metric = metric
         self.grid = NearestEdgeGrid(edges: Self.projectedEdges(metric))
+        self.sides = EdgeSides(rings: rings, metric: metric)
         super.init(envelope: envelope)
     }
+
+    /// Whether a point's side is told by its nearest edge (else by ray casting).
+    var tellsSidesByNearestEdge: Bool { sides != nil }
 
     /// The edges in local metres, from their start and direction.
     private static func projectedEdges(_ metric: [Double]) -> [NearestEdgeGrid.Edge] {
@@ -107,12 +114,18 @@ final class EdgeListArea: RegionArea {
         grid.lookup(x: mx, y: my) { Self.projectedEdges(metric) }
     }
 
-    /// Even-odd ray casting over every ring (points on an edge count as inside) and the
-    /// distance to the nearest edge.
+    /// The distance to the nearest edge and the side: from that edge when the polygon has
+    /// sides and the point is off the boundary, else by even-odd ray casting over every ring
+    /// (points on an edge count as inside).
     override func locate(_ position: Position) -> AreaLocation {
         // The grid's cell is read first: its memory is fetched while the edges are scanned.
         let (mx, my) = projection.project(position)
-        let nearest = nearestEdges(mx, my)
+        let (squared, edge) = nearestEdge(mx, my, among: nearestEdges(mx, my))
+        let distance = squared.squareRoot()
+        if let sides, distance >= Self.onEdgeTolerance {
+            let inside = metric.withUnsafeBufferPointer { sides.inside(mx, my, nearest: edge, metric: $0) }
+            return AreaLocation(inside: inside, boundaryDistance: distance)
+        }
         let px = position.lon, py = position.lat
         var inside = false
         ends.withUnsafeBufferPointer { e in
@@ -124,7 +137,6 @@ final class EdgeListArea: RegionArea {
                 }
             }
         }
-        let distance = distance(mx, my, nearest: nearest)
         // On an edge, the distance is rounding away from 0: only then is the exact test needed.
         let onEdge = !inside && distance < Self.onEdgeTolerance && liesOnEdge(px, py)
         return AreaLocation(inside: inside || onEdge, boundaryDistance: distance)
@@ -132,25 +144,28 @@ final class EdgeListArea: RegionArea {
 
     override func boundaryDistance(_ position: Position) -> Double {
         let (mx, my) = projection.project(position)
-        return distance(mx, my, nearest: nearestEdges(mx, my))
+        return nearestEdge(mx, my, among: nearestEdges(mx, my)).squared.squareRoot()
     }
 
-    /// Metres from (mx, my) to the nearest edge, measuring the `nearest` edges if known, else all.
+    /// The squared metres from (mx, my) to the nearest edge and that edge's number, measuring the
+    /// `listed` edges if known, else all.
     @inline(__always)
-    private func distance(_ mx: Double, _ my: Double, nearest: NearestEdgeGrid.Listed?) -> Double {
-        var best = Double.infinity
+    private func nearestEdge(_ mx: Double, _ my: Double, among listed: NearestEdgeGrid.Listed?) -> (squared: Double, number: Int) {
+        var best = Double.infinity, number = 0
         metric.withUnsafeBufferPointer { m in
-            if let nearest {
-                for edge in nearest {
-                    best = min(best, Self.squaredDistance(mx, my, m, edge * Self.metricStride))
+            if let listed {
+                for edge in listed {
+                    let squared = Self.squaredDistance(mx, my, m, edge * Self.metricStride)
+                    if squared < best { (best, number) = (squared, edge) }
                 }
             } else {
-                for start in Swift.stride(from: 0, to: m.count, by: Self.metricStride) {
-                    best = min(best, Self.squaredDistance(mx, my, m, start))
+                for edge in 0..<(m.count / Self.metricStride) {
+                    let squared = Self.squaredDistance(mx, my, m, edge * Self.metricStride)
+                    if squared < best { (best, number) = (squared, edge) }
                 }
             }
         }
-        return best.squareRoot()
+        return (best, number)
     }
 
     /// Whether (px, py) lies exactly on an edge, in lon/lat.
