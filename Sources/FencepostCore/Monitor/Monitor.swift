@@ -68,25 +68,33 @@ public final class Monitor {
     public func process(_ fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void) throws {
         let previous = track.lastFix
         track.lastFix = FixPoint(fix)
-        updateCandidates(for: fix, previous: previous, track: &track)
-        // Nothing can happen while the fix stays in the quiet disc: no candidate's boundary is
-        // within reach and no dwell is due.
+        // Nothing can happen while the fix stays in the quiet disc: it lies in the candidates'
+        // box, no candidate's boundary is within reach and no dwell is due.
         if usesDiscs, let quiet = track.quiet, quiet.covers(fix) { return }
         track.quiet = nil
+        updateCandidates(for: fix, previous: previous, track: &track)
 
         let position = fix.position
         // Every safe disc made for this fix is centred on it: one scale for all of them.
         let lonScale = track.longitudeScale.at(latitude: position.lat)
+        // How far from the fix every candidate's settled disc reaches; nil once one is not settled.
+        var reach: Double? = .infinity
         for slot in track.candidates.indices {
             // A settled state (plainly outside, or inside with no pending exit) holds while the
             // fix stays in the region's safe disc; only a dwell may be due then.
-            if usesDiscs, let disc = track.discs[slot], disc.settled, disc.covers(position),
+            if usesDiscs, let disc = track.discs[slot], disc.settled, let slack = disc.slackCovering(position),
                 !disc.inside || !dwellPending(track.candidates[slot], track)
             {
+                reach = reach.map { min($0, slack) }
                 continue
             }
             try step(
                 track.candidates[slot], slot: slot, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
+            if let disc = track.discs[slot], disc.settled {
+                reach = reach.map { min($0, disc.slack(at: position)) }
+            } else {
+                reach = nil
+            }
         }
         // Regions the device is in (or entering) are followed wherever it goes.
         if !track.strays.isEmpty {
@@ -95,7 +103,9 @@ public final class Monitor {
             }
             track.strays.removeAll { track.members[$0] == nil }
         }
-        track.quiet = quietDisc(around: position, lonScale: lonScale, track: track)
+        if let reach, track.strays.isEmpty {
+            track.quiet = quietDisc(around: position, reach: reach, lonScale: lonScale, track: track)
+        }
     }
 
     /// Whether a settled visit in the region still waits for its dwell.
@@ -103,14 +113,16 @@ public final class Monitor {
         regionSettings[region].dwell != nil && track.members[region].map { !$0.dwellEmitted } ?? false
     }
 
-    /// The largest disc around the fix inside every candidate's safe disc, when every candidate
-    /// has one and no member is followed outside them.
-    private func quietDisc(around position: Position, lonScale: Double, track: MonitorTrack) -> QuietDisc? {
-        guard track.strays.isEmpty else { return nil }
-        var radius = Double.infinity
-        for disc in track.discs {
-            guard let disc, disc.settled else { return nil }
-            radius = min(radius, disc.slack(at: position))
+    /// The largest disc around the fix within `reach` (how far every candidate's safe disc
+    /// reaches beyond it) and the candidates' box, until the earliest dwell falls due.
+    private func quietDisc(around position: Position, reach: Double, lonScale: Double, track: MonitorTrack) -> QuietDisc? {
+        var radius = reach
+        // Within the box, a later lookup would find the same candidates.
+        if let box = track.box {
+            radius = min(
+                radius, (position.lon - box.minX) * lonScale, (box.maxX - position.lon) * lonScale,
+                (position.lat - box.minY) * Geodesy.metresPerDegreeLatitude,
+                (box.maxY - position.lat) * Geodesy.metresPerDegreeLatitude)
         }
         guard radius > 0 else { return nil }
         var until = Double.infinity

@@ -178,6 +178,15 @@ struct SafeDisc: Sendable {
         radius > 0 && distanceSquared(position) < radius * radius
     }
 
+    /// For a position the disc covers, how much farther than it the disc reaches; nil when it
+    /// does not cover the position.
+    @inline(__always)
+    func slackCovering(_ position: Position) -> Double? {
+        let flat = distanceSquared(position)
+        guard radius > 0, flat < radius * radius else { return nil }
+        return radius - flat.squareRoot()
+    }
+
     /// How much farther than `position` the disc reaches (negative outside it).
     func slack(at position: Position) -> Double {
         radius - distanceSquared(position).squareRoot()
