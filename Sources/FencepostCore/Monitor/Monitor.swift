@@ -18,9 +18,9 @@ public final class Monitor {
     private let indexByID: [String: Int]
     private let index: SpatialIndex
     public let settings: MonitorSettings
-    /// Whether the safe and quiet discs may stand in for exact tests. Only tests turn it off:
-    /// every candidate is then tested exactly at every fix, the reference the discs must not
-    /// change.
+    /// Whether the safe and quiet discs (and, for the segment from the previous fix, the fix's
+    /// distance to the boundary) may stand in for exact tests. Only tests turn it off: every
+    /// candidate is then tested exactly at every fix, the reference the discs must not change.
     var usesDiscs = true
 
     /// How far around the fixes a candidate lookup reaches, in metres.
@@ -223,7 +223,10 @@ public final class Monitor {
                 var entering = Membership(phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
                 confirmEnterIfDue(&entering)
                 membership = entering
-            } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap {
+            } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
+                !(usesDiscs && SafeDisc.stays(
+                    within: location.boundaryDistance, from: previous.position, to: position, metresPerDegreeLon: lonScale))
+            {
                 try passThrough(region, from: previous, to: here, event: event)
             }
         case .entering?:

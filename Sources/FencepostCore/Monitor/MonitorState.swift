@@ -174,6 +174,15 @@ struct SafeDisc: Sendable {
             metresPerDegreeLon: metresPerDegreeLon, boundaryDistance: boundaryDistance, settled: settled)
     }
 
+    /// Whether the segment from `start` to `end` stays nearer to `end` than a boundary
+    /// `boundaryDistance` metres from it, by the flat-earth margin (the scale is `end`'s): it
+    /// then cannot reach that boundary.
+    static func stays(within boundaryDistance: Double, from start: Position, to end: Position, metresPerDegreeLon: Double) -> Bool {
+        let reach = boundaryDistance * flatEarthFactor - flatEarthSlack
+        let dx = (start.lon - end.lon) * metresPerDegreeLon, dy = (start.lat - end.lat) * Geodesy.metresPerDegreeLatitude
+        return reach > 0 && dx * dx + dy * dy < reach * reach
+    }
+
     func covers(_ position: Position) -> Bool {
         radius > 0 && distanceSquared(position) < radius * radius
     }
