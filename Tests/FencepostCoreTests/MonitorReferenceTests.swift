@@ -140,6 +140,28 @@ import Testing
         }
     }
 
+    /// A region's distances use its own longitude scale, from its middle's latitude; a fix
+    /// nearer the pole has a smaller one. For a region a degree of latitude tall at 75° that
+    /// is 2.7 % apart at its northern edge, more than the discs' flat-earth margin: the discs
+    /// must still change no event, for small polygons, large ones (GEOS) and circles alike.
+    @Test(arguments: [4, 200]) func discsHoldNearThePoleOfALargeRegion(verticesPerSide: Int) throws {
+        let edge = (0..<verticesPerSide).map { Double($0) / Double(verticesPerSide) }
+        var ring = edge.map { Position(lon: 10 + 4 * $0, lat: 74.5) } + edge.map { Position(lon: 14, lat: 74.5 + $0) }
+        ring += edge.map { Position(lon: 14 - 4 * $0, lat: 75.5) } + edge.map { Position(lon: 10, lat: 75.5 - $0) }
+        ring.append(ring[0])
+        let regions = [Region(id: "north", shape: .area(.polygon(PolygonCoordinates(rings: [ring]))))]
+        // Eastwards across the eastern edge at 75.4°, from 100 m inside, half a metre a second.
+        let grid = LocalGrid(origin: Position(lon: 14, lat: 75.4))
+        let fixes = (0..<400).map { grid.fix(-100 + Double($0) * 0.5, 0, t: Double($0), accuracy: 3) }
+        var withDiscs = try MonitorHarness(regions: regions, settings: MonitorHarness.raw)
+        var exact = try MonitorHarness(regions: regions, settings: MonitorHarness.raw)
+        exact.monitor.usesDiscs = false
+        try withDiscs.feed(fixes)
+        try exact.feed(fixes)
+        #expect(exact.summary == ["enter@0.0", "exit@200.0"])
+        #expect(withDiscs.events == exact.events)
+    }
+
     @Test func defaultSettingsGiveWellFormedVisits() async {
         await propertyCheck(count: 80, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)) { seed, count, scale in
             let scenario = Self.scenario(seed: seed, fixCount: count, stepScale: scale)

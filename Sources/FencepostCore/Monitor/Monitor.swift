@@ -77,8 +77,10 @@ public final class Monitor {
         let position = fix.position
         // Every safe disc made for this fix is centred on it: one scale for all of them.
         let lonScale = track.longitudeScale.at(latitude: position.lat)
-        // How far from the fix every candidate's settled disc reaches; nil once one is not settled.
+        // How far from the fix every candidate's settled disc reaches (nil once one is not
+        // settled), and the largest longitude scale they measure with.
         var reach: Double? = .infinity
+        var reachScale = lonScale
         for slot in track.candidates.indices {
             // A settled state (plainly outside, or inside with no pending exit) holds while the
             // fix stays in the region's safe disc; only a dwell may be due then.
@@ -86,12 +88,14 @@ public final class Monitor {
                 !disc.inside || !dwellPending(track.candidates[slot], track)
             {
                 reach = reach.map { min($0, slack) }
+                reachScale = max(reachScale, disc.metresPerDegreeLon)
                 continue
             }
             try step(
                 track.candidates[slot], slot: slot, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
             if let disc = track.discs[slot], disc.settled {
                 reach = reach.map { min($0, disc.slack(at: position)) }
+                reachScale = max(reachScale, disc.metresPerDegreeLon)
             } else {
                 reach = nil
             }
@@ -104,7 +108,7 @@ public final class Monitor {
             track.strays.removeAll { track.members[$0] == nil }
         }
         if let reach, track.strays.isEmpty {
-            track.quiet = quietDisc(around: position, reach: reach, lonScale: lonScale, track: track)
+            track.quiet = quietDisc(around: position, reach: reach, metresPerDegreeLon: reachScale, track: track)
         }
     }
 
@@ -114,8 +118,12 @@ public final class Monitor {
     }
 
     /// The largest disc around the fix within `reach` (how far every candidate's safe disc
-    /// reaches beyond it) and the candidates' box, until the earliest dwell falls due.
-    private func quietDisc(around position: Position, reach: Double, lonScale: Double, track: MonitorTrack) -> QuietDisc? {
+    /// reaches beyond it) and the candidates' box, until the earliest dwell falls due. It
+    /// measures with the largest scale of those discs (`metresPerDegreeLon`), so any point in
+    /// it lies in each of them.
+    private func quietDisc(
+        around position: Position, reach: Double, metresPerDegreeLon lonScale: Double, track: MonitorTrack
+    ) -> QuietDisc? {
         var radius = reach
         // Within the box, a later lookup would find the same candidates.
         if let box = track.box {
@@ -131,8 +139,7 @@ public final class Monitor {
                 until = min(until, membership.enter.time + dwell)
             }
         }
-        // The candidates' discs measure longitude at their own centres' latitudes, nearby:
-        // 1 % covers the difference.
+        // 1 % spares rounding.
         let disc = SafeDisc(
             center: position, radius: min(radius, 5_000) * 0.99, inside: false, metresPerDegreeLon: lonScale)
         return QuietDisc(disc: disc, until: until)
@@ -184,6 +191,8 @@ public final class Monitor {
         let settings = regionSettings[region]
         let area = areas[region]
         let position = fix.position
+        // A disc measures with the fix's scale, or the region's own where that is larger.
+        let discScale = max(lonScale, area.metresPerDegreeLon)
         func event(_ kind: EventKind, _ crossing: Crossing, visit: Double) {
             emit(MonitorEvent(
                 kind: kind, device: fix.device, regionID: ids[region], time: crossing.time, flags: crossing.flags,
@@ -225,7 +234,7 @@ public final class Monitor {
                 membership = entering
             } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
                 !(usesDiscs && SafeDisc.stays(
-                    within: location.boundaryDistance, from: previous.position, to: position, metresPerDegreeLon: lonScale))
+                    within: location.boundaryDistance, from: previous.position, to: position, metresPerDegreeLon: discScale))
             {
                 try passThrough(region, from: previous, to: here, event: event)
             }
@@ -267,7 +276,7 @@ public final class Monitor {
         let settled = membership == nil || (membership?.phase == .inside && membership?.outward == nil)
         if bounded == nil {
             track.discs[slot] = SafeDisc.within(
-                location.boundaryDistance, of: position, inside: location.inside, metresPerDegreeLon: lonScale,
+                location.boundaryDistance, of: position, inside: location.inside, metresPerDegreeLon: discScale,
                 settled: settled)
         } else {
             track.discs[slot]?.settled = settled

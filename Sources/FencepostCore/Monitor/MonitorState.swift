@@ -156,9 +156,10 @@ struct SafeDisc: Sendable {
         self.settled = settled
     }
 
-    /// The flat-earth distance used to test a disc (the scale is the centre's latitude's,
-    /// `metresPerDegreeLon`) may be short of the region's own metric by this factor, plus
-    /// `flatEarthSlack` metres: up to about 85° the scale's change across a disc stays within it.
+    /// The flat-earth distance used to test a disc (`metresPerDegreeLon`: the scale at the
+    /// centre's latitude, or the region's own where larger) may be short of the region's own
+    /// metric by this factor, plus `flatEarthSlack` metres: on the sphere (circles), up to about
+    /// 85° the scale's change across a disc stays within it.
     static let flatEarthFactor = 0.98
     static let flatEarthSlack = 0.05
     /// The largest radius of a disc, in metres.

@@ -16,13 +16,18 @@ struct AreaLocation {
 /// monitor's thread. One subclass per kind: the per-fix path dispatches once, copying nothing.
 class RegionArea {
     let envelope: Envelope
+    /// Metres per degree of longitude in the region's own distances (a polygon's projection
+    /// has one, from its middle's latitude); 0 for a circle, measured on the sphere. Near the
+    /// pole of a large region it exceeds a fix's own: the discs then measure with it.
+    let metresPerDegreeLon: Double
 
     /// Polygons up to this many vertices are tested by a plain scan of their edges, which for
     /// so few edges is several times faster than a GEOS call; larger ones use GEOS's indexes.
     static let smallPolygonLimit = 128
 
-    init(envelope: Envelope) {
+    init(envelope: Envelope, metresPerDegreeLon: Double) {
         self.envelope = envelope
+        self.metresPerDegreeLon = metresPerDegreeLon
     }
 
     static func compile(_ shape: RegionShape, context: GEOSContext) throws -> RegionArea {

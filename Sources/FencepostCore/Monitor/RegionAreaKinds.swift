@@ -14,7 +14,7 @@ final class CircleArea: RegionArea {
         self.radius = radius
         self.projection = LocalProjection(origin: center)
         self.cosCenterLatitude = cos(center.lat * .pi / 180)
-        super.init(envelope: envelope)
+        super.init(envelope: envelope, metresPerDegreeLon: 0)
     }
 
     override func locate(_ position: Position) -> AreaLocation {
@@ -94,7 +94,7 @@ final class EdgeListArea: RegionArea {
         self.metric = metric
         self.grid = NearestEdgeGrid(edges: Self.projectedEdges(metric))
         self.sides = EdgeSides(rings: rings, metric: metric)
-        super.init(envelope: envelope)
+        super.init(envelope: envelope, metresPerDegreeLon: projection.metresPerDegreeLon)
     }
 
     /// Whether a point's side is told by its nearest edge (else by ray casting).
@@ -213,7 +213,7 @@ final class GEOSPolygonArea: RegionArea {
         self.projection = projection
         self.projectedBoundary = try Geometry(shape: projection.project(area), context: context).boundary().prepared()
         self.rings = rings
-        super.init(envelope: area.bounds)
+        super.init(envelope: area.bounds, metresPerDegreeLon: projection.metresPerDegreeLon)
     }
 
     override func locate(_ position: Position) throws -> AreaLocation {
