@@ -314,11 +314,11 @@ public final class Monitor {
     private func passThrough(_ region: Int, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void) throws {
         let area = areas[region], settings = regionSettings[region]
         guard try area.segmentCrosses(from: previous.position, to: here.position) else { return }
-        let fractions = area.crossings(from: previous.position, to: here.position)
-        guard let first = fractions.first, let last = fractions.last, last > first,
-            try passDepth(area, from: previous, to: here, chord: first...last)
+        guard let chord = area.crossingSpan(from: previous.position, to: here.position), chord.upperBound > chord.lowerBound,
+            try passDepth(area, from: previous, to: here, chord: chord)
                 > min(passAccuracy(previous, here) * settings.passThroughDepthFactor, area.deepestUsefulDepth)
         else { return }
+        let (first, last) = (chord.lowerBound, chord.upperBound)
         let span = here.time - previous.time
         let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
         let exit = Crossing(time: previous.time + last * span, flags: .pass, position: Self.along(previous, here, last))
@@ -383,9 +383,9 @@ public final class Monitor {
             let inside = entering ? to : from
             return Crossing(time: inside.time, flags: .gap, position: inside.position)
         }
-        let fractions = area.crossings(from: from.position, to: to.position)
+        let crossings = area.crossingSpan(from: from.position, to: to.position)
         // Entering: the last crossing before the inside fix; leaving: the first after it.
-        let fraction = (entering ? fractions.last : fractions.first) ?? (entering ? 1 : 0)
+        let fraction = (entering ? crossings?.upperBound : crossings?.lowerBound) ?? (entering ? 1 : 0)
         let clamped = min(max(fraction, 0), 1)
         return Crossing(time: from.time + clamped * span, flags: [], position: Self.along(from, to, clamped))
     }

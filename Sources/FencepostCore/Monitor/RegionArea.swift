@@ -56,14 +56,15 @@ class RegionArea {
     /// Metres from the position to the region's boundary, whether inside or outside.
     func boundaryDistance(_ position: Position) throws -> Double { fatalError("abstract") }
 
-    /// Fractions (0...1) along the segment a → b where it crosses the boundary, ascending.
-    func crossings(from a: Position, to b: Position) -> [Double] { fatalError("abstract") }
+    /// The first and the last fraction (0...1) along the segment a → b where it crosses the
+    /// boundary; nil when it does not.
+    func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? { fatalError("abstract") }
 
     /// Whether the segment a → b between two outside positions crosses the region.
     func segmentCrosses(from a: Position, to b: Position) throws -> Bool {
         let box = Envelope(spanning: a, b)
         guard box.intersects(envelope) else { return false }
-        return !crossings(from: a, to: b).isEmpty
+        return crossingSpan(from: a, to: b) != nil
     }
 
     /// The depth beyond which "deep inside" means nothing more for this region: for a polygon,
@@ -85,17 +86,18 @@ class RegionArea {
         return false
     }
 
-    /// Crossing fractions of a → b with every edge of the rings, ascending.
-    static func crossings(from a: Position, to b: Position, rings: [[Position]]) -> [Double] {
-        var fractions: [Double] = []
+    /// The first and the last fraction at which a → b crosses an edge of the rings.
+    static func crossingSpan(from a: Position, to b: Position, rings: [[Position]]) -> ClosedRange<Double>? {
+        var first = Double.infinity, last = -Double.infinity
         for ring in rings {
             for index in 0..<(ring.count - 1) {
                 if let fraction = intersection(a, b, ring[index], ring[index + 1]) {
-                    fractions.append(fraction)
+                    first = min(first, fraction)
+                    last = max(last, fraction)
                 }
             }
         }
-        return fractions.sorted()
+        return first <= last ? first...last : nil
     }
 
     /// The fraction along p → q at which it meets the edge r → s, planar in lon/lat.

@@ -29,18 +29,21 @@ final class CircleArea: RegionArea {
     /// Half the radius.
     override var deepestUsefulDepth: Double { radius / 2 }
 
-    override func crossings(from a: Position, to b: Position) -> [Double] {
+    override func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? {
         let (ax, ay) = projection.project(a)
         let (bx, by) = projection.project(b)
         let dx = bx - ax, dy = by - ay
         let qa = dx * dx + dy * dy
-        guard qa > 0 else { return [] }
+        guard qa > 0 else { return nil }
         let qb = 2 * (ax * dx + ay * dy)
         let qc = ax * ax + ay * ay - radius * radius
         let discriminant = qb * qb - 4 * qa * qc
-        guard discriminant >= 0 else { return [] }
+        guard discriminant >= 0 else { return nil }
         let root = discriminant.squareRoot()
-        return [(-qb - root) / (2 * qa), (-qb + root) / (2 * qa)].filter { (0...1).contains($0) }
+        let roots = ((-qb - root) / (2 * qa), (-qb + root) / (2 * qa))
+        let low = (0...1).contains(roots.0) ? roots.0 : nil, high = (0...1).contains(roots.1) ? roots.1 : nil
+        guard let first = low ?? high, let last = high ?? low else { return nil }
+        return first...last
     }
 }
 
@@ -190,8 +193,8 @@ final class EdgeListArea: RegionArea {
         return ex * ex + ey * ey
     }
 
-    override func crossings(from a: Position, to b: Position) -> [Double] {
-        Self.crossings(from: a, to: b, rings: rings)
+    override func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? {
+        Self.crossingSpan(from: a, to: b, rings: rings)
     }
 
     override func segmentCrosses(from a: Position, to b: Position) -> Bool {
@@ -225,8 +228,8 @@ final class GEOSPolygonArea: RegionArea {
         return try projectedBoundary.distance(x: x, y: y)
     }
 
-    override func crossings(from a: Position, to b: Position) -> [Double] {
-        Self.crossings(from: a, to: b, rings: rings)
+    override func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? {
+        Self.crossingSpan(from: a, to: b, rings: rings)
     }
 
     override func segmentCrosses(from a: Position, to b: Position) throws -> Bool {
