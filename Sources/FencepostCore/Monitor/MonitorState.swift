@@ -104,8 +104,8 @@ struct MembershipTable: Sendable {
     var isEmpty: Bool { regions.isEmpty }
 
     subscript(region: Int) -> Membership? {
-        get { regions.firstIndex(of: region).map { values[$0] } }
-        set {
+        @inline(__always) get { regions.firstIndex(of: region).map { values[$0] } }
+        @inline(__always) set {
             if let slot = regions.firstIndex(of: region) {
                 if let newValue {
                     values[slot] = newValue
