@@ -3,7 +3,7 @@
 /// Packed once by Sort-Tile-Recursive (boxes sorted into vertical slices by centre x, each slice
 /// by centre y, then grouped `fanout` at a time, level after level) and never changed. Items are
 /// identified by their position in the array the index was built from, so callers keep their own
-/// array of regions and get indices back. Plain Swift arrays: a query allocates only its answer
+/// array of regions and get indices back. Plain Swift arrays: a query allocates at most its answer
 /// (GEOS's STRtree, used before, cost a geometry, a callback per hit and a sort per query, more
 /// than the monitor's per-fix work when the device moves fast).
 public struct SpatialIndex: Sendable {
@@ -53,10 +53,16 @@ public struct SpatialIndex: Sendable {
     /// ascending order.
     public func query(_ envelope: Envelope) -> [Int] {
         var hits: [Int] = []
+        query(envelope, into: &hits)
+        return hits
+    }
+
+    /// The same answer into `hits`, replacing what it held (its memory is reused).
+    public func query(_ envelope: Envelope, into hits: inout [Int]) {
+        hits.removeAll(keepingCapacity: true)
         let top = levelStarts.count - 2
         collect(level: top, nodes: 0..<(levelStarts[top + 1] - levelStarts[top]), touching: envelope, into: &hits)
         hits.sort()
-        return hits
     }
 
     /// Indices of the items whose envelopes contain the point (x, y).

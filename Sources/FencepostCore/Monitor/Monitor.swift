@@ -157,20 +157,25 @@ public final class Monitor {
             return
         }
         let box = Self.widen(Envelope(spanning: previous?.position ?? position, position), metres: Self.lookupMargin)
-        let candidates = index.query(box)
+        // The arrays of the lookup before last are refilled.
+        var candidates: [Int] = [], discs: [SafeDisc?] = []
+        swap(&candidates, &track.spareCandidates)
+        swap(&discs, &track.spareDiscs)
+        index.query(box, into: &candidates)
         // Safe discs carry over for regions that stay candidates: the previous fix, the last one
         // tested against them, is inside them.
-        var discs = [SafeDisc?](repeating: nil, count: candidates.count)
+        discs.removeAll(keepingCapacity: true)
         var old = 0
-        for (slot, region) in candidates.enumerated() {
+        for region in candidates {
             while old < track.candidates.count, track.candidates[old] < region { old += 1 }
-            if old < track.candidates.count, track.candidates[old] == region { discs[slot] = track.discs[old] }
+            discs.append(old < track.candidates.count && track.candidates[old] == region ? track.discs[old] : nil)
         }
         track.box = box
-        track.candidates = candidates
-        track.discs = discs
+        swap(&candidates, &track.candidates)
+        swap(&discs, &track.discs)
+        (track.spareCandidates, track.spareDiscs) = (candidates, discs)
         track.quiet = nil
-        track.strays = track.members.regions.filter { !candidates.contains($0) }.sorted()
+        track.strays = track.members.regions.filter { !track.candidates.contains($0) }.sorted()
     }
 
     static func widen(_ envelope: Envelope, metres: Double) -> Envelope {

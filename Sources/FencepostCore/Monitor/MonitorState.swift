@@ -68,6 +68,9 @@ public struct MonitorTrack: Sendable {
     /// region is settled (the disc says so) nothing can change inside the disc and no segment
     /// can cross the region; while it is pending, the disc bounds the distance to the boundary.
     var discs: [SafeDisc?] = []
+    /// The candidates and discs of the lookup before last, kept for their memory.
+    var spareCandidates: [Int] = []
+    var spareDiscs: [SafeDisc?] = []
     /// Members that are not among the candidates (rare: the device left their surroundings at
     /// once); followed by id until their membership ends.
     var strays: [Int] = []
