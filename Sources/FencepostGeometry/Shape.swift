@@ -40,8 +40,16 @@ public enum Shape: Sendable, Hashable {
     public var positions: [Position] {
         switch self {
         case .point(let position): return [position]
-        case .polygon(let polygon): return polygon.rings.flatMap { $0 }
-        case .multiPolygon(let polygons): return polygons.flatMap { $0.rings.flatMap { $0 } }
+        case .polygon, .multiPolygon: return rings.flatMap { $0 }
+        }
+    }
+
+    /// The rings of a polygon, or of every polygon of a multipolygon in turn; none for a point.
+    public var rings: [[Position]] {
+        switch self {
+        case .point: return []
+        case .polygon(let polygon): return polygon.rings
+        case .multiPolygon(let polygons): return polygons.flatMap(\.rings)
         }
     }
 

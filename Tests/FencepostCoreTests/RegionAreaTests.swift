@@ -49,12 +49,7 @@ import Testing
 
     /// The scan and GEOS on the same polygon agree at every point.
     static func expectAgreement(_ shape: Shape, at points: [Position], seed: UInt64 = 0) -> EdgeListArea {
-        let rings: [[Position]]
-        switch shape {
-        case .polygon(let polygon): rings = polygon.rings
-        case .multiPolygon(let polygons): rings = polygons.flatMap(\.rings)
-        case .point: preconditionFailure("an area")
-        }
+        let rings = shape.rings
         let projection = LocalProjection(centredOn: shape.bounds)
         let scanned = EdgeListArea(rings: rings, projection: projection, envelope: shape.bounds)
         let reference = try! GEOSPolygonArea(area: shape, rings: rings, projection: projection, context: GEOSContext())

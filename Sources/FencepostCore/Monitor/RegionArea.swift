@@ -35,12 +35,7 @@ class RegionArea {
         case .circle(let center, let radius):
             return CircleArea(center: center, radius: radius, envelope: shape.bounds)
         case .area(let area):
-            let rings: [[Position]]
-            switch area {
-            case .polygon(let polygon): rings = polygon.rings
-            case .multiPolygon(let polygons): rings = polygons.flatMap(\.rings)
-            case .point: preconditionFailure("an area region is never a point")
-            }
+            let rings = area.rings
             let projection = LocalProjection(centredOn: area.bounds)
             if rings.reduce(0, { $0 + $1.count }) <= smallPolygonLimit {
                 return EdgeListArea(rings: rings, projection: projection, envelope: shape.bounds)
