@@ -143,7 +143,7 @@ import Testing
     /// A region's distances use its own longitude scale, from its middle's latitude; a fix
     /// nearer the pole has a smaller one. For a region a degree of latitude tall at 75° that
     /// is 2.7 % apart at its northern edge, more than the discs' flat-earth margin: the discs
-    /// must still change no event, for small polygons, large ones (GEOS) and circles alike.
+    /// must still change no event, for a small polygon and a large one (GEOS) alike.
     @Test(arguments: [4, 200]) func discsHoldNearThePoleOfALargeRegion(verticesPerSide: Int) throws {
         let edge = (0..<verticesPerSide).map { Double($0) / Double(verticesPerSide) }
         var ring = edge.map { Position(lon: 10 + 4 * $0, lat: 74.5) } + edge.map { Position(lon: 14, lat: 74.5 + $0) }

@@ -90,10 +90,6 @@ struct EdgeSides {
             dy = m[start + EdgeListArea.Metric.dy.rawValue]
         }
 
-        init(ax: Double, ay: Double, dx: Double, dy: Double) {
-            (self.ax, self.ay, self.dx, self.dy) = (ax, ay, dx, dy)
-        }
-
         var hasLength: Bool { dx != 0 || dy != 0 }
 
         func distance(toX x: Double, y: Double) -> Double {

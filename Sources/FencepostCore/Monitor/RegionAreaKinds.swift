@@ -121,7 +121,6 @@ final class EdgeListArea: RegionArea {
     /// sides and the point is off the boundary, else by even-odd ray casting over every ring
     /// (points on an edge count as inside).
     override func locate(_ position: Position) -> AreaLocation {
-        // The grid's cell is read first: its memory is fetched while the edges are scanned.
         let (mx, my) = projection.project(position)
         let (squared, edge) = nearestEdge(mx, my, among: nearestEdges(mx, my))
         let distance = squared.squareRoot()
