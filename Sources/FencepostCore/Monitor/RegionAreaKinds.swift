@@ -60,8 +60,14 @@ final class EdgeListArea: RegionArea {
     private let metric: [Double]
     private let projection: LocalProjection
     private let grid: NearestEdgeGrid
-    /// Tells a point's side from its nearest edge; nil for polygons that must be ray cast.
-    private let sides: EdgeSides?
+    /// How a point's side is told: by its nearest edge, or by ray casting (polygons whose rings
+    /// touch). Worked out at the polygon's first lookup, as most regions of a large set are
+    /// never near a given trace; read and set only through `sides`, never during another
+    /// access, so the run-time exclusivity check is left out.
+    @exclusivity(unchecked) private var sideRule = SideRule.unknown
+    private enum SideRule {
+        case unknown, nearestEdge(EdgeSides), rayCast
+    }
 
     /// An edge's ends in lon/lat.
     private enum End: Int, CaseIterable {
@@ -96,12 +102,24 @@ final class EdgeListArea: RegionArea {
         self.ends = ends
         self.metric = metric
         self.grid = NearestEdgeGrid(edges: Self.projectedEdges(metric))
-        self.sides = EdgeSides(rings: rings, metric: metric)
         super.init(envelope: envelope, metresPerDegreeLon: projection.metresPerDegreeLon)
     }
 
     /// Whether a point's side is told by its nearest edge (else by ray casting).
-    var tellsSidesByNearestEdge: Bool { sides != nil }
+    var tellsSidesByNearestEdge: Bool { sides() != nil }
+
+    /// The nearest-edge rule, or nil to ray cast.
+    @inline(__always)
+    private func sides() -> EdgeSides? {
+        switch sideRule {
+        case .nearestEdge(let sides): return sides
+        case .rayCast: return nil
+        case .unknown:
+            let sides = EdgeSides(rings: rings, metric: metric)
+            sideRule = sides.map(SideRule.nearestEdge) ?? .rayCast
+            return sides
+        }
+    }
 
     /// The edges in local metres, from their start and direction.
     private static func projectedEdges(_ metric: [Double]) -> [NearestEdgeGrid.Edge] {
@@ -124,7 +142,7 @@ final class EdgeListArea: RegionArea {
         let (mx, my) = projection.project(position)
         let (squared, edge) = nearestEdge(mx, my, among: nearestEdges(mx, my))
         let distance = squared.squareRoot()
-        if let sides, distance >= Self.onEdgeTolerance {
+        if distance >= Self.onEdgeTolerance, let sides = sides() {
             let inside = metric.withUnsafeBufferPointer { sides.inside(mx, my, nearest: edge, metric: $0) }
             return AreaLocation(inside: inside, boundaryDistance: distance)
         }
