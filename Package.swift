@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "FencepostStore",
             dependencies: [
-                "FencepostCore",
+                "FencepostCore", "FencepostFormats",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for binding the per-event writes of an ingest directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

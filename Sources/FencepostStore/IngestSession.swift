@@ -1,4 +1,5 @@
 public import FencepostCore
+import FencepostFormats
 import FencepostGeometry
 import Foundation
 import GRDB
@@ -24,20 +25,6 @@ public struct IngestOptions: Sendable {
         self.sortRunFixes = sortRunFixes
         self.reloadsDevices = reloadsDevices
     }
-}
-
-/// What an ingest did.
-public struct IngestSummary: Sendable, Hashable {
-    public var fixesRead = 0
-    public var fixesAccepted = 0
-    public var dropped: [FixDropReason: Int] = [:]
-    public var skipped: [String: Int] = [:]
-    public var events: [EventKind: Int] = [:]
-    public var visitsOpened = 0
-    public var visitsClosed = 0
-    public var devices: Set<String> = []
-
-    public init() {}
 }
 
 /// What one batch of ``IngestSession/ingest(batches:)`` did.
@@ -72,16 +59,8 @@ public final class IngestSession {
     public private(set) var summary = IngestSummary()
     private var committedSummary = IngestSummary()
 
-    /// The input being read: its fixes wait here until they are known to be in order.
-    private var inputBuffer: [Fix] = []
-    private var inputSorted = true
-    private var streaming = false
-    /// Per device, the latest time seen in the current input: order only matters per device,
-    /// so a file sorted by device, then time, streams.
-    private var latestInInput: [String: Double] = [:]
-    /// Sorted runs of an unsorted input that did not fit in memory.
-    private let runs = FixRuns()
-    private static let sortWindow = 50_000
+    /// The input being read, put in time order per device.
+    private var order: FixOrder
     /// Events held before they are handed to the background writes (inside the input's
     /// transaction): small enough that writing overlaps monitoring from early in an input.
     private static let eventBatch = 1_000
@@ -90,10 +69,7 @@ public final class IngestSession {
 
     /// A class: the per-fix path mutates it in place rather than copying its state.
     private final class DeviceRecord {
-        /// The saved state; its monitor part is stale while `track` runs (see `saved`).
-        var state: DeviceState
-        var track: MonitorTrack
-        var anchorAtStart: Double?
+        var progress: DeviceProgress
         var inputGeneration: Int
         var dirty = false
         /// The state's JSON as last read or saved: with `reloadsDevices`, a record is reused in
@@ -101,11 +77,13 @@ public final class IngestSession {
         var storedText: String?
 
         init(state: DeviceState, storedText: String?, monitor: Monitor, inputGeneration: Int) {
-            self.state = state
+            self.progress = DeviceProgress(filter: state.filter, track: monitor.track(resuming: state.monitor), anchor: state.anchor)
             self.storedText = storedText
-            self.track = monitor.track(resuming: state.monitor)
-            self.anchorAtStart = state.anchor
             self.inputGeneration = inputGeneration
+        }
+
+        func state(monitor: Monitor) -> DeviceState {
+            DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: monitor.state(of: progress.track))
         }
     }
     /// The device of the previous fix: most inputs hold one device.
@@ -115,6 +93,7 @@ public final class IngestSession {
     public init(store: Store, options: IngestOptions = IngestOptions()) throws {
         self.store = store
         self.options = options
+        self.order = FixOrder(runFixes: options.sortRunFixes)
         let (regions, revision) = try store.writer.read { db in
             (try Store.monitoredRegions(db).map(\.region), try Store.regionsRevision(db))
         }
@@ -205,13 +184,10 @@ public final class IngestSession {
         }
     }
 
-    /// Resets the per-input buffers; within one transaction, for each input of a group.
+    /// Starts the next input; within one transaction, for each input of a group.
     private func startInput() {
         inputGeneration += 1
-        inputBuffer.removeAll(keepingCapacity: true)
-        inputSorted = true
-        streaming = false
-        latestInInput.removeAll(keepingCapacity: true)
+        order.reset()
     }
 
     /// The first step inside an input's transaction: rebuilds the monitor if regions changed
@@ -233,13 +209,7 @@ public final class IngestSession {
 
     /// Processes what the input left buffered and writes its remaining events.
     private func finishInput(db: Database) throws {
-        if !inputSorted { sortInputBuffer() }
-        if runs.isEmpty {
-            try drainInputBuffer(db: db)
-        } else {
-            try runs.merge(with: inputBuffer) { fix in try process(fix, db: db) }
-            inputBuffer.removeAll(keepingCapacity: true)
-        }
+        try order.finish { fix in try process(fix, db: db) }
         try flushEvents(db: db)
         try awaitWrites()
     }
@@ -256,38 +226,12 @@ public final class IngestSession {
 
     private func add(_ fix: Fix, db: Database) throws {
         summary.fixesRead += 1
-        if streaming {
-            try process(fix, db: db)
-            return
-        }
-        if let latest = latestInInput[fix.device], fix.time < latest {
-            inputSorted = false
-        } else {
-            latestInInput[fix.device] = fix.time
-        }
-        inputBuffer.append(fix)
-        if inputSorted, inputBuffer.count >= Self.sortWindow {
-            // Sorted so far: stream the rest; a late straggler is dropped as out of order.
-            streaming = true
-            try drainInputBuffer(db: db)
-        } else if !inputSorted, inputBuffer.count >= options.sortRunFixes {
-            sortInputBuffer()
-            try runs.spill(inputBuffer)
-            inputBuffer.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Sorts by time; stable, so fixes of one device keep their order at equal times.
-    private func sortInputBuffer() {
-        inputBuffer = inputBuffer.enumerated().sorted {
-            ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
-        }.map(\.element)
+        try order.add(fix) { fix in try process(fix, db: db) }
     }
 
     /// Forgets the in-memory effects of an input whose transaction was rolled back.
     private func abandonInput() {
-        inputBuffer.removeAll(keepingCapacity: true)
-        runs.removeAll()
+        order.reset()
         pendingEvents.removeAll(keepingCapacity: true)
         // Devices this input touched reload their committed state when next seen.
         devices = devices.filter { !$0.value.dirty }
@@ -295,25 +239,18 @@ public final class IngestSession {
         summary = committedSummary
     }
 
-    private func drainInputBuffer(db: Database) throws {
-        for fix in inputBuffer { try process(fix, db: db) }
-        inputBuffer.removeAll(keepingCapacity: true)
-    }
-
     // MARK: - Processing
 
     private func process(_ fix: Fix, db: Database) throws {
         let record = try deviceRecord(fix.device, db: db)
         record.dirty = true
-        if let reason = FixFilter.check(fix, state: &record.state.filter, anchorAtStart: record.anchorAtStart, settings: options.filter) {
+        if let reason = try monitor.take(fix, device: &record.progress, filter: options.filter, emit: { event in
+            pendingEvents.append(GeofenceEvent(event))
+        }) {
             summary.dropped[reason, default: 0] += 1
             return
         }
         summary.fixesAccepted += 1
-        try monitor.process(fix, track: &record.track) { event in
-            pendingEvents.append(GeofenceEvent(event))
-        }
-        record.state.anchor = fix.time
         if pendingEvents.count >= Self.eventBatch { try flushEvents(db: db) }
     }
 
@@ -334,7 +271,7 @@ public final class IngestSession {
         }
         if record.inputGeneration != inputGeneration {
             record.inputGeneration = inputGeneration
-            record.anchorAtStart = record.state.anchor
+            record.progress.anchorAtStart = record.progress.anchor
         }
         lastRecord = (device, record)
         return record
@@ -375,8 +312,7 @@ public final class IngestSession {
         try awaitWrites()
         let now = Timestamp.format(Date())
         for (device, record) in devices where record.dirty {
-            record.state.monitor = monitor.state(of: record.track)
-            record.storedText = try Store.save(device: device, state: record.state, now: now, db: db)
+            record.storedText = try Store.save(device: device, state: record.state(monitor: monitor), now: now, db: db)
         }
     }
 }

@@ -18,52 +18,33 @@ public struct EventQuery: Sendable {
     }
 }
 
-/// An event as stored.
-public struct EventRow: Sendable, Hashable {
-    public var id: String
-    public var kind: String
-    public var source: String
-    public var device: String
-    public var region: String?
-    public var visitID: String?
-    public var timeMs: Int64
-    public var time: String
-    public var flags: [String]
-    public var lat: Double?
-    public var lon: Double?
-    /// The event's properties as JSON text (`{}` for geofence events).
-    public var properties: String
+extension EventRow {
+    init(row: Row) {
+        let flags: String = row["flags"]
+        self.init(
+            id: row["id"], kind: row["kind"], source: row["source"], device: row["device"], region: row["region"],
+            visitID: row["visit_id"], timeMs: row["time_ms"], time: row["time"],
+            flags: flags.isEmpty ? [] : flags.split(separator: ",").map(String.init), lat: row["lat"], lon: row["lon"],
+            properties: row["properties"])
+    }
+}
 
-    /// An event just written by ingest, as a read would return it.
-    public init(_ event: GeofenceEvent) {
-        id = event.id
-        kind = event.kind.rawValue
-        source = "geofence"
-        device = event.device
-        region = event.regionID
-        visitID = event.visitID
-        timeMs = Timestamp.milliseconds(event.time)
-        time = Timestamp.format(seconds: event.time)
-        flags = event.flags.names
-        lat = event.position?.lat
-        lon = event.position?.lon
-        properties = "{}"
+extension VisitRow {
+    init(row: Row) {
+        self.init(
+            id: row["id"], device: row["device"], region: row["region"], enteredMs: row["entered_ms"], enteredAt: row["entered_at"],
+            exitedMs: row["exited_ms"], exitedAt: row["exited_at"], status: row["status"], exitReason: row["exit_reason"],
+            version: row["version"])
     }
 
-    init(row: Row) {
-        id = row["id"]
-        kind = row["kind"]
-        source = row["source"]
-        device = row["device"]
-        region = row["region"]
-        visitID = row["visit_id"]
-        timeMs = row["time_ms"]
-        time = row["time"]
-        lat = row["lat"]
-        lon = row["lon"]
-        properties = row["properties"]
-        let flagText: String = row["flags"]
-        flags = flagText.isEmpty ? [] : flagText.split(separator: ",").map(String.init)
+    /// From `RETURNING id, device, region, entered_ms, entered_at, exited_ms, exited_at, status,
+    /// exit_reason, version` (the columns' NOT NULL constraints hold for the non-optionals).
+    init(returned columns: DirectStatement.Columns) {
+        self.init(
+            id: columns.text(0) ?? "", device: columns.text(1) ?? "", region: columns.text(2) ?? "",
+            enteredMs: columns.int64(3) ?? 0, enteredAt: columns.text(4) ?? "", exitedMs: columns.int64(5),
+            exitedAt: columns.text(6), status: columns.text(7) ?? "", exitReason: columns.text(8),
+            version: Int(columns.int64(9) ?? 0))
     }
 }
 

@@ -13,7 +13,7 @@ public import FencepostGeometry
 public final class Monitor {
     /// Per region, by index (the regions in the order given, disabled ones left out).
     private let ids: [String]
-    private let regionSettings: [MonitorSettings]
+    let regionSettings: [MonitorSettings]
     private let areas: [RegionArea]
     private let indexByID: [String: Int]
     private let index: SpatialIndex

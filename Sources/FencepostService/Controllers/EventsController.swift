@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostFormats
 import FencepostStore
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import FencepostCore
+import FencepostFormats
 import FencepostStore
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 public import ArgumentParser
 import FencepostCore
+import FencepostFormats
 import FencepostStore
 import Foundation
 

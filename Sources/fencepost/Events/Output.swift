@@ -1,4 +1,5 @@
 import ArgumentParser
+import FencepostFormats
 import FencepostStore
 import Foundation
 

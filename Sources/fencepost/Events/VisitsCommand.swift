@@ -1,5 +1,6 @@
 import ArgumentParser
 import FencepostCore
+import FencepostFormats
 import FencepostStore
 
 struct VisitsCommand: AsyncParsableCommand {
@@ -35,15 +36,14 @@ struct VisitsList: AsyncParsableCommand {
             var sink = try OutputSink(path: nil)
             var rows: [[String]] = []
             var count = 0
-            if format == .csv { try sink.write("id,device,region,entered_at,exited_at,status,exit_reason\n") }
+            if format == .csv { try sink.write(VisitExport.csvHeader) }
             if format == .json { try sink.write("[") }
             try store.open().forEachVisit(openOnly: open, device: device, region: region) { visit in
                 switch format {
                 case .table:
                     rows.append([visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "-", visit.status, visit.exitReason ?? ""])
                 case .csv:
-                    let fields = [visit.id, visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "", visit.status, visit.exitReason ?? ""]
-                    try sink.write(fields.map(CSV.field).joined(separator: ",") + "\n")
+                    try sink.write(VisitExport.csvLine(visit))
                 case .json:
                     try sink.write((count == 0 ? "" : ",") + visit.json.canonicalText())
                 }

@@ -1,23 +1,25 @@
-import FencepostCore
+package import FencepostCore
 import Foundation
 
 /// An external merge sort for fixes: sorted runs spill to temporary files, then merge in time
 /// order, so an input in any order is processed in time order in bounded memory.
-final class FixRuns {
+package final class FixRuns {
     private var files: [URL] = []
     private var devices: [String] = []
     private var deviceIndex: [String: Int] = [:]
     /// Each record: time, lat, lon, accuracy, altitude, speed (NaN for none), device index.
     private static let fieldsPerFix = 7
 
-    var isEmpty: Bool { files.isEmpty }
+    package init() {}
+
+    package var isEmpty: Bool { files.isEmpty }
 
     deinit {
         removeAll()
     }
 
     /// Writes fixes (already sorted) as one run.
-    func spill(_ fixes: [Fix]) throws {
+    package func spill(_ fixes: [Fix]) throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-run-\(UUID().uuidString).bin")
         var values: [Double] = []
         values.reserveCapacity(fixes.count * Self.fieldsPerFix)
@@ -39,10 +41,10 @@ final class FixRuns {
 
     /// Calls `body` with every spilled fix and the `inMemory` ones (sorted), in time order;
     /// at equal times, earlier runs first, so each device keeps its input order.
-    func merge(with inMemory: [Fix], _ body: (Fix) throws -> Void) throws {
+    package func merge(with inMemory: [Fix], _ body: (Fix) throws -> Void) throws {
         var readers = try files.map { try RunReader(url: $0, devices: devices) }
         var memoryIndex = 0
-        // A small binary heap of (time, source) over the run heads; the in-memory run is last.
+        // The run heads as (time, source), kept sorted (smallest last); the in-memory run is last.
         var heads: [(time: Double, source: Int)] = []
         for (source, reader) in readers.enumerated() {
             if let fix = reader.current { heads.append((fix.time, source)) }
@@ -71,7 +73,7 @@ final class FixRuns {
         removeAll()
     }
 
-    func removeAll() {
+    package func removeAll() {
         for file in files { try? FileManager.default.removeItem(at: file) }
         files.removeAll()
     }

@@ -1,7 +1,4 @@
-public import FencepostCore
-import GRDB
-
-/// A visit as stored, with its times as text and milliseconds.
+/// A visit as stored and exported, with its times as text and milliseconds.
 public struct VisitRow: Sendable, Hashable {
     public var id: String
     public var device: String
@@ -14,7 +11,7 @@ public struct VisitRow: Sendable, Hashable {
     public var exitReason: String?
     public var version: Int
 
-    init(
+    public init(
         id: String, device: String, region: String, enteredMs: Int64, enteredAt: String, exitedMs: Int64?,
         exitedAt: String?, status: String, exitReason: String?, version: Int
     ) {
@@ -30,34 +27,6 @@ public struct VisitRow: Sendable, Hashable {
         self.version = version
     }
 
-    init(row: Row) {
-        id = row["id"]
-        device = row["device"]
-        region = row["region"]
-        enteredMs = row["entered_ms"]
-        enteredAt = row["entered_at"]
-        exitedMs = row["exited_ms"]
-        exitedAt = row["exited_at"]
-        status = row["status"]
-        exitReason = row["exit_reason"]
-        version = row["version"]
-    }
-
-    /// From `RETURNING id, device, region, entered_ms, entered_at, exited_ms, exited_at, status,
-    /// exit_reason, version` (the columns' NOT NULL constraints hold for the non-optionals).
-    init(returned columns: DirectStatement.Columns) {
-        id = columns.text(0) ?? ""
-        device = columns.text(1) ?? ""
-        region = columns.text(2) ?? ""
-        enteredMs = columns.int64(3) ?? 0
-        enteredAt = columns.text(4) ?? ""
-        exitedMs = columns.int64(5)
-        exitedAt = columns.text(6)
-        status = columns.text(7) ?? ""
-        exitReason = columns.text(8)
-        version = Int(columns.int64(9) ?? 0)
-    }
-
     public var isOpen: Bool { status == "open" }
 
     /// The visit's fields as JSON, in key order.
@@ -68,6 +37,27 @@ public struct VisitRow: Sendable, Hashable {
             ("id", .string(id)), ("region", .string(region)), ("status", .string(status)),
             ("version", .number(Double(version))),
         ]
+    }
+
+    /// A visit the tracker just opened, as a read would return it.
+    public init(opened visit: Visit) {
+        let enteredMs = Timestamp.milliseconds(visit.enteredAt)
+        self.init(
+            id: visit.id, device: visit.device, region: visit.regionID, enteredMs: enteredMs,
+            enteredAt: Timestamp.format(milliseconds: enteredMs), exitedMs: nil, exitedAt: nil, status: "open", exitReason: nil,
+            version: 1)
+    }
+
+    /// The same visit closed at `at` for `reason`: the tracker's next version of it.
+    public func closed(at seconds: Double, reason: VisitExitReason) -> VisitRow {
+        var row = self
+        let milliseconds = Timestamp.milliseconds(seconds)
+        row.exitedMs = milliseconds
+        row.exitedAt = Timestamp.format(milliseconds: milliseconds)
+        row.status = "closed"
+        row.exitReason = reason.rawValue
+        row.version += 1
+        return row
     }
 
     /// The visit as canonical JSON text (the outbox payload), without building a tree.

@@ -4,8 +4,13 @@ public import Foundation
 public enum CSV {
     /// A field quoted when it holds a comma, quote or line break.
     public static func field(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        guard text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Appends a field, quoted when it must be.
+    public static func append(_ text: String, to line: inout String) {
+        line += field(text)
     }
 }
 

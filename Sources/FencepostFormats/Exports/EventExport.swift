@@ -1,0 +1,221 @@
+public import FencepostCore
+import FencepostGeometry
+public import Foundation
+
+/// Where an export writes its text: a file, stdout, an HTTP response.
+public protocol TextSink {
+    mutating func write(_ text: String) throws
+}
+
+/// A sink that keeps the text in memory.
+public struct StringSink: TextSink {
+    public private(set) var text = ""
+
+    public init() {}
+
+    public mutating func write(_ text: String) {
+        self.text += text
+    }
+}
+
+/// The formats events export to.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    case csv, jsonl, geojson, ics
+
+    public var contentType: String {
+        switch self {
+        case .csv: return "text/csv; charset=utf-8"
+        case .jsonl: return "application/x-ndjson"
+        case .geojson: return "application/geo+json"
+        case .ics: return "text/calendar; charset=utf-8"
+        }
+    }
+}
+
+/// How events and visits read as export text: the one place every export (`events export`,
+/// `scan`, the HTTP API) takes its lines and objects from, so they agree byte for byte.
+public enum EventExport {
+    public static func csvHeader(zone: TimeZone?) -> String {
+        "id,time,kind,device,region,visit_id,flags" + (zone == nil ? "" : ",local_time") + "\n"
+    }
+
+    public static func csvLine(_ event: EventRow, zone: TimeZone?) -> String {
+        var line = ""
+        line.reserveCapacity(160)
+        CSV.append(event.id, to: &line)
+        line += ","
+        CSV.append(event.time, to: &line)
+        line += ","
+        CSV.append(event.kind, to: &line)
+        line += ","
+        CSV.append(event.device, to: &line)
+        line += ","
+        CSV.append(event.region ?? "", to: &line)
+        line += ","
+        CSV.append(event.visitID ?? "", to: &line)
+        line += ","
+        CSV.append(event.flags.count == 1 ? event.flags[0] : event.flags.joined(separator: ";"), to: &line)
+        if let zone {
+            line += ","
+            CSV.append(LocalTime.format(milliseconds: event.timeMs, in: zone), to: &line)
+        }
+        line += "\n"
+        return line
+    }
+
+    /// The event as JSON: the JSON Lines export's line and the HTTP API's event object.
+    public static func json(_ event: EventRow, zone: TimeZone? = nil) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "id": .string(event.id), "time": .string(event.time), "kind": .string(event.kind),
+            "source": .string(event.source), "device": .string(event.device),
+            "region": event.region.map(JSONValue.string) ?? .null,
+            "visit_id": event.visitID.map(JSONValue.string) ?? .null,
+            "flags": .array(event.flags.map(JSONValue.string)),
+        ]
+        if let lat = event.lat, let lon = event.lon {
+            object["lat"] = .number(lat)
+            object["lon"] = .number(lon)
+        }
+        if event.properties != "{}", let properties = try? JSONParser.parse(Array(event.properties.utf8)) {
+            object["properties"] = properties
+        }
+        if let zone { object["local_time"] = .string(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
+        return .object(object)
+    }
+
+    /// The JSON Lines export's line for an event.
+    public static func jsonLine(_ event: EventRow, zone: TimeZone?) -> String {
+        json(event, zone: zone).canonicalText() + "\n"
+    }
+}
+
+/// Visits as the exports list them (`visits list`, `scan --visits`).
+public enum VisitExport {
+    public static let csvHeader = "id,device,region,entered_at,exited_at,status,exit_reason\n"
+
+    public static func csvLine(_ visit: VisitRow) -> String {
+        let fields = [visit.id, visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "", visit.status, visit.exitReason ?? ""]
+        return fields.map(CSV.field).joined(separator: ",") + "\n"
+    }
+
+    public static func jsonLine(_ visit: VisitRow) -> String {
+        visit.json.canonicalText() + "\n"
+    }
+}
+
+/// GeoJSON export: events as Point features at their crossing (dwells have no point), visits
+/// as features with their region's geometry (a circle as its centre with a `radius`).
+public struct GeoJSONExport {
+    private var first = true
+
+    public init() {}
+
+    public static let header = #"{"type":"FeatureCollection","features":["#
+    public static let footer = "\n]}\n"
+
+    /// The next feature, after a separator when it is not the first.
+    public mutating func feature(_ value: JSONValue) -> String {
+        feature(text: value.canonicalText())
+    }
+
+    /// The next feature, given as its JSON text.
+    public mutating func feature(text: String) -> String {
+        defer { first = false }
+        return (first ? "\n" : ",\n") + text
+    }
+
+    public static func feature(_ event: EventRow) -> JSONValue {
+        let geometry: JSONValue = event.lat.flatMap { lat in event.lon.map { Shape.point(Position(lon: $0, lat: lat)).geoJSON } } ?? .null
+        return .object([
+            "type": .string("Feature"), "geometry": geometry,
+            "properties": .object([
+                "type": .string("event"), "id": .string(event.id), "kind": .string(event.kind), "time": .string(event.time),
+                "device": .string(event.device), "region": event.region.map(JSONValue.string) ?? .null,
+                "visit_id": event.visitID.map(JSONValue.string) ?? .null, "flags": .array(event.flags.map(JSONValue.string)),
+            ]),
+        ])
+    }
+
+    /// A visit with its region's shape (nil when the region is not known).
+    public static func feature(_ visit: VisitRow, region: Region?) -> JSONValue {
+        var properties = visit.json.objectValue ?? [:]
+        properties["type"] = .string("visit")
+        if case .circle(_, let radius)? = region?.shape { properties["radius"] = .number(radius) }
+        return .object([
+            "type": .string("Feature"), "geometry": region?.shape.geometry.geoJSON ?? .null, "properties": .object(properties),
+        ])
+    }
+}
+
+/// iCalendar (RFC 5545) export: one VEVENT per visit, open visits too (ending at the device's
+/// last fix, marked tentative), for calendar apps.
+public enum ICSExport {
+    public static let header = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Fencepost//Fencepost//EN", "CALSCALE:GREGORIAN"]
+    public static let footer = ["END:VCALENDAR"]
+
+    /// The VEVENT of a visit in `region` (its name, else its id); an open visit ends at
+    /// `lastFix`, the device's last fix time in milliseconds.
+    public static func vevent(_ visit: VisitRow, regionName region: String, lastFix: Int64?) -> [String] {
+        let end = visit.exitedMs ?? max(lastFix ?? visit.enteredMs, visit.enteredMs)
+        let state = visit.isOpen ? "open: still inside at the last fix" : "left (\(visit.exitReason ?? "exit"))"
+        return [
+            "BEGIN:VEVENT",
+            "UID:\(visit.id)@fencepost",
+            "DTSTAMP:\(basic(visit.exitedMs ?? visit.enteredMs))",
+            "DTSTART:\(basic(visit.enteredMs))",
+            "DTEND:\(basic(end))",
+            "SUMMARY:\(escape(region))",
+            "DESCRIPTION:\(escape("Device \(visit.device) in \(visit.region); \(state)"))",
+            "LOCATION:\(escape(region))",
+            "STATUS:\(visit.isOpen ? "TENTATIVE" : "CONFIRMED")",
+            "END:VEVENT",
+        ]
+    }
+
+    /// `20190218T074550Z`: the UTC form RFC 5545 wants (whole seconds).
+    static func basic(_ milliseconds: Int64) -> String {
+        let text = Timestamp.format(milliseconds: milliseconds)  // 2019-02-18T07:45:50.000Z
+        return text.prefix(19).filter { $0 != "-" && $0 != ":" } + "Z"
+    }
+
+    static func escape(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "\\": result += "\\\\"
+            case ";": result += "\\;"
+            case ",": result += "\\,"
+            case "\n": result += "\\n"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Content lines, each folded at 75 octets with CRLF and a leading space (RFC 5545 3.1).
+    public static func text(_ lines: [String]) -> String {
+        var text = ""
+        for line in lines { fold(line, into: &text) }
+        return text
+    }
+
+    private static func fold(_ line: String, into text: inout String) {
+        var remaining = Substring(line)
+        var firstLine = true
+        while true {
+            let limit = firstLine ? 75 : 74
+            var octets = 0
+            var end = remaining.startIndex
+            while end < remaining.endIndex {
+                let size = remaining[end].utf8.count
+                if octets + size > limit { break }
+                octets += size
+                end = remaining.index(after: end)
+            }
+            text += (firstLine ? "" : " ") + remaining[..<end] + "\r\n"
+            remaining = remaining[end...]
+            firstLine = false
+            if remaining.isEmpty { return }
+        }
+    }
+}

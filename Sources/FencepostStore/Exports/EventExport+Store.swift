@@ -1,0 +1,55 @@
+import FencepostCore
+public import FencepostFormats
+public import Foundation
+
+extension EventExport {
+    /// Writes every event (or, for ics, visit) `query` selects from the store, in `format`;
+    /// `zone` adds local times to csv and jsonl. geojson has the events, then (without a kind
+    /// filter) the visits with their regions' shapes.
+    public static func write(_ format: ExportFormat, query: EventQuery, zone: TimeZone?, store: Store, to sink: inout some TextSink) throws {
+        switch format {
+        case .csv:
+            try sink.write(csvHeader(zone: zone))
+            try store.forEachEvent(query) { event in try sink.write(csvLine(event, zone: zone)) }
+        case .jsonl:
+            try store.forEachEvent(query) { event in try sink.write(jsonLine(event, zone: zone)) }
+        case .geojson:
+            var features = GeoJSONExport()
+            try sink.write(GeoJSONExport.header)
+            try store.forEachEvent(query) { event in try sink.write(features.feature(GeoJSONExport.feature(event))) }
+            if query.kind == nil {
+                let regions = Dictionary(uniqueKeysWithValues: try store.monitoredRegions().map { ($0.region.id, $0.region) })
+                try VisitSelection(query).forEach(store) { visit in
+                    try sink.write(features.feature(GeoJSONExport.feature(visit, region: regions[visit.region])))
+                }
+            }
+            try sink.write(GeoJSONExport.footer)
+        case .ics:
+            let names = Dictionary(uniqueKeysWithValues: try store.monitoredRegions().map { ($0.region.id, $0.region.name ?? $0.region.id) })
+            let lastFix = try store.deviceAnchors()
+            try sink.write(ICSExport.text(ICSExport.header))
+            try VisitSelection(query).forEach(store) { visit in
+                try sink.write(ICSExport.text(ICSExport.vevent(visit, regionName: names[visit.region] ?? visit.region, lastFix: lastFix[visit.device])))
+            }
+            try sink.write(ICSExport.text(ICSExport.footer))
+        }
+    }
+}
+
+/// The visits an export's filters select: entered within [since, until), of a device or region.
+struct VisitSelection {
+    let query: EventQuery
+
+    init(_ query: EventQuery) {
+        self.query = query
+    }
+
+    func forEach(_ store: Store, _ body: (VisitRow) throws -> Void) throws {
+        let since = query.since.map(Timestamp.milliseconds), until = query.until.map(Timestamp.milliseconds)
+        try store.forEachVisit(device: query.device, region: query.region) { visit in
+            if let since, visit.enteredMs < since { return }
+            if let until, visit.enteredMs >= until { return }
+            try body(visit)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import FencepostCore
+import FencepostFormats
+import Foundation
+
+/// Feeds trace files to `ingest` or `scan`, one input per file, each parsed on a thread of its
+/// own ahead of the consumer, with progress on a terminal.
+struct TraceFeed {
+    /// Takes one input: calls `read`, which hands each of its fixes to `add`.
+    typealias Consumer = (_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws -> Void
+
+    let format: TraceFormat?
+    let device: String?
+    private var progress = Progress()
+
+    init(format: TraceFormat?, device: String?) {
+        self.format = format
+        self.device = device
+    }
+
+    /// Feeds every file to `consume` and the readers' skipped-record counts to `skipped`;
+    /// returns the refusal of each malformed file (the others still count).
+    mutating func feed(_ files: [String], to consume: Consumer, skipped: ([String: Int]) -> Void) throws -> [String] {
+        var refused: [String] = []
+        for file in files {
+            do {
+                try feed(file, to: consume, skipped: skipped)
+            } catch let error as TraceReadError {
+                progress.clear()
+                refused.append("error: \(error) (nothing of it was written)")
+            }
+        }
+        return refused
+    }
+
+    private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) throws {
+        let source = try ByteSource(path: file)
+        let (format, device) = (format, device)
+        let reader = PrefetchingReader { () throws(TraceReadError) in try TraceOpener.open(source, format: format, device: device) }
+        var count = 0
+        try consume { add in
+            while let fix = try reader.next() {
+                try add(fix)
+                count += 1
+                if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
+            }
+        }
+        progress.clear()
+        skipped(reader.skipped)
+    }
+
+    static func progressLine(_ file: String, _ source: ByteSource, _ fixes: Int) -> String {
+        let megabytes = Double(source.bytesRead) / 1_048_576
+        guard let size = source.size, size > 0 else {
+            return "\(file): \(fixes) fixes, \(String(format: "%.0f", megabytes)) MB"
+        }
+        let percent = min(100, Double(source.bytesRead) * 100 / Double(size))
+        return "\(file): \(String(format: "%.0f", percent))% (\(fixes) fixes)"
+    }
+}

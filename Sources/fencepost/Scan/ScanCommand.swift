@@ -1,0 +1,81 @@
+import ArgumentParser
+import FencepostCore
+import FencepostFormats
+import Foundation
+
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Turn traces into geofence events or visits without a store.",
+        discussion: """
+            The same readers, filter and monitor as ingest, against regions read from config files \
+            (or directories of *.geojson files) instead of the store: nothing is stored, nothing \
+            is remembered between runs. The events (or, with --visits, the visits) go to stdout \
+            or -o in an export format, with the columns and ids ingest into a fresh store and \
+            `events export` (or `visits list`) would give, in the same order: events by time, \
+            visits by enter time. The summary goes to stderr. A refused region config exits 1 \
+            and writes nothing; a malformed trace is left out (file, line and reason on stderr), \
+            the others are still scanned, and the exit code is 1. Fixes stream; events wait in \
+            temporary files when there are very many, so memory stays flat.
+            """)
+
+    @Option(name: .customLong("regions"), help: ArgumentHelp(
+        "A region config file, or a directory of *.geojson files; repeat for more.", valueName: "path"))
+    var regionPaths: [String] = []
+
+    @Argument(help: ArgumentHelp("Trace files; - reads standard input.", valueName: "file"))
+    var files: [String] = []
+
+    @Option(help: "Output format: csv, jsonl or geojson (events, then the visits with their regions' shapes).")
+    var format: ScanFormat = .csv
+
+    @Flag(help: "Write visits (one per stay, open ones too) instead of events.")
+    var visits = false
+
+    @Option(name: [.short, .long], help: "Write to this file instead of stdout.")
+    var output: String?
+
+    @Option(help: "Add local times to csv and jsonl events in this IANA time zone, such as Europe/Berlin.")
+    var tz: String?
+
+    @Option(help: "Device id for every fix (default: the file's device or track name, else the file name).")
+    var device: String?
+
+    @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, plt, owntracks or tcx.")
+    var inputFormat: TraceFormatChoice = .auto
+
+    @OptionGroup var monitor: MonitorOptions
+
+    enum ScanFormat: String, ExpressibleByArgument, CaseIterable {
+        case csv, jsonl, geojson
+        var export: ExportFormat { ExportFormat(rawValue: rawValue)! }
+    }
+
+    func validate() throws {
+        guard !regionPaths.isEmpty else { throw ValidationError("Name the regions with --regions PATH (a file or a directory).") }
+        guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
+        if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("--tz: unknown time zone \(tz)") }
+    }
+
+    func run() async throws {
+        try CommandFailure.reporting {
+            let regions: [Region]
+            do {
+                regions = try RegionConfigLoader.load(regionPaths)
+            } catch let error as RegionConfigError {
+                throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
+            }
+            let content: ScanOutput.Content = visits ? .visits : .events
+            let scan = try TraceScan(
+                regions: regions, monitor: monitor.monitor, filter: monitor.filter,
+                output: ScanOutput(content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:))))
+            var feed = TraceFeed(format: inputFormat.format, device: device)
+            let refused = try feed.feed(files, to: scan.scan, skipped: scan.addSkipped)
+            var sink = try OutputSink(path: output)
+            try scan.finish(to: &sink)
+            try sink.close()
+            Console.error(IngestReport.lines(scan.summary, regions: scan.regionCount))
+            if !refused.isEmpty { throw CommandFailure.invalidInput(refused) }
+        }
+    }
+}
