@@ -51,6 +51,11 @@ public enum FixFilter {
     static func isTeleport(from previous: FixPoint, to fix: Fix, settings: FixFilterSettings) -> Bool {
         let elapsed = fix.time - previous.time
         guard elapsed > 0 else { return false }
+        // The meridian from one latitude to the other, then the parallel (at most as long as
+        // the equator's arc): a path no shorter than the great circle, and no trigonometry.
+        // Most fixes are well within the speed by it; the rest are measured.
+        let bound = (abs(fix.lat - previous.lat) + abs(fix.lon - previous.lon)) * Geodesy.metresPerDegreeLatitude
+        if bound <= settings.maxSpeed * elapsed { return false }
         return Geodesy.distance(previous.position, fix.position) / elapsed > settings.maxSpeed
     }
 }

@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 
 /// Name-based UUIDs (version 5, RFC 9562): the same name gives the same id on every machine,
 /// which is what lets a re-run or a second machine recognise an event it already has.
@@ -15,26 +14,47 @@ public enum DeterministicID {
     }
 
     public static func uuid(parts: [String]) -> String {
-        uuid(namespace: namespace, name: parts.joined(separator: "\u{1F}"))
+        var hasher = Insecure.SHA1()
+        namespace.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        for (index, part) in parts.enumerated() {
+            if index > 0 { withUnsafeBytes(of: UInt8(0x1F)) { hasher.update(bufferPointer: $0) } }
+            var part = part
+            part.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        }
+        return text(hasher.finalize())
     }
 
     /// RFC 9562 version 5: SHA-1 of namespace and name, with version and variant bits set.
     static func uuid(namespace: [UInt8], name: String) -> String {
         var hasher = Insecure.SHA1()
-        hasher.update(data: namespace)
-        hasher.update(data: Data(name.utf8))
-        var bytes = Array(hasher.finalize().prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5
-        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        namespace.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        var name = name
+        name.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return text(hasher.finalize())
+    }
+
+    /// The first 16 bytes of a digest as a version 5 UUID's text, written straight into the
+    /// string: ingest makes two ids per event.
+    private static func text(_ digest: Insecure.SHA1Digest) -> String {
+        digest.withUnsafeBytes { digest in
+            String(unsafeUninitializedCapacity: 36) { text in
+                let digits: StaticString = "0123456789abcdef"
+                var at = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[at] = UInt8(ascii: "-")
+                        at += 1
+                    }
+                    var byte = digest[index]
+                    if index == 6 { byte = (byte & 0x0F) | 0x50 }  // version 5
+                    if index == 8 { byte = (byte & 0x3F) | 0x80 }  // RFC 9562 variant
+                    text[at] = digits.utf8Start[Int(byte >> 4)]
+                    text[at + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    at += 2
+                }
+                return at
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// An event's id: device, region, kind and time (to the millisecond).

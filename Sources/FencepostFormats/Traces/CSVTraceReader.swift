@@ -1,25 +1,44 @@
 public import FencepostCore
+import Foundation
 
 /// CSV traces with a header row: `time|timestamp|date|tracked_at`, `lat|latitude`,
 /// `lon|lng|longitude`, optional `accuracy|hdop`, `altitude|alt|ele|elevation`, `speed`,
-/// `device|device_id|user_id|tid`; separated by `,`, `;` or tabs.
+/// `device|device_id|user_id|tid`; separated by `,`, `;` or tabs; fields may be quoted
+/// (RFC 4180, `""` for a quote inside).
+///
+/// Parsed a chunk at a time: every complete line of a chunk is read in one pass over its bytes,
+/// without a copy or an allocation per line, into fixes waiting to be taken.
 public struct CSVTraceReader: TraceReader {
-    private var lines: LineReader
+    private let source: ByteSource
     private let device: String
-    private var columns: Columns
+    private let columns: Columns
     private let separator: UInt8
+    /// Bytes read but not parsed yet: the start of a line that the next chunk completes.
+    private var pending: [UInt8] = []
+    private var finished = false
+    /// Fixes parsed from the last chunk, and the next one to hand out.
+    private var parsed: [Fix] = []
+    private var nextParsed = 0
+    /// The device column's last value and its text: a fleet's rows repeat a few values.
+    private var lastDevice: (bytes: [UInt8], name: String)?
     public private(set) var skipped: [String: Int] = [:]
 
+    /// Where the fields that matter are: each field index's role.
     struct Columns {
-        var time: Int
-        var lat: Int
-        var lon: Int
-        var accuracy: Int?
+        enum Role: UInt8 { case none, time, lat, lon, accuracy, altitude, speed, device }
+
+        var roles: [Role] {
+            didSet { lastUsed = roles.lastIndex { $0 != .none } ?? 0 }
+        }
+        /// The last field that has a role: the rest of a line is not looked at.
+        private(set) var lastUsed = 0
         /// HDOP is unitless: times a typical 5 m user range error it approximates metres.
         var accuracyIsHDOP = false
-        var altitude: Int?
-        var speed: Int?
-        var device: Int?
+
+        init(roles: [Role]) {
+            self.roles = roles
+            lastUsed = roles.lastIndex { $0 != .none } ?? 0
+        }
     }
 
     static let timeNames: Set<String> = ["time", "timestamp", "date", "datetime", "tracked_at", "time_utc", "utc"]
@@ -28,106 +47,207 @@ public struct CSVTraceReader: TraceReader {
 
     /// Reads the header; `device` names fixes from files without a device column.
     public init(source: ByteSource, device: String) throws(TraceReadError) {
-        self.lines = LineReader(source: source)
+        self.source = source
         self.device = device
-        guard let header = try lines.next() else {
+        guard let header = try Self.readHeader(source, rest: &pending, finished: &finished) else {
             throw TraceReadError(file: source.name, line: 1, reason: "empty file: expected a CSV header")
         }
         let commas = header.count { $0 == UInt8(ascii: ",") }
         let semicolons = header.count { $0 == UInt8(ascii: ";") }
         let tabs = header.count { $0 == 0x09 }
         separator = tabs > max(commas, semicolons) ? 0x09 : (semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ","))
-        let names = Self.split(header, separator: separator).map {
-            String(decoding: Self.trim($0), as: UTF8.self).lowercased().trimmingQuotes()
-        }
+        let names = Self.fields(header[...], separator: separator).map { String(decoding: $0, as: UTF8.self).lowercased() }
         func index(_ candidates: Set<String>) -> Int? { names.firstIndex { candidates.contains($0) } }
         guard let time = index(Self.timeNames), let lat = index(Self.latNames), let lon = index(Self.lonNames) else {
             throw TraceReadError(
                 file: source.name, line: 1,
                 reason: "CSV header needs time (time|timestamp|date), latitude (lat|latitude) and longitude (lon|lng|longitude) columns; found: \(names.joined(separator: ", "))")
         }
-        columns = Columns(time: time, lat: lat, lon: lon)
+        var columns = Columns(roles: Array(repeating: .none, count: names.count))
+        columns.roles[time] = .time
+        columns.roles[lat] = .lat
+        columns.roles[lon] = .lon
         if let accuracy = index(["accuracy", "acc", "horizontal_accuracy", "hacc"]) {
-            columns.accuracy = accuracy
+            columns.roles[accuracy] = .accuracy
         } else if let hdop = index(["hdop"]) {
-            columns.accuracy = hdop
+            columns.roles[hdop] = .accuracy
             columns.accuracyIsHDOP = true
         }
-        columns.altitude = index(["altitude", "alt", "ele", "elevation"])
-        columns.speed = index(["speed"])
-        columns.device = index(["device", "device_id", "user_id", "tid"])
+        if let altitude = index(["altitude", "alt", "ele", "elevation"]) { columns.roles[altitude] = .altitude }
+        if let speed = index(["speed"]) { columns.roles[speed] = .speed }
+        if let device = index(["device", "device_id", "user_id", "tid"]) { columns.roles[device] = .device }
+        self.columns = columns
     }
 
     public mutating func next() throws(TraceReadError) -> Fix? {
-        while let line = try lines.next() {
-            if Self.trim(line).isEmpty { continue }
-            if let fix = parse(line) { return fix }
+        while nextParsed == parsed.count {
+            guard try parseNextChunk() else { return nil }
         }
-        return nil
+        defer { nextParsed += 1 }
+        return parsed[nextParsed]
     }
 
-    /// One record, or nil when it is skipped (and counted).
-    private mutating func parse(_ line: ArraySlice<UInt8>) -> Fix? {
-        if line.contains(UInt8(ascii: "\"")) {
-            // Quoted fields take the general path: unquoted fields laid end to end.
-            var buffer: [UInt8] = []
-            var bounds = FieldBounds()
-            for (index, field) in Self.split(line, separator: separator).enumerated() {
-                bounds.record(index, buffer.count..<(buffer.count + field.count), columns)
-                buffer.append(contentsOf: field)
+    // MARK: - Chunks and lines
+
+    /// The header line (its bytes, without the line break), reading chunks until it is whole;
+    /// what follows it is left in `rest`.
+    private static func readHeader(_ source: ByteSource, rest: inout [UInt8], finished: inout Bool) throws(TraceReadError) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        while true {
+            if let newline = bytes.firstIndex(of: 0x0A) {
+                rest = Array(bytes[(newline + 1)...])
+                return trimmingLineEnd(bytes[..<newline])
             }
-            return buffer.withUnsafeBufferPointer { parse($0, bounds: bounds) }
+            guard let chunk = try source.read() else {
+                finished = true
+                return bytes.isEmpty ? nil : trimmingLineEnd(bytes[...])
+            }
+            bytes.append(contentsOf: chunk)
         }
-        return line.withUnsafeBufferPointer { bytes in
-            // Field boundaries in one pass over the bytes, without allocating.
-            var bounds = FieldBounds()
-            var fieldIndex = 0
+    }
+
+    private static func trimmingLineEnd(_ line: ArraySlice<UInt8>) -> [UInt8] {
+        var line = line
+        if line.last == 0x0D { line = line.dropLast() }
+        if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }  // a byte order mark
+        return Array(line)
+    }
+
+    /// Reads the next chunk and parses every line it completes; false at the end of the input.
+    private mutating func parseNextChunk() throws(TraceReadError) -> Bool {
+        parsed.removeAll(keepingCapacity: true)
+        nextParsed = 0
+        if finished {
+            guard !pending.isEmpty else { return false }
+            parseLines(upTo: pending.count)  // the last line, without a line break
+            pending.removeAll()
+            return true
+        }
+        if let chunk = try source.read() {
+            pending.append(contentsOf: chunk)
+        } else {
+            finished = true
+        }
+        guard let lastBreak = pending.lastIndex(of: 0x0A) else { return true }
+        parseLines(upTo: lastBreak + 1)
+        pending.removeFirst(lastBreak + 1)
+        return true
+    }
+
+    /// Parses the lines in `pending[..<end]`.
+    private mutating func parseLines(upTo end: Int) {
+        let pending = self.pending
+        self.pending = []
+        defer { self.pending = pending }
+        pending.withUnsafeBufferPointer { all in
+            let bytes = UnsafeBufferPointer(rebasing: all[..<end])
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while start < bytes.count {
+                var lineEnd = bytes.count
+                if let newline = memchr(base + start, 0x0A, bytes.count - start) {
+                    lineEnd = base.distance(to: newline.assumingMemoryBound(to: UInt8.self))
+                }
+                var end = lineEnd
+                if end > start, bytes[end - 1] == 0x0D { end -= 1 }
+                parse(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                start = lineEnd + 1
+            }
+        }
+    }
+
+    // MARK: - Records
+
+    /// Where one record's fields that matter are, as ranges of the line.
+    private struct Fields {
+        var time, lat, lon, accuracy, altitude, speed, device: Range<Int>?
+
+        mutating func set(_ role: Columns.Role, _ range: Range<Int>) {
+            switch role {
+            case .none: break
+            case .time: time = range
+            case .lat: lat = range
+            case .lon: lon = range
+            case .accuracy: accuracy = range
+            case .altitude: altitude = range
+            case .speed: speed = range
+            case .device: device = range
+            }
+        }
+    }
+
+    /// One record (a blank line is none); a record without a usable time or position is
+    /// skipped and counted. One pass over the line finds the fields up to the last one used.
+    private mutating func parse(_ line: UnsafeBufferPointer<UInt8>) {
+        var fields = Fields()
+        var quoted = false
+        let (separator, lastUsed) = (self.separator, columns.lastUsed)
+        columns.roles.withUnsafeBufferPointer { roles in
+            var index = 0
             var fieldStart = 0
-            for index in 0..<bytes.count where bytes[index] == separator {
-                bounds.record(fieldIndex, fieldStart..<index, columns)
-                fieldIndex += 1
-                fieldStart = index + 1
+            for position in 0..<line.count {
+                let byte = line[position]
+                if byte == separator {
+                    fields.set(roles[index], fieldStart..<position)
+                    index += 1
+                    fieldStart = position + 1
+                    if index > lastUsed { return }
+                } else if byte == UInt8(ascii: "\"") {
+                    quoted = true
+                    return
+                }
             }
-            bounds.record(fieldIndex, fieldStart..<bytes.count, columns)
-            return parse(bytes, bounds: bounds)
+            if index < roles.count { fields.set(roles[index], fieldStart..<line.count) }
         }
+        guard quoted else { return record(line, fields) }
+        // Quoted fields take the general path: the fields unquoted, laid end to end.
+        var unquoted: [UInt8] = []
+        fields = Fields()
+        for (index, field) in Self.fields(ArraySlice(line), separator: separator).enumerated() where index < columns.roles.count {
+            fields.set(columns.roles[index], unquoted.count..<(unquoted.count + field.count))
+            unquoted.append(contentsOf: field)
+        }
+        unquoted.withUnsafeBufferPointer { record($0, fields) }
     }
 
-    private mutating func parse(_ line: UnsafeBufferPointer<UInt8>, bounds: FieldBounds) -> Fix? {
+    private mutating func record(_ line: UnsafeBufferPointer<UInt8>, _ fields: Fields) {
         func bytes(_ range: Range<Int>?) -> UnsafeBufferPointer<UInt8>? {
             guard let range else { return nil }
             let field = Self.trim(UnsafeBufferPointer(rebasing: line[range]))
             return field.isEmpty ? nil : field
         }
-        guard let timeField = bytes(bounds.time), let time = Self.time(timeField) else {
+        func number(_ range: Range<Int>?) -> Double? {
+            bytes(range).flatMap(DecimalParser.parse)
+        }
+        guard let timeField = bytes(fields.time), let time = Self.time(timeField) else {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // a blank line is no record
             skipped["missing_or_bad_time", default: 0] += 1
-            return nil
+            return
         }
-        guard let lat = bytes(bounds.lat).flatMap(DecimalParser.parse), let lon = bytes(bounds.lon).flatMap(DecimalParser.parse),
-            lat.isFinite, lon.isFinite
-        else {
+        guard let lat = number(fields.lat), let lon = number(fields.lon), lat.isFinite, lon.isFinite else {
             skipped["missing_or_bad_coordinates", default: 0] += 1
-            return nil
+            return
         }
-        var accuracy = bytes(bounds.accuracy).flatMap(DecimalParser.parse)
+        var accuracy = number(fields.accuracy)
         if columns.accuracyIsHDOP, let hdop = accuracy { accuracy = hdop * 5 }
-        let device = bytes(bounds.device).map { String(decoding: $0, as: UTF8.self).trimmingQuotes() } ?? self.device
-        return Fix(
-            device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
-            altitude: bytes(bounds.altitude).flatMap(DecimalParser.parse), speed: bytes(bounds.speed).flatMap(DecimalParser.parse))
+        let device = bytes(fields.device).map { deviceName($0) } ?? self.device
+        parsed.append(Fix(
+            device: device, time: time, lat: lat, lon: lon, accuracy: accuracy, altitude: number(fields.altitude),
+            speed: number(fields.speed)))
     }
 
-    private static func trim(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var slice = bytes
-        while let first = slice.first, first == 0x20 || first == 0x09 { slice.removeFirst() }
-        while let last = slice.last, last == 0x20 || last == 0x09 { slice.removeLast() }
-        return slice
+    /// The device named by a device column's bytes; the last one is reused while it repeats.
+    private mutating func deviceName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if let last = lastDevice, last.bytes.elementsEqual(bytes) { return last.name }
+        let name = String(decoding: bytes, as: UTF8.self)
+        lastDevice = (Array(bytes), name)
+        return name
     }
 
     private static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         var start = 0, end = bytes.count
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0D { end -= 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
@@ -140,56 +260,47 @@ public struct CSVTraceReader: TraceReader {
         return number > 100_000_000_000 ? number / 1000 : number  // milliseconds since the epoch
     }
 
-    /// Where the fields that matter are in one record.
-    private struct FieldBounds {
-        var time, lat, lon, accuracy, altitude, speed, device: Range<Int>?
-
-        mutating func record(_ index: Int, _ range: Range<Int>, _ columns: Columns) {
-            switch index {
-            case columns.time: time = range
-            case columns.lat: lat = range
-            case columns.lon: lon = range
-            case columns.accuracy: accuracy = range
-            case columns.altitude: altitude = range
-            case columns.speed: speed = range
-            case columns.device: device = range
-            default: break
-            }
-        }
-    }
-
-    /// Fields of one line; double quotes protect separators (no escaped quotes inside).
-    static func split(_ line: ArraySlice<UInt8>, separator: UInt8) -> [ArraySlice<UInt8>] {
-        var fields: [ArraySlice<UInt8>] = []
-        var start = line.startIndex
+    /// The fields of one line, unquoted: a field in double quotes may hold separators and
+    /// `""` for a quote (RFC 4180); spaces around a field are not part of it.
+    static func fields(_ line: ArraySlice<UInt8>, separator: UInt8) -> [[UInt8]] {
+        var fields: [[UInt8]] = []
+        var field: [UInt8] = []
         var quoted = false
+        var wasQuoted = false
         var index = line.startIndex
+        func finish() {
+            if !wasQuoted {
+                while let last = field.last, last == 0x20 || last == 0x09 { field.removeLast() }
+            }
+            fields.append(field)
+            field.removeAll()
+            wasQuoted = false
+        }
         while index < line.endIndex {
             let byte = line[index]
-            if byte == UInt8(ascii: "\"") {
-                quoted.toggle()
-            } else if byte == separator, !quoted {
-                fields.append(unquote(line[start..<index]))
-                start = index + 1
-            }
             index += 1
+            if quoted {
+                if byte == UInt8(ascii: "\"") {
+                    if index < line.endIndex, line[index] == UInt8(ascii: "\"") {
+                        field.append(byte)  // "" inside quotes: one quote
+                        index += 1
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.append(byte)
+                }
+            } else if byte == separator {
+                finish()
+            } else if byte == UInt8(ascii: "\""), field.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+                field.removeAll()
+                quoted = true
+                wasQuoted = true
+            } else if !(field.isEmpty && (byte == 0x20 || byte == 0x09)) {
+                field.append(byte)
+            }
         }
-        fields.append(unquote(line[start..<line.endIndex]))
+        finish()
         return fields
-    }
-
-    private static func unquote(_ field: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        let trimmed = Self.trim(field)
-        if trimmed.count >= 2, trimmed.first == UInt8(ascii: "\""), trimmed.last == UInt8(ascii: "\"") {
-            return trimmed.dropFirst().dropLast()
-        }
-        return trimmed
-    }
-}
-
-extension String {
-    func trimmingQuotes() -> String {
-        guard count >= 2, first == "\"", last == "\"" else { return self }
-        return String(dropFirst().dropLast())
     }
 }
