@@ -26,7 +26,7 @@ struct EventWriter {
             UPDATE visits SET exited_ms = ?1, exited_at = ?2, status = 'closed', exit_reason = ?3,
                 version = version + 1, updated_at = ?4
             WHERE id = ?5 AND status = 'open'
-            RETURNING id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version
+            RETURNING version
             """, db: db)
         outbox = try OutboxWriter(now: now, db: db)
     }
@@ -47,18 +47,7 @@ struct EventWriter {
         insertEvent.bind(10, flags)
         insertEvent.bind(11, now)
         guard try insertEvent.execute() > 0 else { return false }
-        var payload = CanonicalJSONObject()
-        payload.add("device", .string(event.device))
-        payload.add("flags", .array(event.flags.names.map(JSONValue.string)))
-        payload.add("id", .string(event.id))
-        payload.add("kind", .string(event.kind.rawValue))
-        payload.add("lat", event.position.map { .number($0.lat) } ?? .null)
-        payload.add("lon", event.position.map { .number($0.lon) } ?? .null)
-        payload.add("region", .string(event.regionID))
-        payload.add("source", .string("geofence"))
-        payload.add("time", .string(time))
-        payload.add("visit_id", .string(event.visitID))
-        try outbox.enqueue(entity: "event", id: event.id, version: 1, payload: payload.text)
+        try outbox.enqueue(entity: "event", id: event.id, version: 1)
         return true
     }
 
@@ -77,10 +66,7 @@ struct EventWriter {
             openVisit.bind(5, enteredAt)
             openVisit.bind(6, now)
             guard try openVisit.execute() > 0 else { return false }
-            let row = VisitRow(
-                id: visit.id, device: visit.device, region: visit.regionID, enteredMs: enteredMs, enteredAt: enteredAt,
-                exitedMs: nil, exitedAt: nil, status: "open", exitReason: nil, version: 1)
-            try outbox.enqueue(entity: "visit", id: visit.id, version: 1, payload: row.jsonText)
+            try outbox.enqueue(entity: "visit", id: visit.id, version: 1)
             return true
         case .close(let id, let at, let reason):
             closeVisit.bind(1, Timestamp.milliseconds(at))
@@ -88,8 +74,8 @@ struct EventWriter {
             closeVisit.bind(3, reason.rawValue)
             closeVisit.bind(4, now)
             closeVisit.bind(5, id)
-            guard let updated = try closeVisit.fetchOne(VisitRow.init(returned:)) else { return false }
-            try outbox.enqueue(entity: "visit", id: id, version: updated.version, payload: updated.jsonText)
+            guard let version = try closeVisit.fetchOne({ $0.int64(0) }) ?? nil else { return false }
+            try outbox.enqueue(entity: "visit", id: id, version: Int(version))
             return true
         }
     }
@@ -108,14 +94,15 @@ struct OutboxWriter {
             """, db: db)
     }
 
-    /// `payload` is the entity as canonical JSON. The key defaults to `entity:id:vN`, the same on
-    /// every machine for the same version.
-    func enqueue(entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String) throws {
+    /// `payload` is the entity as canonical JSON text, nil to refer to the entity at `version`
+    /// instead (see ``OutboxPayload``): only for geofence events and visits written by the
+    /// tracker. `key` nil is the default `entity:id:vN`, the same on every machine.
+    func enqueue(entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String? = nil) throws {
         insert.bind(1, entity)
         insert.bind(2, id)
         insert.bind(3, op.rawValue)
         insert.bind(4, Int64(version))
-        insert.bind(5, key ?? "\(entity):\(id):v\(version)")
+        insert.bind(5, key)
         insert.bind(6, payload)
         insert.bind(7, now)
         try insert.execute()

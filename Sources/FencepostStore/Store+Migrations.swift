@@ -171,6 +171,9 @@ extension Store {
         migrator.registerMigration("v7-outbox-checks") { db in
             try rebuildOutbox(db)
         }
+        migrator.registerMigration("v8-outbox-references") { db in
+            try rebuildOutboxWithReferences(db)
+        }
         return migrator
     }
 
@@ -179,8 +182,24 @@ extension Store {
     /// (about a third of an outbox insert's cost); the same checks as comparisons cost nothing.
     /// `outbox_events` goes: `outbox_by_entity` serves the same queries.
     private static func rebuildOutbox(_ db: Database) throws {
-        // AUTOINCREMENT's high-water mark: seq values are never reused, even those of rows
-        // cleaned up since (consumers hold cursors into the outbox).
+        try replaceOutbox(db, keyAndPayload: "idempotency_key TEXT NOT NULL UNIQUE, payload TEXT NOT NULL", extraIndexes: "")
+    }
+
+    /// The outbox again, with the same rows, where a row may refer to its event or visit instead
+    /// of carrying a copy of it: `payload` NULL means "the entity at this version, rendered when
+    /// read" (``OutboxPayload``), and `idempotency_key` NULL means the default `entity:id:vN`. An
+    /// ingest writes such rows (a copy of each event and visit change was a quarter of its
+    /// writer's work); rows written before keep their text. Keys stay unique where given.
+    private static func rebuildOutboxWithReferences(_ db: Database) throws {
+        try replaceOutbox(
+            db, keyAndPayload: "idempotency_key TEXT, payload TEXT",
+            extraIndexes: "CREATE UNIQUE INDEX outbox_by_key ON outbox(idempotency_key) WHERE idempotency_key IS NOT NULL;")
+    }
+
+    /// Copies the outbox into a table of the given key and payload columns, with its rows and
+    /// AUTOINCREMENT's high-water mark: seq values are never reused, even those of rows cleaned
+    /// up since (consumers hold cursors into the outbox).
+    private static func replaceOutbox(_ db: Database, keyAndPayload: String, extraIndexes: String) throws {
         let highWater = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'outbox'")
         let columns = """
             seq, entity, entity_id, op, version, idempotency_key, payload, status, attempts, next_attempt_at,
@@ -193,8 +212,7 @@ extension Store {
                 entity_id TEXT NOT NULL,
                 op TEXT NOT NULL CHECK (op = 'upsert' OR op = 'delete'),
                 version INTEGER NOT NULL,
-                idempotency_key TEXT NOT NULL UNIQUE,
-                payload TEXT NOT NULL,
+                \(keyAndPayload),
                 status TEXT NOT NULL DEFAULT 'pending'
                     CHECK (status = 'pending' OR status = 'inflight' OR status = 'delivered' OR status = 'dead'),
                 attempts INTEGER NOT NULL DEFAULT 0,
@@ -208,6 +226,7 @@ extension Store {
             ALTER TABLE outbox_rebuilt RENAME TO outbox;
             CREATE INDEX outbox_by_status ON outbox(status, seq);
             CREATE INDEX outbox_by_entity ON outbox(entity, seq);
+            \(extraIndexes)
             """)
         if let highWater {
             try db.execute(

@@ -50,14 +50,12 @@ extension Store {
     /// of payload, at least one row) and marks them in flight.
     public func claimPushBatch(limit: Int, maxBytes: Int) throws -> [OutboxItem] {
         try writer.write { db in
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT seq, entity, entity_id, op, version, idempotency_key, payload, attempts FROM outbox
-                WHERE status = 'pending' ORDER BY seq LIMIT ?
-                """, arguments: [limit])
+            let rows = try Row.fetchCursor(
+                db, sql: OutboxPayload.select + " WHERE o.status = 'pending' ORDER BY o.seq LIMIT ?", arguments: [limit])
             var items: [OutboxItem] = []
             var bytes = 0
             while let row = try rows.next() {
-                let change = Self.change(row)
+                let change = OutboxPayload.change(row)
                 bytes += change.mutation.payload.utf8.count + 200
                 if !items.isEmpty && bytes > maxBytes { break }
                 items.append(OutboxItem(seq: change.seq, mutation: change.mutation, attempts: row["attempts"]))
@@ -163,11 +161,12 @@ extension Store {
     public func syncDeadLetters(limit: Int = 1_000) throws -> [SyncDeadLetter] {
         try writer.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT seq, entity, entity_id, idempotency_key, attempts, last_error, created_at FROM outbox
+                SELECT seq, entity, entity_id, version, idempotency_key, attempts, last_error, created_at FROM outbox
                 WHERE status = 'dead' ORDER BY seq LIMIT ?
                 """, arguments: [limit]).map { row in
                     SyncDeadLetter(
-                        seq: row["seq"], entity: row["entity"], entityID: row["entity_id"], key: row["idempotency_key"],
+                        seq: row["seq"], entity: row["entity"], entityID: row["entity_id"],
+                        key: row["idempotency_key"] ?? "\(row["entity"] as String):\(row["entity_id"] as String):v\(row["version"] as Int)",
                         attempts: row["attempts"], lastError: row["last_error"] ?? "", createdAt: row["created_at"])
                 }
         }

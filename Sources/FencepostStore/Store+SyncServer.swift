@@ -164,7 +164,10 @@ extension Store {
     private static func upsertEvent(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, db: Database) throws {
         let kind = try text(fields, "kind")
         guard let time = try time(fields, "time") else { throw SyncRejection("the payload has no time") }
-        if let held = try heldVersion("events", mutation.id, db: db), held >= mutation.version { return }
+        if let held = try heldVersion("events", mutation.id, db: db) {
+            guard held < mutation.version else { return }
+            try OutboxPayload.storeRenderedPayloads(entity: "event", id: mutation.id, db: db)
+        }
         let flags = (fields["flags"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
         try db.cachedStatement(sql: """
             INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, properties, version, created_at)
@@ -188,7 +191,10 @@ extension Store {
         let status = try text(fields, "status")
         guard status == "open" || status == "closed" else { throw SyncRejection("status must be open or closed, not \(status)") }
         guard (status == "closed") == (exited != nil) else { throw SyncRejection("a closed visit needs exited_at, an open one none") }
-        if let held = try heldVersion("visits", mutation.id, db: db), held >= mutation.version { return }
+        if let held = try heldVersion("visits", mutation.id, db: db) {
+            guard held < mutation.version else { return }
+            try OutboxPayload.storeRenderedPayloads(entity: "visit", id: mutation.id, db: db)
+        }
         try db.cachedStatement(sql: """
             INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -208,28 +214,22 @@ extension Store {
     /// Outbox rows after `seq`, in order: for `entities` (nil: all), and for a device-confined
     /// caller only regions and that device's events and visits.
     public func syncChanges(after seq: Int64, entities: Set<String>?, device: String?, limit: Int) throws -> [SyncChange] {
-        var conditions = ["seq > ?"]
+        var conditions = ["o.seq > ?"]
         var arguments: StatementArguments = [seq]
         if let entities {
-            conditions.append("entity IN (\(entities.map { _ in "?" }.joined(separator: ",")))")
+            conditions.append("o.entity IN (\(entities.map { _ in "?" }.joined(separator: ",")))")
             for entity in entities.sorted() { arguments += [entity] }
         }
         if let device {
-            conditions.append("(entity = 'region' OR json_extract(payload, '$.device') = ?)")
+            conditions.append("(o.entity = 'region' OR \(OutboxPayload.device) = ?)")
             arguments += [device]
         }
         arguments += [limit]
         return try writer.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT seq, entity, entity_id, op, version, idempotency_key, payload FROM outbox
-                WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT ?
-                """, arguments: arguments).map(Self.change)
+            try Row.fetchAll(
+                db, sql: OutboxPayload.select + " WHERE \(conditions.joined(separator: " AND ")) ORDER BY o.seq LIMIT ?",
+                arguments: arguments
+            ).map(OutboxPayload.change)
         }
-    }
-
-    static func change(_ row: Row) -> SyncChange {
-        SyncChange(seq: row["seq"], mutation: SyncMutation(
-            key: row["idempotency_key"], entity: row["entity"], id: row["entity_id"],
-            op: SyncOperation(rawValue: row["op"]) ?? .upsert, version: row["version"], payload: row["payload"]))
     }
 }

@@ -48,3 +48,22 @@ public struct EventRow: Sendable, Hashable {
         properties = "{}"
     }
 }
+
+extension EventRow {
+    /// A geofence event as sync carries it (its outbox payload): canonical JSON of the event's
+    /// fields, coordinates null for a dwell.
+    public var geofencePayload: String {
+        var payload = CanonicalJSONObject()
+        payload.add("device", .string(device))
+        payload.add("flags", .array(flags.map(JSONValue.string)))
+        payload.add("id", .string(id))
+        payload.add("kind", .string(kind))
+        payload.add("lat", lat.map(JSONValue.number) ?? .null)
+        payload.add("lon", lon.map(JSONValue.number) ?? .null)
+        payload.add("region", region.map(JSONValue.string) ?? .null)
+        payload.add("source", .string("geofence"))
+        payload.add("time", .string(time))
+        payload.add("visit_id", visitID.map(JSONValue.string) ?? .null)
+        return payload.text
+    }
+}

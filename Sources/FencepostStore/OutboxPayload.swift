@@ -1,0 +1,76 @@
+import FencepostCore
+import GRDB
+
+/// Reading outbox rows, whose payload is either stored text or, when NULL, a reference to the
+/// event or visit at the row's version, rendered here from the entity's row: the same bytes a
+/// stored copy would hold. An ingest writes references; everything else (regions, health
+/// events, what sync applies) stores its text.
+///
+/// A reference stays exact because the rows it points to change only in ways it can follow: a
+/// geofence event never changes; a visit opened by the tracker is version 1 (its open form can
+/// be rendered from any later state: device, region and enter time never change) and becomes
+/// version 2 when it closes. The one other writer, sync applying a newer version of an entity
+/// from elsewhere, first stores the rendered text of the rows referring to it
+/// (``storeRenderedPayloads(entity:id:db:)``).
+enum OutboxPayload {
+    /// An outbox row (`o`) with the columns of the entity it may refer to (`e`, `v`).
+    static let select = """
+        SELECT o.seq, o.entity, o.entity_id, o.op, o.version, o.idempotency_key, o.payload, o.attempts,
+            e.kind AS e_kind, e.device AS e_device, e.region AS e_region, e.visit_id AS e_visit_id, e.time AS e_time,
+            e.lat AS e_lat, e.lon AS e_lon, e.flags AS e_flags,
+            v.device AS v_device, v.region AS v_region, v.entered_ms AS v_entered_ms, v.entered_at AS v_entered_at,
+            v.exited_ms AS v_exited_ms, v.exited_at AS v_exited_at, v.status AS v_status, v.exit_reason AS v_exit_reason
+        FROM outbox o
+        LEFT JOIN events e ON o.payload IS NULL AND o.entity = 'event' AND e.id = o.entity_id
+        LEFT JOIN visits v ON o.payload IS NULL AND o.entity = 'visit' AND v.id = o.entity_id
+        """
+
+    /// The device of a row's event or visit (nil for a region), in SQL over ``select``.
+    static let device = "COALESCE(e.device, v.device, json_extract(o.payload, '$.device'))"
+
+    /// The row as a change of the feed.
+    static func change(_ row: Row) -> SyncChange {
+        let entity: String = row["entity"], id: String = row["entity_id"], version: Int = row["version"]
+        return SyncChange(seq: row["seq"], mutation: SyncMutation(
+            key: row["idempotency_key"] ?? "\(entity):\(id):v\(version)", entity: entity, id: id,
+            op: SyncOperation(rawValue: row["op"]) ?? .upsert, version: version, payload: text(row)))
+    }
+
+    /// The row's payload: as stored, or rendered from the entity it refers to.
+    static func text(_ row: Row) -> String {
+        if let stored: String = row["payload"] { return stored }
+        let id: String = row["entity_id"]
+        switch row["entity"] as String {
+        case "event":
+            let flags: String = row["e_flags"] ?? ""
+            return EventRow(
+                id: id, kind: row["e_kind"] ?? "", source: "geofence", device: row["e_device"] ?? "", region: row["e_region"],
+                visitID: row["e_visit_id"], timeMs: 0, time: row["e_time"] ?? "",
+                flags: flags.isEmpty ? [] : flags.split(separator: ",").map(String.init), lat: row["e_lat"], lon: row["e_lon"],
+                properties: "{}"
+            ).geofencePayload
+        default:
+            let version: Int = row["version"]
+            var visit = VisitRow(
+                id: id, device: row["v_device"] ?? "", region: row["v_region"] ?? "", enteredMs: row["v_entered_ms"] ?? 0,
+                enteredAt: row["v_entered_at"] ?? "", exitedMs: row["v_exited_ms"], exitedAt: row["v_exited_at"],
+                status: row["v_status"] ?? "open", exitReason: row["v_exit_reason"], version: version)
+            if version == 1 {
+                // The open form: what version 1 of a visit the tracker opened always was.
+                (visit.exitedMs, visit.exitedAt, visit.status, visit.exitReason) = (nil, nil, "open", nil)
+            }
+            return visit.jsonText
+        }
+    }
+
+    /// Stores the rendered text of the rows referring to an event or visit before sync replaces
+    /// it with another version. Rare (a newer version of an entity this store wrote itself) and
+    /// so a scan of the outbox, rather than an index every ingest would pay for.
+    static func storeRenderedPayloads(entity: String, id: String, db: Database) throws {
+        let rows = try Row.fetchAll(
+            db, sql: select + " WHERE o.payload IS NULL AND o.entity = ? AND o.entity_id = ?", arguments: [entity, id])
+        for row in rows {
+            try db.execute(sql: "UPDATE outbox SET payload = ? WHERE seq = ?", arguments: [text(row), row["seq"] as Int64])
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import FencepostCore
+import FencepostFormats
+@testable import FencepostStore
+import FencepostTestSupport
+import Foundation
+import GRDB
+import Testing
+
+/// Outbox rows an ingest writes refer to their event or visit and are rendered when read: what
+/// any consumer receives must be byte for byte what the stored copies held before (the golden
+/// file was made by the release that stored them), whenever it is read: visits read after
+/// they closed still give their open version 1.
+@Suite struct OutboxReferenceTests {
+    static let fixtures = TestData.packageRoot.appendingPathComponent("Tests/FencepostStoreTests/Fixtures/outbox")
+    /// Event and visit rows after the first half of the trace.
+    static let rowsAfterFirstHalf = 2_086
+
+    static func file(_ name: String) -> String {
+        fixtures.appendingPathComponent(name).path
+    }
+
+    /// A (possibly gzip-compressed) fixture's bytes.
+    static func bytes(_ name: String) throws -> [UInt8] {
+        let source = try ByteSource(path: file(name))
+        var bytes: [UInt8] = []
+        while let chunk = try source.read() { bytes += chunk }
+        return bytes
+    }
+
+    struct Expected {
+        var seq: Int64
+        var mutation: SyncMutation
+    }
+
+    static func golden() throws -> [Expected] {
+        try String(decoding: bytes("outbox-golden.jsonl.gz"), as: UTF8.self).split(separator: "\n").map { line in
+            let row = try JSONParser.parse(Array(line.utf8)).objectValue ?? [:]
+            return Expected(
+                seq: Int64(row["seq"]?.numberValue ?? 0),
+                mutation: SyncMutation(
+                    key: row["key"]?.stringValue ?? "", entity: row["entity"]?.stringValue ?? "", id: row["id"]?.stringValue ?? "",
+                    op: SyncOperation(rawValue: row["op"]?.stringValue ?? "") ?? .delete, version: Int(row["version"]?.numberValue ?? 0),
+                    payload: row["payload"]?.stringValue ?? ""))
+        }
+    }
+
+    /// A store with the fixture's regions and the trace's halves ingested (one, or both).
+    static func store(halves: Int) throws -> Store {
+        let store = try Store.inMemory()
+        let config = try RegionConfigParser().parse(Data(bytes("regions.geojson.gz")), file: "regions.geojson")
+        try store.applyRegions(RegionConfig.merge([config]))
+        let session = try IngestSession(store: store)
+        for half in ["half1.csv.gz", "half2.csv.gz"].prefix(halves) {
+            var reader = try TraceOpener.open(file(half), format: nil, device: "trace")
+            try session.ingest { add in
+                while let fix = try reader.next() { try add(fix) }
+            }
+        }
+        return store
+    }
+
+    /// The rows that differ from the golden ones (at most a few, for the message).
+    static func differences(_ changes: [SyncChange], _ golden: ArraySlice<Expected>) -> [String] {
+        var differences: [String] = []
+        if changes.count != golden.count { differences.append("\(changes.count) rows, expected \(golden.count)") }
+        for (change, expected) in zip(changes, golden) where change.seq != expected.seq || change.mutation != expected.mutation {
+            differences.append("seq \(change.seq): \(change.mutation) != \(expected.seq): \(expected.mutation)")
+            if differences.count >= 3 { break }
+        }
+        return differences
+    }
+
+    @Test func theFeedGivesWhatTheStoredCopiesHeldAfterEachInput() throws {
+        let golden = try Self.golden()
+        for (halves, count) in [(1, Self.rowsAfterFirstHalf), (2, golden.count)] {
+            let store = try Self.store(halves: halves)
+            let changes = try store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+            #expect(Self.differences(changes, golden.prefix(count)) == [], "after \(halves) half(s)")
+            #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE payload IS NULL") } == count)
+        }
+    }
+
+    @Test func pushClaimsAndDeviceConfinedFeedsGiveTheSame() throws {
+        let golden = try Self.golden()
+        let store = try Self.store(halves: 2)
+        let claimed = try store.claimPushBatch(limit: 100_000, maxBytes: .max).filter { $0.mutation.entity != "region" }
+        #expect(Self.differences(claimed.map { SyncChange(seq: $0.seq, mutation: $0.mutation) }, golden[...]) == [])
+        // A device token reads the regions and its own device's rows, referring or not.
+        let own = try store.syncChanges(after: 0, entities: nil, device: "trace", limit: 100_000)
+        #expect(own.count == 400 + golden.count)
+        let other = try store.syncChanges(after: 0, entities: nil, device: "other", limit: 100_000)
+        #expect(other.count == 400 && other.allSatisfy { $0.mutation.entity == "region" })
+    }
+
+    @Test func aNewerVersionFromSyncLeavesTheRowsReferringToTheOldOneAsTheyWere() throws {
+        let golden = try Self.golden()
+        let store = try Self.store(halves: 2)
+        // A closed visit and an event of it, replaced by version 3 and 2 from elsewhere.
+        let visit = try #require(golden.first { $0.mutation.entity == "visit" && $0.mutation.version == 2 })
+        let event = try #require(golden.first { $0.mutation.entity == "event" })
+        var newerVisit = visit.mutation.payload.replacingOccurrences(of: #""exit_reason":"exit""#, with: #""exit_reason":"region_removed""#)
+        newerVisit = newerVisit.replacingOccurrences(of: #""version":2"#, with: #""version":3"#)
+        let results = try store.applyMutations(
+            [
+                SyncMutation(key: "visit:\(visit.mutation.id):v3", entity: "visit", id: visit.mutation.id, op: .upsert, version: 3, payload: newerVisit),
+                SyncMutation(key: "event:\(event.mutation.id):v2", entity: "event", id: event.mutation.id, op: .upsert, version: 2,
+                             payload: event.mutation.payload.replacingOccurrences(of: #""flags":[]"#, with: #""flags":["gap"]"#)),
+            ],
+            permissions: SyncPermissions(device: nil, regions: true))
+        #expect(results == [.applied, .applied])
+        let changes = try store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+        #expect(Self.differences(Array(changes.prefix(golden.count)), golden[...]) == [])
+        #expect(changes.count == golden.count + 2)
+        #expect(try store.writer.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE payload IS NOT NULL AND entity != 'region'")
+        } == 5)  // the visit's two rows and the event's, kept as text, and the two new ones
+    }
+}
