@@ -20,6 +20,7 @@ public enum TraceOpener {
         case .gpx: return GPXTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .geojson: return GeoJSONTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .takeout: return TakeoutTraceReader(source: source, device: fallback)
+        case .timeline: return try TimelineTraceReader(source: source, device: fallback)
         case .plt: return PLTTraceReader(source: source, device: fallback)
         case .owntracks: return OwnTracksTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .tcx: return TCXTraceReader(source: source, device: fallback)
@@ -38,9 +39,17 @@ public enum TraceOpener {
             throw TraceReadError(file: source.name, line: nil, reason: "unsupported XML trace (GPX or TCX expected)")
         }
         if start.hasPrefix("{") {
+            if text.contains("\"semanticSegments\"") || text.contains("\"rawSignals\"") { return .timeline }
             if text.contains("\"locations\"") { return .takeout }
             if text.contains("\"features\"") || text.contains("FeatureCollection") { return .geojson }
-            throw TraceReadError(file: source.name, line: 1, reason: "unsupported JSON trace (GeoJSON FeatureCollection or Takeout Records.json expected)")
+            throw TraceReadError(
+                file: source.name, line: 1,
+                reason: "unsupported JSON trace (GeoJSON FeatureCollection, Takeout Records.json or Google Timeline expected)")
+        }
+        if start.hasPrefix("[") {
+            // iOS's Timeline export: an array of segments with "geo:lat,lon" positions.
+            if text.contains("\"startTime\""), text.contains("geo:") { return .timeline }
+            throw TraceReadError(file: source.name, line: 1, reason: "unsupported JSON array (a Google Timeline export from iOS expected)")
         }
         if start.hasPrefix("Geolife trajectory") { return .plt }
         let firstLine = start.split(separator: "\n", maxSplits: 1).first ?? ""
