@@ -29,8 +29,8 @@ import Testing
         return items
     }
 
-    @Test func readsTheRealExportWithAnInlineRoute() throws {
-        guard TestData.sharedAvailable else { return }
+    @Test(.enabled(if: TestData.sharedAvailable, "needs ../shared/data beside the checkout"))
+    func readsTheRealExportWithAnInlineRoute() throws {
         let items = try items(ByteSource(path: TestData.sharedFile("apple_health/export.xml")))
         let records = items.compactMap { if case .record(let record) = $0 { record } else { nil } }
         #expect(records.map(\.type) == ["HKQuantityTypeIdentifierBodyMassIndex", "HKQuantityTypeIdentifierHeartRate"])
@@ -45,8 +45,8 @@ import Testing
         #expect(items.filter { if case .activitySummary = $0 { true } else { false } }.count == 2)
     }
 
-    @Test func readsTheNewerLayoutWithAFileReference() throws {
-        guard TestData.sharedAvailable else { return }
+    @Test(.enabled(if: TestData.sharedAvailable, "needs ../shared/data beside the checkout"))
+    func readsTheNewerLayoutWithAFileReference() throws {
         let export = try HealthExportFile(path: TestData.sharedFile("apple_health/zip_contents/apple_health_export/export.xml"))
         let items = try items(export.document())
         let workout = try #require(items.compactMap { if case .workout(let workout) = $0 { workout } else { nil } }.first)
