@@ -17,6 +17,12 @@ enum ExportXML {
         record("HKQuantityTypeIdentifierStepCount", source, start, end, "\(value)", created: created)
     }
 
+    /// A correlation holding `records`, which exports also repeat at top level.
+    static func correlation(_ type: String, _ source: String, _ start: String, _ end: String, _ records: [String]) -> String {
+        "<Correlation type=\"\(type)\" sourceName=\"\(source)\" startDate=\"\(start)\" endDate=\"\(end)\">\n"
+            + "<MetadataEntry key=\"HKWasUserEntered\" value=\"0\"/>\n" + records.joined(separator: "\n") + "\n</Correlation>"
+    }
+
     static func document(_ records: [String]) -> ByteSource {
         let xml = "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">\n" + records.joined(separator: "\n") + "\n</HealthData>\n"
         return ByteSource(name: "export.xml", bytes: Array(xml.utf8))
@@ -92,6 +98,23 @@ enum ExportXML {
         let later = try plan(first + [ExportXML.steps("iPhone", "2023-01-14 18:00:00 -0500", "2023-01-14 19:00:00 -0500", 40, created: "2023-01-14 19:05:00 -0500")], anchors: initial.anchors)
         #expect(later.events.map(\.id) == ["me:steps-2023-01-14"], "the touched day is recomputed, the old weight left alone")
         #expect(value(later, "me:steps-2023-01-14") == 140)
+    }
+
+    /// A blood-pressure correlation is one event with both values; its parts, which the export
+    /// repeats at top level, are not events (nor a correlation's parts of other kinds twice).
+    @Test func correlationsAreCountedOnce() throws {
+        let systolic = ExportXML.record("HKQuantityTypeIdentifierBloodPressureSystolic", "Omron", "2023-01-14 07:10:00 -0500", "2023-01-14 07:10:00 -0500", "121", unit: "mmHg")
+        let diastolic = ExportXML.record("HKQuantityTypeIdentifierBloodPressureDiastolic", "Omron", "2023-01-14 07:10:00 -0500", "2023-01-14 07:10:00 -0500", "79", unit: "mmHg")
+        let plan = try plan([
+            ExportXML.correlation("HKCorrelationTypeIdentifierBloodPressure", "Omron", "2023-01-14 07:10:00 -0500", "2023-01-14 07:10:00 -0500", [systolic, diastolic]),
+            systolic, diastolic,
+        ])
+        #expect(plan.events.map(\.kind) == ["blood_pressure"])
+        let reading = try #require(plan.events.first?.properties)
+        #expect(reading["systolic"]?.numberValue == 121 && reading["diastolic"]?.numberValue == 79 && reading["unit"]?.stringValue == "mmHg")
+        #expect(plan.summary.correlations == 1 && plan.summary.records == 2)
+        #expect(plan.summary.skipped == ["blood pressure part (counted in its correlation)": 2])
+        #expect(plan.summary.new[.bloodPressure] == 1)
     }
 
     static let generator = TestData.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/bench/gen_health_export.py").path
