@@ -122,6 +122,18 @@ import Testing
         #expect(forced.stderr.contains("walk.gpx") && forced.stderr.contains("nothing of it was written"))
     }
 
+    @Test func deviceNamesEveryFix() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", Self.region())).status == 0)
+        let two = Self.walk([(0, -100), (50, 100)], device: "a") + Self.walk([(0, -100), (50, 100)], device: "b").split(separator: "\n").dropFirst().joined(separator: "\n") + "\n"
+        let ingest = try await cli.run("ingest", "--json", "--device", "bus", cli.write("two.csv", two))
+        #expect(ingest.stdout.contains(#""devices":["bus"]"#))
+        #expect(ingest.stdout.contains(#""duplicate_time":51"#), "the second device's fixes repeat the first's times")
+        let devices = try await cli.run("events", "export").stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",")[3] }
+        #expect(devices == ["bus", "bus"])
+    }
+
     // MARK: - The regions' own settings
 
     @Test func aRegionsHysteresisAndDelaysOverrideTheRunsAndTheDefaults() async throws {

@@ -48,6 +48,13 @@ import Testing
         #expect(try readAll(file.path, device: "phone").fixes.allSatisfy { $0.device == "phone" })
     }
 
+    @Test func aGivenDeviceNamesEveryFixOverTheCSVsDeviceColumn() throws {
+        let file = try TemporaryFile("time,lat,lon,device\n2020-01-01T00:00:00Z,1,2,a\n2020-01-01T00:00:01Z,1,2,b\n", suffix: ".csv")
+        defer { file.remove() }
+        #expect(try readAll(file.path).fixes.map(\.device) == ["a", "b"])
+        #expect(try readAll(file.path, device: "bus").fixes.map(\.device) == ["bus", "bus"])
+    }
+
     @Test func csvWithoutTheNeededColumnsIsRefusedWithFileAndLine() throws {
         let file = try TemporaryFile("when,where\n2020-01-01T00:00:00Z,here\n", suffix: ".csv")
         defer { file.remove() }

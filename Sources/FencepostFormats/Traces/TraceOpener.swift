@@ -16,7 +16,10 @@ public enum TraceOpener {
         if let format { detected = format } else { detected = try detect(source) }
         let fallback = device ?? defaultDevice(for: path)
         switch detected {
-        case .csv: return try CSVTraceReader(source: source, device: fallback)
+        case .csv:
+            let reader = try CSVTraceReader(source: source, device: fallback)
+            // A device given names every fix, over the file's device column too.
+            return device.map { DeviceNamingReader(base: reader, device: $0) } ?? reader
         case .gpx: return GPXTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .geojson: return GeoJSONTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .takeout: return TakeoutTraceReader(source: source, device: fallback)
@@ -70,5 +73,19 @@ public enum TraceOpener {
             name = String(name[..<dot])
         }
         return name.isEmpty ? "device" : name
+    }
+}
+
+/// Names every fix of another reader after one device.
+struct DeviceNamingReader<Base: TraceReader>: TraceReader {
+    var base: Base
+    let device: String
+
+    var skipped: [String: Int] { base.skipped }
+
+    mutating func next() throws(TraceReadError) -> Fix? {
+        guard var fix = try base.next() else { return nil }
+        fix.device = device
+        return fix
     }
 }
