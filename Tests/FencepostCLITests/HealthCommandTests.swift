@@ -81,7 +81,8 @@ import Testing
         // While it reads the export: nothing is written yet.
         let reading = try killed.start("health", "import", export)
         try await Task.sleep(for: .milliseconds(200))
-        kill(reading.processIdentifier, SIGKILL)
+        // Only while it runs: an ended process's id may be another's by now.
+        if reading.isRunning { kill(reading.processIdentifier, SIGKILL) }
         try await FencepostBinary.waitForExit(reading)
         #expect(reading.terminationReason == .uncaughtSignal, "the import was still running")
         #expect(try await Self.counts(killed) == (0, 0))
@@ -92,7 +93,8 @@ import Testing
         while partial.route == 0, routing.isRunning {
             partial = try await Self.counts(killed)
         }
-        kill(routing.processIdentifier, SIGKILL)
+        // Only while it runs: an ended process's id may be another's by now.
+        if routing.isRunning { kill(routing.processIdentifier, SIGKILL) }
         try await FencepostBinary.waitForExit(routing)
         #expect(routing.terminationReason == .uncaughtSignal, "the import was still running")
         let left = try await Self.counts(killed)

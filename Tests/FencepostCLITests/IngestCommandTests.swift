@@ -145,7 +145,8 @@ import Testing
             while seen <= before, process.isRunning {
                 seen = try await Self.eventCount(killed)
             }
-            kill(process.processIdentifier, SIGKILL)
+            // Only while it runs: an ended process's id may be another's by now.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             try await FencepostBinary.waitForExit(process)
             #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL, "the ingest was still running")
             let after = try await Self.eventCount(killed)
