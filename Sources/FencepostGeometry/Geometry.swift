@@ -102,4 +102,12 @@ extension Geometry {
         guard let pointer = GEOSBoundary_r(context.handle, pointer) else { throw context.failure("boundary") }
         return Geometry(adopting: pointer, context: context)
     }
+
+    /// The planar intersection with another geometry made on the same context.
+    public func intersection(with other: Geometry) throws -> Geometry {
+        precondition(other.context === context, "geometries from different GEOS contexts")
+        context.clearError()
+        guard let pointer = GEOSIntersection_r(context.handle, pointer, other.pointer) else { throw context.failure("intersection") }
+        return Geometry(adopting: pointer, context: context)
+    }
 }

@@ -11,7 +11,7 @@ import Testing
         #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ",\n"))]}"#
     }
 
-    @Test func planApplyReapplyAndList() throws {
+    @Test func planApplyReapplyAndList() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         try cli.write("regions/a.geojson", Self.config(Self.circle("a"), Self.circle("b")))
@@ -19,90 +19,90 @@ import Testing
         try cli.write("regions/notes.txt", "not a region file")
         let regions = cli.path("regions")
 
-        let plan = try cli.run("regions", "plan", regions)
+        let plan = try await cli.run("regions", "plan", regions)
         #expect(plan.status == 0)
         #expect(plan.stdout == "+ add a\n+ add b\n+ add c\n3 to add, 0 to update, 0 to remove, 0 unchanged\n")
-        #expect(try cli.run("regions", "list", "--format", "json").stdout == "[]\n", "plan must not write")
+        #expect(try await cli.run("regions", "list", "--format", "json").stdout == "[]\n", "plan must not write")
 
-        let apply = try cli.run("regions", "apply", regions)
+        let apply = try await cli.run("regions", "apply", regions)
         #expect(apply.status == 0)
         #expect(apply.stdout == plan.stdout)
-        let again = try cli.run("regions", "apply", regions)
+        let again = try await cli.run("regions", "apply", regions)
         #expect(again.stdout == "0 to add, 0 to update, 0 to remove, 3 unchanged\n")
 
-        let table = try cli.run("regions", "list")
+        let table = try await cli.run("regions", "list")
         #expect(table.stdout.hasPrefix("ID  KIND    NAME  VERSION  ENABLED  UPDATED\na   circle  stop  1        yes"))
         #expect(table.stdout.hasSuffix("3 regions\n"))
     }
 
-    @Test func renamingAFileChangesNothingAndEditsAreUpdates() throws {
+    @Test func renamingAFileChangesNothingAndEditsAreUpdates() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         try cli.write("regions/a.geojson", Self.config(Self.circle("a"), Self.circle("b"), Self.circle("c")))
-        #expect(try cli.run("regions", "apply", cli.path("regions")).status == 0)
+        #expect(try await cli.run("regions", "apply", cli.path("regions")).status == 0)
 
         try FileManager.default.moveItem(atPath: cli.path("regions/a.geojson"), toPath: cli.path("regions/renamed.geojson"))
-        #expect(try cli.run("regions", "plan", cli.path("regions")).stdout == "0 to add, 0 to update, 0 to remove, 3 unchanged\n")
+        #expect(try await cli.run("regions", "plan", cli.path("regions")).stdout == "0 to add, 0 to update, 0 to remove, 3 unchanged\n")
 
         // a: geometry change; b: name only; c: removed; d: added.
         try cli.write("regions/renamed.geojson", Self.config(
             Self.circle("a", radius: 40), Self.circle("b", name: "renamed stop"), Self.circle("d")))
-        let apply = try cli.run("regions", "apply", "--format", "json", cli.path("regions"))
+        let apply = try await cli.run("regions", "apply", "--format", "json", cli.path("regions"))
         #expect(apply.stdout == #"{"add":1,"changes":[{"action":"update","geometry_changed":true,"id":"a"},{"action":"update","geometry_changed":false,"id":"b"},{"action":"remove","id":"c"},{"action":"add","id":"d"}],"remove":1,"unchanged":0,"update":2}"# + "\n")
-        let listed = try cli.run("regions", "list", "--format", "json").stdout
+        let listed = try await cli.run("regions", "list", "--format", "json").stdout
         #expect(listed.contains(#""id":"a","kind":"circle","name":"stop","radius":40,"#))
         #expect(listed.contains(#""updated_at""#) && listed.contains(#""version":2"#))
     }
 
-    @Test func listedGeoJSONReappliesAsANoOp() throws {
+    @Test func listedGeoJSONReappliesAsANoOp() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         let sample = TestData.packageRoot.appendingPathComponent("regions").path
-        #expect(try cli.run("regions", "apply", sample).status == 0)
-        let exported = try cli.run("regions", "list", "--format", "geojson")
+        #expect(try await cli.run("regions", "apply", sample).status == 0)
+        let exported = try await cli.run("regions", "list", "--format", "geojson")
         #expect(exported.status == 0)
         let file = try cli.write("exported.geojson", exported.stdout)
-        let plan = try cli.run("regions", "plan", file)
+        let plan = try await cli.run("regions", "plan", file)
         #expect(plan.stdout == "0 to add, 0 to update, 0 to remove, 36 unchanged\n")
-        #expect(try cli.run("regions", "plan", sample).stdout == plan.stdout)
+        #expect(try await cli.run("regions", "plan", sample).stdout == plan.stdout)
     }
 
-    @Test func invalidConfigExitsOneAndLeavesTheStoreUntouched() throws {
+    @Test func invalidConfigExitsOneAndLeavesTheStoreUntouched() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         try cli.write("good.geojson", Self.config(Self.circle("a")))
-        #expect(try cli.run("regions", "apply", cli.path("good.geojson")).status == 0)
-        let before = try cli.run("regions", "list", "--format", "geojson").stdout
+        #expect(try await cli.run("regions", "apply", cli.path("good.geojson")).status == 0)
+        let before = try await cli.run("regions", "list", "--format", "geojson").stdout
 
         let bad = try cli.write("bad.geojson", Self.config(
             Self.circle("a", radius: 99), Self.circle("b", radius: -5),
             #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]},"properties":{"id":"bowtie"}}"#))
-        let result = try cli.run("regions", "apply", bad)
+        let result = try await cli.run("regions", "apply", bad)
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains(#"bad.geojson: feature 1 (id "b"): radius must be greater than 0 metres, got -5.0"#))
         #expect(result.stderr.contains(#"bad.geojson: feature 2 (id "bowtie"): invalid geometry: Self-intersection at [1.0, 1.0]"#))
         #expect(result.stderr.contains("refused: 2 problems in the region config; nothing was applied"))
-        #expect(try cli.run("regions", "list", "--format", "geojson").stdout == before)
+        #expect(try await cli.run("regions", "list", "--format", "geojson").stdout == before)
 
         let duplicate = try cli.write("dup.geojson", Self.config(Self.circle("a")))
-        let clash = try cli.run("regions", "plan", cli.path("good.geojson"), duplicate)
+        let clash = try await cli.run("regions", "plan", cli.path("good.geojson"), duplicate)
         #expect(clash.status == 1)
         #expect(clash.stderr.contains(#"dup.geojson: feature 0 (id "a"): duplicate id "a": also used by \#(cli.path("good.geojson")) feature 0"#))
 
         try FileManager.default.createDirectory(atPath: cli.path("empty"), withIntermediateDirectories: true)
-        let empty = try cli.run("regions", "apply", cli.path("empty"))
+        let empty = try await cli.run("regions", "apply", cli.path("empty"))
         #expect(empty.status == 1)
         #expect(empty.stderr.contains("directory has no *.geojson files"))
-        #expect(try cli.run("regions", "list", "--format", "geojson").stdout == before)
+        #expect(try await cli.run("regions", "list", "--format", "geojson").stdout == before)
 
         let broken = try cli.write("broken.geojson", "{\"type\": \"FeatureCollection\",\n \"features\": [,]}")
-        let syntax = try cli.run("regions", "plan", broken)
+        let syntax = try await cli.run("regions", "plan", broken)
         #expect(syntax.status == 1)
         #expect(syntax.stderr.contains("broken.geojson: invalid JSON at line 2, column 15: unexpected character ','"))
     }
 
-    @Test func importMakesThirdPartyGeoJSONApplicable() throws {
+    @Test func importMakesThirdPartyGeoJSONApplicable() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         let raw = try cli.write("docks.geojson", #"""
@@ -110,21 +110,21 @@ import Testing
             {"type":"Feature","geometry":{"type":"Point","coordinates":[-0.10997,51.52916]},"properties":{"id":1,"name":"River Street"}},
             {"type":"Feature","geometry":{"type":"Point","coordinates":[-0.19757,51.49960]},"properties":{"id":2,"name":"Phillimore Gardens"}}]}
             """#)
-        #expect(try cli.run("regions", "apply", raw).status == 1, "points without a radius are refused")
-        let converted = try cli.run("regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regions/docks.geojson"))
+        #expect(try await cli.run("regions", "apply", raw).status == 1, "points without a radius are refused")
+        let converted = try await cli.run("regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regions/docks.geojson"))
         #expect(converted.status == 0)
-        #expect(try cli.run("regions", "apply", cli.path("regions")).stdout == "+ add dock:1\n+ add dock:2\n2 to add, 0 to update, 0 to remove, 0 unchanged\n")
+        #expect(try await cli.run("regions", "apply", cli.path("regions")).stdout == "+ add dock:1\n+ add dock:2\n2 to add, 0 to update, 0 to remove, 0 unchanged\n")
     }
 
-    @Test func usageErrorsAndHelp() throws {
+    @Test func usageErrorsAndHelp() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try cli.run("regions", "plan").status == 64)
-        let help = try cli.run("regions", "--help")
+        #expect(try await cli.run("regions", "plan").status == 64)
+        let help = try await cli.run("regions", "--help")
         #expect(help.status == 0)
         #expect(help.stdout.contains("plan") && help.stdout.contains("apply") && help.stdout.contains("import"))
         let unopenable = try cli.write("file", "x")
-        let store = try cli.run("regions", "list", "--db", unopenable + "/sub/store.db")
+        let store = try await cli.run("regions", "list", "--db", unopenable + "/sub/store.db")
         #expect(store.status == 3)
         #expect(store.stderr.contains("cannot open the store"))
     }

@@ -24,10 +24,10 @@ struct ServeCommandTests {
     func ownTracksAndOsmAndThroughTheStream() async throws {
         let binary = try FencepostBinary()
         defer { binary.cleanUp() }
-        #expect(try binary.run("regions", "apply", binary.write("regions/home.geojson", Self.region)).status == 0)
-        let token = try binary.run("tokens", "create", "--scope", "admin", "--name", "test").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await binary.run("regions", "apply", binary.write("regions/home.geojson", Self.region)).status == 0)
+        let token = try await binary.run("tokens", "create", "--scope", "admin", "--name", "test").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.hasPrefix("fp_"))
-        let (server, port) = try binary.serve()
+        let (server, port) = try await binary.serve()
         defer { if server.isRunning { server.terminate() } }
         let base = "http://127.0.0.1:\(port)"
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -89,10 +89,10 @@ struct ServeCommandTests {
         try await client.shutdown()
 
         server.terminate()  // SIGTERM: graceful shutdown
-        server.waitUntilExit()
+        try await FencepostBinary.waitForExit(server)
         #expect(server.terminationStatus == 0)
         // What the service wrote is the CLI's to read.
-        let exported = try binary.run("events", "export", "--format", "csv", "--region", "home")
+        let exported = try await binary.run("events", "export", "--format", "csv", "--region", "home")
         #expect(exported.stdout.split(separator: "\n").count == 5)
     }
 

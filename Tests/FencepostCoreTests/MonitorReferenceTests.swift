@@ -82,15 +82,27 @@ import Testing
         return result
     }
 
+    /// Besides the sequence, every event's time lies between the two fixes around its crossing
+    /// (or is the first fix's), and its place and time are where and when the segment crosses
+    /// the boundary by an independent computation (``CrossingOracle``): the time linear along
+    /// the segment at that point.
     @Test func rawMonitorEqualsBruteForceContainment() async {
         await propertyCheck(count: 150, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)) { seed, count, scale in
             let scenario = Self.scenario(seed: seed, fixCount: count, stepScale: scale)
             do {
                 var harness = try MonitorHarness(regions: scenario.regions, settings: MonitorHarness.raw)
-                try harness.feed(scenario.fixes)
+                // Fix by fix, so each event is known to come from the segment ending at its fix.
+                var segmentEnds: [Int] = []
+                for (index, fix) in scenario.fixes.enumerated() {
+                    try harness.feed([fix])
+                    segmentEnds += repeatElement(index, count: harness.events.count - segmentEnds.count)
+                }
                 let monitored = Dictionary(grouping: harness.events, by: \.regionID).mapValues { $0.map(\.kind) }
                 #expect(monitored == (try Self.bruteForce(scenario)))
-                // Every interpolated time lies between the two fixes around it, and events stay in order.
+                let oracle = try CrossingOracle(regions: scenario.regions)
+                for (event, end) in zip(harness.events, segmentEnds) {
+                    try oracle.check(event, fixes: scenario.fixes, segmentEnd: end, seed: seed)
+                }
                 for events in Dictionary(grouping: harness.events, by: \.regionID).values {
                     #expect(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time })
                 }
@@ -180,5 +192,83 @@ import Testing
                 Issue.record("monitor failed: \(error)")
             }
         }
+    }
+}
+
+/// Where a segment between two fixes crosses a region's boundary, computed apart from the
+/// monitor: for a polygon, GEOS's intersection of the segment with the polygon's boundary
+/// (planar in lon/lat, as containment is); for a circle, the segment–circle solution in an
+/// equirectangular projection centred on the circle, and the haversine distance to confirm it.
+struct CrossingOracle {
+    private let context = GEOSContext()
+    private var boundaries: [String: Geometry] = [:]
+    private var circles: [String: (center: Position, radius: Double)] = [:]
+
+    init(regions: [Region]) throws {
+        for region in regions {
+            switch region.shape {
+            case .circle(let center, let radius): circles[region.id] = (center, radius)
+            case .area(let shape): boundaries[region.id] = try Geometry(shape: shape, context: context).boundary()
+            }
+        }
+    }
+
+    /// Checks an enter or exit the raw monitor gave on the segment ending at `fixes[segmentEnd]`.
+    func check(_ event: MonitorEvent, fixes: [Fix], segmentEnd: Int, seed: UInt64) throws {
+        let b = fixes[segmentEnd]
+        let position = try #require(event.position, "seed \(seed): an \(event.kind) without a place")
+        guard segmentEnd > 0 else {
+            #expect(event.kind == .enter && event.time == b.time && position == b.position, "seed \(seed): the first fix's enter")
+            return
+        }
+        let a = fixes[segmentEnd - 1]
+        #expect(a.time <= event.time && event.time <= b.time, "seed \(seed): \(event.kind) at \(event.time) outside [\(a.time), \(b.time)]")
+        // Fixes more than max_gap apart: no interpolation, the inside fix's time and place.
+        if b.time - a.time > MonitorSettings().maxGap {
+            let inside = event.kind == .enter ? b : a
+            #expect(event.flags == .gap && event.time == inside.time && position == inside.position, "seed \(seed): across a gap")
+            return
+        }
+        #expect(event.flags.isEmpty, "seed \(seed): interpolated, not flagged")
+        let fractions = try crossings(event.regionID, from: a.position, to: b.position)
+        try #require(!fractions.isEmpty, "seed \(seed): the segment of an \(event.kind) in \(event.regionID) crosses no boundary")
+        // Entering: the last crossing before the inside fix; leaving: the first after the inside one.
+        let fraction = min(max(event.kind == .enter ? fractions.max()! : fractions.min()!, 0), 1)
+        let expected = Position(lon: a.lon + (b.lon - a.lon) * fraction, lat: a.lat + (b.lat - a.lat) * fraction)
+        #expect(Geodesy.distance(position, expected) < 0.01, "seed \(seed): \(event.kind) in \(event.regionID) at \(position), crossing at \(expected)")
+        let length = Geodesy.distance(a.position, b.position), span = b.time - a.time
+        let time = a.time + fraction * span
+        #expect(abs(event.time - time) <= 1e-3 + span * 0.01 / max(length, 0.01), "seed \(seed): \(event.kind) at \(event.time), crossing at \(time)")
+        if let circle = circles[event.regionID] {
+            #expect(abs(Geodesy.distance(circle.center, position) - circle.radius) < 0.01, "seed \(seed): on the circle")
+        }
+    }
+
+    /// The fractions along a → b at which it meets the region's boundary.
+    func crossings(_ region: String, from a: Position, to b: Position) throws -> [Double] {
+        if let circle = circles[region] {
+            // Metres east and north of the centre; |p + t (q − p)| = r, for t in [0, 1] (give or
+            // take a millimetre's worth, where the sphere and the plane disagree).
+            let north = 6_371_008.8 * .pi / 180, east = north * cos(circle.center.lat * .pi / 180)
+            let (px, py) = ((a.lon - circle.center.lon) * east, (a.lat - circle.center.lat) * north)
+            let (dx, dy) = ((b.lon - a.lon) * east, (b.lat - a.lat) * north)
+            let qa = dx * dx + dy * dy, qb = 2 * (px * dx + py * dy), qc = px * px + py * py - circle.radius * circle.radius
+            let discriminant = qb * qb - 4 * qa * qc
+            guard qa > 0, discriminant >= 0 else { return [] }
+            let slack = 0.001 / qa.squareRoot()
+            return [(-qb - discriminant.squareRoot()) / (2 * qa), (-qb + discriminant.squareRoot()) / (2 * qa)]
+                .filter { $0 >= -slack && $0 <= 1 + slack }
+        }
+        let boundary = try #require(boundaries[region])
+        let segment = try Geometry(wkt: "LINESTRING (\(a.lon) \(a.lat), \(b.lon) \(b.lat))", context: context)
+        let points = try Self.coordinates(segment.intersection(with: boundary).wkt())
+        let (dx, dy) = (b.lon - a.lon, b.lat - a.lat)
+        return points.map { (($0.lon - a.lon) * dx + ($0.lat - a.lat) * dy) / (dx * dx + dy * dy) }
+    }
+
+    /// Every coordinate pair of a geometry's well-known text (points, lines, collections).
+    static func coordinates(_ wkt: String) -> [Position] {
+        let numbers = wkt.split { !"0123456789.-+eE".contains($0) }.compactMap { Double($0) }
+        return stride(from: 0, to: numbers.count - 1, by: 2).map { Position(lon: numbers[$0], lat: numbers[$0 + 1]) }
     }
 }

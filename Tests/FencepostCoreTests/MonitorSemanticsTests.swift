@@ -155,3 +155,68 @@ import Foundation
         #expect(any.events.map(\.kind) == [.enter, .exit])
     }
 }
+
+/// The hysteresis band widened by the fixes' reported accuracy, against the events it must
+/// give: a walk from the middle of a 50 m circle out to `excursion` metres beyond its boundary
+/// (out at 9.5 s), 30 s there, back (in at 59.5 s), then away for good (out at 98.5 s).
+@Suite struct AccuracyBandTests {
+    let grid = LocalGrid()
+
+    /// 5 m/s between the waypoints, a fix a second, each reporting `accuracy`.
+    func excursion(_ excursion: Double, accuracy: Double) -> [Fix] {
+        let far = 50 + excursion, out = (far - 2.5) / 5
+        let waypoints: [(t: Double, x: Double)] = [
+            (0, 2.5), (out, far), (out + 30, far), (2 * out + 30, 2.5), (2 * out + 50, 2.5), (2 * out + 130, 402.5), (2 * out + 160, 402.5),
+        ]
+        var fixes: [Fix] = []
+        for (from, to) in zip(waypoints, waypoints.dropFirst()) {
+            var t = (from.t).rounded(.up)
+            while t < to.t {
+                fixes.append(grid.fix(from.x + (to.x - from.x) * (t - from.t) / (to.t - from.t), 0, t: t, accuracy: accuracy))
+                t += 1
+            }
+        }
+        return fixes
+    }
+
+    func summary(_ excursion: Double, accuracy: Double, region: RegionSettings = RegionSettings()) throws -> [String] {
+        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50, settings: region)], settings: MonitorSettings())
+        try harness.feed(self.excursion(excursion, accuracy: accuracy))
+        return harness.summary
+    }
+
+    /// The events of one visit, or of two (the excursion's exit and re-entry between), with
+    /// the crossing times of the walk: 5 m/s from 2.5 m, so out at 9.5 s, back in `excursion`/5 s
+    /// after the 30 s out there, away at 59.5 s after the return.
+    static func expected(_ excursion: Double, visits: Int) -> [String] {
+        let out = (47.5 + excursion) / 5, backIn = out + 30 + excursion / 5, away = 2 * out + 59.5
+        func at(_ t: Double) -> String { "\((t * 1000).rounded() / 1000)" }
+        return visits == 1 ? ["enter@0.0", "exit@\(at(away))"] : ["enter@0.0", "exit@9.5", "enter@\(at(backIn))", "exit@\(at(away))"]
+    }
+
+    static let twoVisits = expected(50, visits: 2), oneVisit = expected(50, visits: 1)
+
+    /// 5 m fixes: the plain 20 m band. 20 m fixes: 60 m. 40 m and 50 m fixes: 120 m and
+    /// 150 m, capped at 100 m.
+    @Test(arguments: [(5.0, 50.0, 2), (20, 50, 1), (20, 65, 2), (40, 95, 1), (40, 105, 2), (50, 105, 2)])
+    func theBandIsThreeTimesTheAccuracyUpToAHundredMetres(accuracy: Double, excursion: Double, visits: Int) throws {
+        #expect(try summary(excursion, accuracy: accuracy) == Self.expected(excursion, visits: visits))
+    }
+
+    /// A region's own hysteresis is used as is, however poor the fixes.
+    @Test func aRegionsHysteresisIsNotWidened() throws {
+        #expect(try summary(50, accuracy: 20, region: RegionSettings(hysteresis: 20)) == Self.twoVisits)
+        #expect(try summary(50, accuracy: 5, region: RegionSettings(hysteresis: 60)) == Self.oneVisit)
+    }
+
+    /// A region's delays override the run's: 50 s outside is not an exit under a 60 s exit
+    /// delay (nor a 50 s one: the last fix out there is at 59 s), and is one under 45 s.
+    @Test func aRegionsDelaysOverrideTheRuns() throws {
+        #expect(try summary(50, accuracy: 5, region: RegionSettings(exitDelay: 60)) == Self.oneVisit)
+        #expect(try summary(50, accuracy: 5, region: RegionSettings(exitDelay: 50)) == Self.oneVisit)
+        #expect(try summary(50, accuracy: 5, region: RegionSettings(exitDelay: 45)) == Self.twoVisits)
+        // The re-entry at 59.5 s is 2.5 m deep at 60 s and deeper after: a 0 s enter delay keeps
+        // it; so does the default 5 s (confirmed by depth at 61 s).
+        #expect(try summary(50, accuracy: 5, region: RegionSettings(enterDelay: 0)) == Self.twoVisits)
+    }
+}

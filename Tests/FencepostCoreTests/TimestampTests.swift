@@ -14,13 +14,18 @@ import Testing
         ("2025-06-01", 1_748_736_000),
         ("1969-12-31T23:59:59Z", -1),
         ("2016-12-31T23:59:60Z", 1_483_228_800),  // a leap second folds into the next minute
+        ("2024-02-29T12:00:00Z", 1_709_208_000),
+        ("2000-02-29", 951_782_400),
+        ("2025-06-01T24:00:00Z", 1_748_822_400),  // the end of the day is the next one's start
     ])
     func parsesTheFormsTracesUse(text: String, seconds: Double) {
         #expect(Timestamp.parse(text) == seconds)
     }
 
     @Test(arguments: ["", "2025", "2025-13-01T00:00:00Z", "2025-06-01T25:00:00Z", "2025-06-01T06:04:52Q",
-                      "2025-06-01T06:04:52+0", "06/01/2025 06:04", "2025-06-01T06:04:52Z trailing"])
+                      "2025-06-01T06:04:52+0", "06/01/2025 06:04", "2025-06-01T06:04:52Z trailing",
+                      // Days a month does not have, and times past the end of the day.
+                      "2025-02-29T00:00:00Z", "1900-02-29", "2025-04-31", "2025-06-00", "2025-06-01T24:30:00Z", "2025-06-01T24:00:01Z"])
     func refusesWhatIsNotADateTime(text: String) {
         #expect(Timestamp.parse(text) == nil)
     }

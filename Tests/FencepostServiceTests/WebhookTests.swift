@@ -115,4 +115,33 @@ struct WebhookTests {
         }
         #expect(await inbox.deliveries.count == 2)
     }
+
+    @Test("a webhook answering 5xx gets each event webhook_max_attempts times, then it is dead-lettered and the next one goes")
+    func givesUpAfterMaxAttempts() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        let inbox = WebhookInbox(otherwise: 503)
+        try await inbox.receiver().test(.live) { receiver in
+            let configuration = ServiceConfiguration(
+                webhooks: [.init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)], webhookMaxAttempts: 2)
+            try await fixture.app(configuration).test(.router) { client in
+                let posted = try await client.execute(
+                    uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                    body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
+                #expect(posted.status == .ok)
+                try await Self.eventually { try fixture.store.webhookDeadLetters().count == 2 }
+            }
+        }
+        var stored: [String] = []
+        try fixture.store.forEachEvent(EventQuery()) { stored.append($0.id) }
+        let deliveries = await inbox.deliveries
+        // Two attempts each, a second apart, in outbox order; no third.
+        #expect(deliveries.map(\.eventID) == [stored[0], stored[0], stored[1], stored[1]])
+        #expect(deliveries.map(\.attempt) == [1, 2, 1, 2])
+        let letters = try fixture.store.webhookDeadLetters()
+        #expect(letters.map(\.eventID) == stored)
+        #expect(letters.allSatisfy { $0.webhook == "ops" && $0.attempts == 2 && $0.lastError == "HTTP 503" })
+        // Given up on, the events are behind the webhook's cursor: a restart does not resend them.
+        #expect(try fixture.store.webhookCursor("ops") == letters.map(\.outboxSeq).max())
+    }
 }

@@ -19,10 +19,14 @@ struct RealTraceGoldenTests {
 
     /// Ingests one trace into a fresh store; returns the store and the session's summary.
     func ingest(_ trace: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) throws -> (Store, IngestSummary) {
+        try Self.ingest(path: TestData.sharedFile(trace), regions: regions, monitor: monitor, maxAccuracy: maxAccuracy)
+    }
+
+    static func ingest(path: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) throws -> (Store, IngestSummary) {
         let store = try Store.inMemory()
         try store.applyRegions(regions)
         let session = try IngestSession(store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
-        var reader = try TraceOpener.open(TestData.sharedFile(trace), format: nil, device: nil)
+        var reader = try TraceOpener.open(path, format: nil, device: nil)
         try session.ingest { add in
             while let fix = try reader.next() { try add(fix) }
         }
@@ -80,21 +84,25 @@ struct RealTraceGoldenTests {
         #expect(open >= 1)
     }
 
+    @Test func torontoTakeoutRecordsMatchBruteForceRaw() throws {
+        let neighbourhoods = try regions("toronto/toronto_neighbourhoods.geojson", RegionImportOptions(idProperty: "AREA_SHORT_CODE", idPrefix: "toronto:"))
+        let (store, _) = try ingest("google_takeout/records.json", regions: neighbourhoods, monitor: Self.raw)
+        #expect(try kindsByRegion(store) == bruteForce("google_takeout/records.json", regions: neighbourhoods))
+    }
+}
+
+/// The sample the project ships (regions/ and samples/): always there, so never skipped.
+@Suite struct SampleTraceGoldenTests {
     @Test func limerickBusVisitsEachOfItsStopsOnce() throws {
         let stops = try RegionConfigLoader.load([TestData.packageRoot.appendingPathComponent("regions").path])
         #expect(stops.count == 36)
-        let (store, summary) = try ingest("limerick/bus304_to_UL_2019-02-18.gpx", regions: stops)
+        let trace = TestData.packageRoot.appendingPathComponent("samples/bus304_to_UL_2019-02-18.gpx").path
+        let (store, summary) = try RealTraceGoldenTests.ingest(path: trace, regions: stops)
         #expect(summary.fixesAccepted == 2144)
         var visitsByStop: [String: Int] = [:]
         try store.forEachVisit { visitsByStop[$0.region, default: 0] += 1 }
         #expect(visitsByStop.count == 36)
         #expect(visitsByStop.values.allSatisfy { $0 == 1 })
         #expect(summary.events[.dwell] ?? 0 > 0, "the stops have a 20 s dwell")
-    }
-
-    @Test func torontoTakeoutRecordsMatchBruteForceRaw() throws {
-        let neighbourhoods = try regions("toronto/toronto_neighbourhoods.geojson", RegionImportOptions(idProperty: "AREA_SHORT_CODE", idPrefix: "toronto:"))
-        let (store, _) = try ingest("google_takeout/records.json", regions: neighbourhoods, monitor: Self.raw)
-        #expect(try kindsByRegion(store) == bruteForce("google_takeout/records.json", regions: neighbourhoods))
     }
 }

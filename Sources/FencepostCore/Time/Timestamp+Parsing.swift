@@ -18,18 +18,19 @@ extension Timestamp {
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
             let month = scanner.number(digits: 2), scanner.skip("-"),
             let day = scanner.number(digits: 2),
-            (1...12).contains(month), (1...31).contains(day)
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
         var seconds = Double(daysSinceEpoch(year: year, month: month, day: day)) * 86_400
         guard scanner.skip("T") || scanner.skip("t") || scanner.skip(" ") else {
             return scanner.atEnd ? seconds : nil  // a date alone is its midnight UTC
         }
         guard let hour = scanner.number(digits: 2), scanner.skip(":"), let minute = scanner.number(digits: 2),
-            hour <= 24, minute <= 59
+            hour <= 24, minute <= 59, hour < 24 || minute == 0
         else { return nil }
         seconds += Double(hour * 3600 + minute * 60)
         if scanner.skip(":") {
-            guard let second = scanner.number(digits: 2), second <= 60 else { return nil }
+            // 24:00:00 is the end of the day; 24:00:01 is no time at all.
+            guard let second = scanner.number(digits: 2), second <= 60, hour < 24 || second == 0 else { return nil }
             seconds += Double(second)
             if scanner.skip(".") || scanner.skip(",") {
                 guard let fraction = scanner.fraction() else { return nil }
@@ -51,6 +52,15 @@ extension Timestamp {
 
     public static func parse(_ text: String) -> Double? {
         parse(Substring(text))
+    }
+
+    /// The days in a month of the proleptic Gregorian calendar: a 30 February is no date.
+    package static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     /// Days from 1970-01-01 to the given proleptic Gregorian date.

@@ -16,10 +16,14 @@ public enum TraceOpener {
         if let format { detected = format } else { detected = try detect(source) }
         let fallback = device ?? defaultDevice(for: path)
         switch detected {
-        case .csv: return try CSVTraceReader(source: source, device: fallback)
+        case .csv:
+            let reader = try CSVTraceReader(source: source, device: fallback)
+            // A device given names every fix, over the file's device column too.
+            return device.map { DeviceNamingReader(base: reader, device: $0) } ?? reader
         case .gpx: return GPXTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .geojson: return GeoJSONTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .takeout: return TakeoutTraceReader(source: source, device: fallback)
+        case .timeline: return try TimelineTraceReader(source: source, device: fallback)
         case .plt: return PLTTraceReader(source: source, device: fallback)
         case .owntracks: return OwnTracksTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .tcx: return TCXTraceReader(source: source, device: fallback)
@@ -38,9 +42,17 @@ public enum TraceOpener {
             throw TraceReadError(file: source.name, line: nil, reason: "unsupported XML trace (GPX or TCX expected)")
         }
         if start.hasPrefix("{") {
+            if text.contains("\"semanticSegments\"") || text.contains("\"rawSignals\"") { return .timeline }
             if text.contains("\"locations\"") { return .takeout }
             if text.contains("\"features\"") || text.contains("FeatureCollection") { return .geojson }
-            throw TraceReadError(file: source.name, line: 1, reason: "unsupported JSON trace (GeoJSON FeatureCollection or Takeout Records.json expected)")
+            throw TraceReadError(
+                file: source.name, line: 1,
+                reason: "unsupported JSON trace (GeoJSON FeatureCollection, Takeout Records.json or Google Timeline expected)")
+        }
+        if start.hasPrefix("[") {
+            // iOS's Timeline export: an array of segments with "geo:lat,lon" positions.
+            if text.contains("\"startTime\""), text.contains("geo:") { return .timeline }
+            throw TraceReadError(file: source.name, line: 1, reason: "unsupported JSON array (a Google Timeline export from iOS expected)")
         }
         if start.hasPrefix("Geolife trajectory") { return .plt }
         let firstLine = start.split(separator: "\n", maxSplits: 1).first ?? ""
@@ -61,5 +73,19 @@ public enum TraceOpener {
             name = String(name[..<dot])
         }
         return name.isEmpty ? "device" : name
+    }
+}
+
+/// Names every fix of another reader after one device.
+struct DeviceNamingReader<Base: TraceReader>: TraceReader {
+    var base: Base
+    let device: String
+
+    var skipped: [String: Int] { base.skipped }
+
+    mutating func next() throws(TraceReadError) -> Fix? {
+        guard var fix = try base.next() else { return nil }
+        fix.device = device
+        return fix
     }
 }

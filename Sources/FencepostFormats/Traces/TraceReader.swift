@@ -13,5 +13,5 @@ public protocol TraceReader {
 
 /// The formats Fencepost reads.
 public enum TraceFormat: String, Sendable, CaseIterable {
-    case gpx, geojson, csv, takeout, plt, owntracks, tcx
+    case gpx, geojson, csv, takeout, timeline, plt, owntracks, tcx
 }

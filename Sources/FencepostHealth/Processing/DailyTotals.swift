@@ -33,6 +33,10 @@ struct DailyTotals {
     func events(
         owner: String, days: Set<Int>?, sourceNames: [String], presence: [Int32: IntervalSet], priority: SourcePriority
     ) -> [HealthEvent] {
+        // Water is logged by hand, a drink at a time, often in an app of its own: another
+        // source being present (a phone counting energy) says nothing about it. Only a
+        // better-ranked source's own water covers a sample's time.
+        let presence = kind == .water ? ownPresence() : presence
         let recording = Dictionary(samples.map { (sourceNames[Int($0.source)], $0.source) }) { first, _ in first }
         // Per source: the time better-ranked sources of this kind were present.
         var blocked: [Int32: IntervalSet] = [:]
@@ -80,6 +84,11 @@ struct DailyTotals {
                     "utc_offset": .string(HealthDate(seconds: total.start, offset: total.offset).offsetText),
                 ])
         }
+    }
+
+    /// Per source, the time its own samples of this kind cover.
+    private func ownPresence() -> [Int32: IntervalSet] {
+        Dictionary(grouping: samples, by: \.source).mapValues { IntervalSet($0.map { Interval(start: $0.start, end: $0.end) }) }
     }
 
     /// Two decimals: enough for any of these units, and stable from run to run.

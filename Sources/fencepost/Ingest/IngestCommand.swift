@@ -10,8 +10,11 @@ struct IngestCommand: AsyncParsableCommand {
         abstract: "Turn location traces into geofence events and visits.",
         discussion: """
             Formats: GPX 1.0/1.1 (Apple's hAcc as accuracy), GeoJSON (timed Points, LineStrings with \
-            coordTimes), CSV with a header, Google Takeout Records.json, GeoLife .plt, OwnTracks .rec \
-            and TCX; gzip-compressed files too. The format is detected from the content. \
+            coordTimes), CSV with a header, Google Takeout Records.json, Google Maps Timeline exported \
+            from the phone (Android's Timeline.json, iOS's location-history.json: the raw signals' \
+            positions, and the timeline paths where no raw position lies within 15 minutes; Google's \
+            own visits are not read), GeoLife .plt, OwnTracks .rec and TCX; gzip-compressed files \
+            too. The format is detected from the content. \
             Each file is read as a stream, filtered (bad coordinates, poor accuracy, duplicates, \
             teleports, fixes already seen), run through the monitor against the monitored regions, \
             and committed in one transaction with its events, visits, outbox rows and the devices' \
@@ -30,7 +33,7 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Device id for every fix (default: the file's device or track name, else the file name).")
     var device: String?
 
-    @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, plt, owntracks or tcx.")
+    @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, timeline, plt, owntracks or tcx.")
     var format: TraceFormatChoice = .auto
 
     @OptionGroup var monitor: MonitorOptions

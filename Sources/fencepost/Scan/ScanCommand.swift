@@ -41,7 +41,7 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Device id for every fix (default: the file's device or track name, else the file name).")
     var device: String?
 
-    @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, plt, owntracks or tcx.")
+    @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, timeline, plt, owntracks or tcx.")
     var inputFormat: TraceFormatChoice = .auto
 
     @OptionGroup var monitor: MonitorOptions
