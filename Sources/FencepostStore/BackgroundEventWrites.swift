@@ -57,12 +57,32 @@ final class BackgroundEventWrites: @unchecked Sendable {
 
     private static func write(_ events: [GeofenceEvent], with writer: EventWriter) throws -> Written {
         var written = Written()
+        // Visits the batch both opens and closes are written once, closed.
+        var exits: [String: Double] = [:]
+        for event in events where event.kind == .exit { exits[event.visitID] = event.time }
+        var closedEarly: Set<String> = []
         for event in events {
             if try writer.insert(event) { written.newEvents.append(event) }
             written.eventsByKind[event.kind, default: 0] += 1
             let change = VisitChange(for: event)
-            if try writer.apply(change) {
-                if case .open = change { written.visitsOpened += 1 } else { written.visitsClosed += 1 }
+            switch change {
+            case .open(let visit):
+                if let exit = exits[visit.id] {
+                    guard try writer.open(visit, closingAt: exit, reason: .exit) else { continue }
+                    closedEarly.insert(visit.id)
+                } else {
+                    guard try writer.apply(change) else { continue }
+                }
+                written.visitsOpened += 1
+            case .close(let id, _, _):
+                if closedEarly.remove(id) != nil {
+                    try writer.closedEarlier(id)
+                } else {
+                    guard try writer.apply(change) else { continue }
+                }
+                written.visitsClosed += 1
+            case .none:
+                break
             }
         }
         return written

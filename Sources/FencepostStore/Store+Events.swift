@@ -10,6 +10,7 @@ struct EventWriter {
     private let insertEvent: DirectStatement
     private let openVisit: DirectStatement
     private let closeVisit: DirectStatement
+    private let insertClosedVisit: DirectStatement
     private let outbox: OutboxWriter
 
     init(now: String, db: Database) throws {
@@ -27,6 +28,11 @@ struct EventWriter {
                 version = version + 1, updated_at = ?4
             WHERE id = ?5 AND status = 'open'
             RETURNING version
+            """, db: db)
+        insertClosedVisit = try DirectStatement("""
+            INSERT OR IGNORE INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason,
+                version, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'closed', ?8, 2, ?9)
             """, db: db)
         outbox = try OutboxWriter(now: now, db: db)
     }
@@ -49,6 +55,31 @@ struct EventWriter {
         guard try insertEvent.execute() > 0 else { return false }
         try outbox.enqueue(entity: "event", id: event.id, version: 1)
         return true
+    }
+
+    /// Opens a visit that a later event of the same batch closes: the visit's row is written
+    /// once, closed (version 2), instead of inserted open and then updated; its version 1 goes
+    /// to the outbox now, and ``closedEarlier(_:)`` enqueues version 2 at its exit, so the
+    /// outbox is what opening and closing would give. Returns whether the visit was new.
+    func open(_ visit: Visit, closingAt at: Double, reason: VisitExitReason) throws -> Bool {
+        let enteredMs = Timestamp.milliseconds(visit.enteredAt)
+        insertClosedVisit.bind(1, visit.id)
+        insertClosedVisit.bind(2, visit.device)
+        insertClosedVisit.bind(3, visit.regionID)
+        insertClosedVisit.bind(4, enteredMs)
+        insertClosedVisit.bind(5, Timestamp.format(milliseconds: enteredMs))
+        insertClosedVisit.bind(6, Timestamp.milliseconds(at))
+        insertClosedVisit.bind(7, Timestamp.format(seconds: at))
+        insertClosedVisit.bind(8, reason.rawValue)
+        insertClosedVisit.bind(9, now)
+        guard try insertClosedVisit.execute() > 0 else { return false }
+        try outbox.enqueue(entity: "visit", id: visit.id, version: 1)
+        return true
+    }
+
+    /// The exit of a visit ``open(_:closingAt:reason:)`` wrote closed: its version 2 to the outbox.
+    func closedEarlier(_ visitID: String) throws {
+        try outbox.enqueue(entity: "visit", id: visitID, version: 2)
     }
 
     /// Applies an open or close to the visits table; returns whether anything changed.
