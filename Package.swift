@@ -43,6 +43,12 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
 
+        // SQLite's process-wide settings (a C function around the variadic sqlite3_config).
+        .target(
+            name: "CSQLiteSetup",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
+
         // MARK: - Layers, bottom up
         .target(
             name: "FencepostGeometry",
@@ -73,7 +79,7 @@ let package = Package(
         .target(
             name: "FencepostStore",
             dependencies: [
-                "FencepostCore", "FencepostFormats",
+                "FencepostCore", "FencepostFormats", "CSQLiteSetup",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for binding the per-event writes of an ingest directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -170,6 +176,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,3 +1,4 @@
+import CSQLiteSetup
 package import GRDB
 package import FencepostCore
 import Foundation
@@ -19,6 +20,7 @@ public struct Store: Sendable {
 
     /// Opens (creating when missing) the database at `path` and migrates it.
     public init(path: String) throws {
+        _ = Self.sqliteSetUp
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try self.init(writer: DatabasePool(path: path, configuration: Self.configuration()))
@@ -26,8 +28,13 @@ public struct Store: Sendable {
 
     /// A private in-memory database, for tests and dry runs.
     public static func inMemory() throws -> Store {
-        try Store(writer: DatabaseQueue(configuration: configuration()))
+        _ = Self.sqliteSetUp
+        return try Store(writer: DatabaseQueue(configuration: configuration()))
     }
+
+    /// Multi-thread mode, set once before the first connection opens (see `fencepost_sqlite_setup`):
+    /// SQLite's per-call mutexes were a tenth of an ingest's event writes.
+    private static let sqliteSetUp: Int32 = fencepost_sqlite_setup()
 
     package init(writer: any DatabaseWriter, retirementHooks: [RegionRetirementHook] = []) throws {
         self.writer = writer
