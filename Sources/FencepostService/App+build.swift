@@ -45,7 +45,8 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     // the configuration trades that for speed.
     let log = store.isInMemory ? nil : try WriteAheadLog(store: store)
     let durability = CommitDurability(log: configuration.durableCommits ? log : nil)
-    let ingestor = try LiveIngestor(store: store, options: settings.ingest, metrics: metrics, signal: signal, durability: durability)
+    let ingestor = try LiveIngestor(
+        store: store, options: settings.ingest, metrics: metrics, signal: signal, durability: durability, log: log)
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The store's write-ahead log, for a long-running writer (the service) that wants its
 /// commits neither to stop for checkpoints nor to wait, one by one, for the disk.
@@ -11,6 +12,13 @@ import GRDB
 ///   appends, and ``checkpoint()``, called periodically from another thread, copies the log back
 ///   through a connection of its own. A passive checkpoint neither waits for nor blocks the
 ///   writer or readers.
+/// - Starting over: the log is written from its start again only when a write transaction
+///   begins after a checkpoint copied every frame into the database. Checkpoints beside a writer
+///   that commits continuously never quite catch up, so the log grew without end (4.4 GB in a
+///   minute of live ingest, slowing every sync and checkpoint). Once the log holds more than
+///   `restartFrames`, ``restartIfLarge()``, called by the writer between its transactions,
+///   copies what the background checkpoints have not yet copied (a moment's worth), so its next
+///   transaction starts the log over.
 /// - Durability: commits are made with SQLite's `synchronous = NORMAL` (GRDB's default in WAL
 ///   mode): they survive the process crashing but not the machine until the log reaches the
 ///   disk. ``sync()`` puts everything committed so far there with one `fdatasync` of the log,
@@ -20,6 +28,10 @@ public final class WriteAheadLog: Sendable {
     private let store: Store
     private let checkpointConnection: DatabaseQueue
     private let descriptor: Int32
+    /// Frames in the log at the last checkpoint, background or the writer's.
+    private let frames = Atomic<Int>(0)
+    /// The log is started over once it holds this many frames (4 KiB pages: 64 MiB).
+    public static let restartFrames = 16_384
 
     /// The log of `store`, which must be a database file (not in memory).
     public init(store: Store) throws {
@@ -52,7 +64,20 @@ public final class WriteAheadLog: Sendable {
     @discardableResult
     public func checkpoint() throws -> (logFrames: Int, checkpointedFrames: Int) {
         let result = try checkpointConnection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        frames.store(result.walFrameCount, ordering: .relaxed)
         return (result.walFrameCount, result.checkpointedFrameCount)
+    }
+
+    /// For the store's one writer, between its transactions: when the log has grown past
+    /// `restartFrames`, checkpoints from the writer's own connection, so that (unless a reader
+    /// still reads the log) its next transaction starts the log over. Returns whether it did.
+    @discardableResult
+    public func restartIfLarge() throws -> Bool {
+        guard frames.load(ordering: .relaxed) > Self.restartFrames else { return false }
+        let result = try store.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        // Every frame copied: the next transaction starts over; otherwise try again next time.
+        frames.store(result.checkpointedFrameCount == result.walFrameCount ? 0 : result.walFrameCount, ordering: .relaxed)
+        return true
     }
 
     /// Gives checkpoints back to the writer (SQLite's default of 1,000 pages).

@@ -63,4 +63,7 @@ end
 
 function done(summary, latency, requests)
   io.write(string.format("non-200 responses: %d\n", summary.errors.status))
+  io.write(string.format("latency percentiles (ms): p50 %.2f, p90 %.2f, p99 %.2f, p99.9 %.2f, max %.2f\n",
+    latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
+    latency:percentile(99.9) / 1000, latency.max / 1000))
 end

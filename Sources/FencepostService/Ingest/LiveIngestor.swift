@@ -1,7 +1,6 @@
 import FencepostCore
 import FencepostStore
 import Foundation
-import NIOPosix
 import ServiceLifecycle
 
 /// The one writer of live fixes: requests queue their (validated) batches, and the writer
@@ -19,19 +18,26 @@ final class LiveIngestor: Service, Sendable {
     private let queue = Handoff<PendingBatch>()
     private let committed = Handoff<(PendingBatch, BatchOutcome)>()
     private let durability: CommitDurability
+    /// The store's log, started over by the writer when it has grown (nil for a store in memory).
+    private let log: WriteAheadLog?
     private let session: SessionBox
+    private let thread = DedicatedThread("live-writer")
     private let metrics: ServiceMetrics
     private let signal: ChangeSignal
     /// A group holds at most this many fixes (several requests' worth).
     private static let groupFixes = 20_000
 
-    init(store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal, durability: CommitDurability) throws {
+    init(
+        store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal, durability: CommitDurability,
+        log: WriteAheadLog?
+    ) throws {
         var options = options
         options.reloadsDevices = true
         self.session = SessionBox(try IngestSession(store: store, options: options))
         self.metrics = metrics
         self.signal = signal
         self.durability = durability
+        self.log = log
     }
 
     /// Ingests `fixes` (one request) and returns what they did, once committed (and, with
@@ -58,7 +64,9 @@ final class LiveIngestor: Service, Sendable {
     private func answerWhenDurable() async {
         while let groups = await committed.take() {
             do {
+                let started = ContinuousClock.now
                 try await durability.ensure()
+                metrics.recordSync(.now - started)
                 for (pending, outcome) in groups { pending.continuation.resume(returning: outcome) }
             } catch {
                 // Committed but maybe not on disk: the client retries, and what is already
@@ -72,7 +80,9 @@ final class LiveIngestor: Service, Sendable {
         let batches = group.map(\.fixes)
         do {
             let session = self.session
-            let outcomes = try await NIOThreadPool.singleton.runIfActive { try session.value.ingest(batches: batches) }
+            let started = ContinuousClock.now
+            let outcomes = try await thread.run { try session.value.ingest(batches: batches) }
+            metrics.recordGroup(fixes: batches.reduce(0) { $0 + $1.count }, duration: .now - started)
             for (pending, outcome) in zip(group, outcomes) {
                 metrics.recordIngest(fixes: pending.fixes.count, outcome: outcome)
             }
@@ -80,6 +90,18 @@ final class LiveIngestor: Service, Sendable {
             await committed.append(Array(zip(group, outcomes)))
         } catch {
             for pending in group { pending.continuation.resume(throwing: error) }
+        }
+        await restartLogIfLarge()
+    }
+
+    /// Between groups, while the answers of the last one wait for the disk: keeps the log from
+    /// growing without end (see ``WriteAheadLog/restartIfLarge()``).
+    private func restartLogIfLarge() async {
+        guard let log else { return }
+        let started = ContinuousClock.now
+        // A failure here leaves the log longer until the next group tries again.
+        if (try? await thread.run { try log.restartIfLarge() }) == true {
+            metrics.recordLogRestart(.now - started)
         }
     }
 }

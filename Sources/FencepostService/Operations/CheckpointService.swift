@@ -1,15 +1,21 @@
 import FencepostStore
 import Logging
-import NIOPosix
 import ServiceLifecycle
 
-/// Checkpoints the store's write-ahead log every `interval` from a thread-pool thread, so the
+/// Checkpoints the store's write-ahead log every `interval` from a thread of its own, so the
 /// live writer's commits never stop to do it (see ``WriteAheadLog``). On shutdown the writer
 /// takes checkpoints back.
 struct CheckpointService: Service {
     let log: WriteAheadLog
     let interval: Duration
     let logger: Logger
+    private let thread = DedicatedThread("checkpoint")
+
+    init(log: WriteAheadLog, interval: Duration, logger: Logger) {
+        self.log = log
+        self.interval = interval
+        self.logger = logger
+    }
 
     func run() async throws {
         try log.startCheckpointing()
@@ -19,9 +25,7 @@ struct CheckpointService: Service {
                 guard !Task.isCancelled else { break }  // shutting down: the writer checkpoints last
                 do {
                     let log = self.log
-                    _ = try await NIOThreadPool.singleton.runIfActive { try log.checkpoint() }
-                } catch is CancellationError {
-                    break
+                    _ = try await thread.run { try log.checkpoint() }
                 } catch {
                     logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
                 }

@@ -12,6 +12,10 @@ final class ServiceMetrics: Sendable {
     private let fixesDropped: Mutex<[FixDropReason: Counter]> = Mutex([:])
     private let eventsByKind: Mutex<[String: Counter]> = Mutex([:])
     private let requestTimers: Mutex<[String: DurationHistogram]> = Mutex([:])
+    private let groupFixes: ValueHistogram
+    private let commitTime: DurationHistogram
+    private let syncTime: DurationHistogram
+    private let restartTime: DurationHistogram
     private static let latencyBuckets: [Duration] = [
         .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
@@ -20,6 +24,40 @@ final class ServiceMetrics: Sendable {
     init() {
         fixesIngested = registry.makeCounter(descriptor: MetricNameDescriptor(
             namespace: "fencepost", metricName: "fixes_ingested", unitName: "total", helpText: "Fixes received by the service."))
+        groupFixes = registry.makeValueHistogram(
+            descriptor: MetricNameDescriptor(
+                namespace: "fencepost", metricName: "writer_group_fixes",
+                helpText: "Fixes per group the live writer committed in one transaction."),
+            buckets: [1, 10, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 20_000])
+        commitTime = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(
+                namespace: "fencepost", metricName: "writer_commit", unitName: "seconds",
+                helpText: "Time the live writer took per group: filter, monitor and the transaction with its commit."),
+            buckets: Self.latencyBuckets)
+        syncTime = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(
+                namespace: "fencepost", metricName: "writer_sync", unitName: "seconds",
+                helpText: "Time to put the write-ahead log on disk before durable answers (one fdatasync for all groups since the last)."),
+            buckets: Self.latencyBuckets)
+        restartTime = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(
+                namespace: "fencepost", metricName: "writer_log_restart", unitName: "seconds",
+                helpText: "Time the live writer spent checkpointing a grown write-ahead log so it starts over."),
+            buckets: Self.latencyBuckets)
+    }
+
+    /// One group the live writer committed.
+    func recordGroup(fixes: Int, duration: Duration) {
+        groupFixes.record(Double(fixes))
+        commitTime.record(duration)
+    }
+
+    func recordSync(_ duration: Duration) {
+        syncTime.record(duration)
+    }
+
+    func recordLogRestart(_ duration: Duration) {
+        restartTime.record(duration)
     }
 
     func recordIngest(fixes: Int, outcome: BatchOutcome) {
