@@ -71,6 +71,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "FencepostRender",
+            dependencies: ["FencepostCore", "FencepostGeometry"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "FencepostStore",
             dependencies: [
                 "FencepostCore",
@@ -95,7 +100,7 @@ let package = Package(
         .target(
             name: "FencepostService",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
+                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync", "FencepostRender",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -115,6 +120,7 @@ let package = Package(
                 "FencepostStore",
                 "FencepostService",
                 "FencepostSync",
+                "FencepostRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -161,6 +167,11 @@ let package = Package(
         .testTarget(
             name: "FencepostHealthTests",
             dependencies: ["FencepostHealth", "FencepostTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostRenderTests",
+            dependencies: ["FencepostRender", "FencepostCore", "FencepostFormats", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

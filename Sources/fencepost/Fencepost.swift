@@ -15,7 +15,7 @@ struct Fencepost: AsyncParsableCommand {
             """,
         subcommands: [
             RegionsCommand.self, IngestCommand.self, HealthCommand.self, VisitsCommand.self, EventsCommand.self, QueueCommand.self,
-            ServeCommand.self, TokensCommand.self, SyncCommand.self,
+            ServeCommand.self, TokensCommand.self, SyncCommand.self, RenderCommand.self,
         ]
     )
 }

@@ -1,0 +1,104 @@
+/// Places labels so none overlaps another: greedily, in priority order, each at the first of
+/// its candidate spots that is free. It does so at zoom 1, 2, 4… (label text keeps its size on
+/// screen while the map grows), so each label also learns the zoom from which it fits: the
+/// SVG shows the labels that fit at zoom 1, the HTML page shows more as the user zooms in.
+struct LabelPlacer {
+    /// A spot for a label: where its text is anchored and how (`start`, `middle`, `end`).
+    struct Spot: Sendable, Hashable {
+        var at: Point
+        var anchor: String
+    }
+
+    struct Request {
+        var text: String
+        var spots: [Spot]
+        /// The label is not shown below this zoom, even where it would fit.
+        var minZoom: Double = 1
+    }
+
+    struct Placement {
+        var request: Int
+        var spot: Spot
+        /// The smallest zoom level at which the label is shown.
+        var minZoom: Double
+    }
+
+    static let zoomLevels: [Double] = [1, 2, 4, 8, 16, 32, 64]
+    let fontSize: Double
+    let width: Double
+    let height: Double
+    /// Boxes no label may cover at zoom 1 (the scale bar, the north arrow, the legend).
+    var obstacles: [Box] = []
+
+    /// Roughly how wide `text` is set in a sans-serif face at `fontSize`.
+    func textWidth(_ text: String) -> Double {
+        Double(text.count) * fontSize * 0.6
+    }
+
+    func box(of text: String, at spot: Spot, zoom: Double) -> Box {
+        let width = textWidth(text)
+        let x = spot.at.x * zoom, y = spot.at.y * zoom
+        let left: Double
+        switch spot.anchor {
+        case "end": left = x - width
+        case "middle": left = x - width / 2
+        default: left = x
+        }
+        // The anchor is the baseline; descenders reach a little below it.
+        return Box(minX: left - 1, minY: y - fontSize * 0.8 - 1, maxX: left + width + 1, maxY: y + fontSize * 0.25 + 1)
+    }
+
+    /// Where each label goes; labels that fit at no zoom level are left out.
+    func place(_ requests: [Request]) -> [Placement] {
+        var placed: [Int: Placement] = [:]
+        for zoom in Self.zoomLevels {
+            var grid = BoxGrid(cell: 64)
+            if zoom == 1 { for obstacle in obstacles { grid.insert(obstacle) } }
+            // Labels shown at a lower zoom keep their spot.
+            for placement in placed.values {
+                grid.insert(box(of: requests[placement.request].text, at: placement.spot, zoom: zoom))
+            }
+            for (index, request) in requests.enumerated() where placed[index] == nil && request.minZoom <= zoom {
+                for spot in request.spots {
+                    let candidate = box(of: request.text, at: spot, zoom: zoom)
+                    if zoom == 1, !candidate.inside(width: width, height: height) { continue }
+                    if grid.intersects(candidate) { continue }
+                    grid.insert(candidate)
+                    placed[index] = Placement(request: index, spot: spot, minZoom: zoom)
+                    break
+                }
+            }
+        }
+        return placed.values.sorted { $0.request < $1.request }
+    }
+}
+
+/// Boxes bucketed by a square grid, for fast overlap tests.
+struct BoxGrid {
+    let cell: Double
+    private var buckets: [Int64: [Box]] = [:]
+
+    init(cell: Double) {
+        self.cell = cell
+    }
+
+    mutating func insert(_ box: Box) {
+        forEachCell(box) { buckets[$0, default: []].append(box) }
+    }
+
+    func intersects(_ box: Box) -> Bool {
+        var hit = false
+        forEachCell(box) { key in
+            if !hit, let boxes = buckets[key], boxes.contains(where: { $0.intersects(box) }) { hit = true }
+        }
+        return hit
+    }
+
+    private func forEachCell(_ box: Box, _ body: (Int64) -> Void) {
+        let x0 = Int64((box.minX / cell).rounded(.down)), x1 = Int64((box.maxX / cell).rounded(.down))
+        let y0 = Int64((box.minY / cell).rounded(.down)), y1 = Int64((box.maxY / cell).rounded(.down))
+        for x in x0...x1 {
+            for y in y0...y1 { body(x &* 1_000_003 &+ y) }
+        }
+    }
+}
