@@ -72,12 +72,11 @@ extension MapCanvas {
         let tracks = Dictionary(scene.tracks.map { ($0.device, $0) }, uniquingKeysWith: { first, _ in first })
         svg.start("g", ["class": "events"])
         for event in scene.events {
-            let position = event.position
-                ?? tracks[event.device].flatMap { $0.source == .fixes ? $0.position(at: event.time) : nil }
-                ?? event.visitID.flatMap { enterPositions[$0] }
-                ?? regionCentres[event.regionID]
-            guard let position else { continue }
-            let point = frame.point(position)
+            let onTrack = event.position ?? tracks[event.device].flatMap { $0.source == .fixes ? $0.position(at: event.time) : nil }
+            guard let position = onTrack ?? event.visitID.flatMap({ enterPositions[$0] }) ?? regionCentres[event.regionID] else { continue }
+            var point = frame.point(position)
+            // A dwell placed at its visit's enter is set beside the enter's marker, not on it.
+            if onTrack == nil { point = Point(x: point.x + 7, y: point.y - 7) }
             let classes = (["event", event.kind] + event.flags + ["fixed-size"]).joined(separator: " ")
             let flags = event.flags.isEmpty ? "" : " (\(event.flags.joined(separator: ", ")))"
             emit("path", [

@@ -115,7 +115,7 @@ struct MapCanvas {
         var notes: [String] = []
         if total > shown {
             notes.append(
-                "\(shown) of \(total) labels shown" + (options.zoomableLabels ? "; zoom in for the rest" : "; the others would overlap (the HTML form shows them as you zoom)"))
+                "\(shown) of \(total) labels shown" + (options.zoomableLabels ? "; zoom in for the rest" : "; the others would overlap or label specks (the HTML form shows them as you zoom)"))
         }
         let clustered = layout.clusters.reduce(0) { $0 + $1.members.count }
         if clustered > 0 {

@@ -43,6 +43,7 @@ enum LivePage {
         """
 
     static let style = """
+        [hidden]{display:none !important}
         body{margin:0;font:14px "DejaVu Sans",Verdana,Arial,sans-serif;color:#1c1917;background:#fafaf9}
         header{display:flex;flex-wrap:wrap;align-items:center;gap:14px;padding:8px 14px;background:#1c1917;color:#fafaf9}
         h1{font-size:17px;margin:0}h1 span{font-weight:normal;color:#fbbf24}
@@ -56,7 +57,7 @@ enum LivePage {
         #map-panel{flex:1 1 auto;min-width:0;position:relative}
         .controls{margin-bottom:6px}.controls button{min-width:34px;margin-right:4px}
         .hint{color:#78716c;font-size:12px;margin-left:8px}
-        #map svg{width:100%;height:auto;border:1px solid #d6d3d1;background:#fff;cursor:grab;touch-action:none}
+        #map svg{display:block;width:100%;height:calc(100vh - 120px);min-height:360px;border:1px solid #d6d3d1;background:#f3f1ec;cursor:grab;touch-action:none}
         #attribution{font-size:11px;color:#57534e;text-align:right}
         aside{flex:0 0 340px;display:flex;flex-direction:column;gap:12px}
         aside section{background:#fff;border:1px solid #d6d3d1;border-radius:4px;padding:10px}

@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostGeometry
 import FencepostRender
 import Synchronization
 
@@ -27,7 +28,12 @@ final class RecentTracks: Sendable {
     let maxDevices: Int
     let filter: FixFilterSettings
 
-    init(pointsPerDevice: Int = 500, maxDevices: Int = 10_000, filter: FixFilterSettings = FixFilterSettings()) {
+    /// Metres a point must be from the one before to be kept beside it.
+    static let spacing = 5.0
+
+    /// At most 1,000 points of 24 bytes for each of 2,000 devices: under 50 MB however many
+    /// devices post.
+    init(pointsPerDevice: Int = 1_000, maxDevices: Int = 2_000, filter: FixFilterSettings = FixFilterSettings()) {
         self.pointsPerDevice = pointsPerDevice
         self.maxDevices = maxDevices
         self.filter = filter
@@ -48,7 +54,16 @@ final class RecentTracks: Sendable {
                     state.tracks[fix.device] = track
                     continue
                 }
-                track.points.append(TrackPoint(lon: fix.lon, lat: fix.lat, time: fix.time))
+                let point = TrackPoint(lon: fix.lon, lat: fix.lat, time: fix.time)
+                // A device standing still (a bus at a stop) would fill its track with one place:
+                // a point within `spacing` metres of the one before replaces it.
+                if track.points.count > 1, let previous = track.points.last,
+                    Geodesy.distance(previous.position, point.position) < Self.spacing
+                {
+                    track.points[track.points.count - 1] = point
+                } else {
+                    track.points.append(point)
+                }
                 if track.points.count > limit { track.points.removeFirst(track.points.count - limit) }
                 state.seq += 1
                 track.seq = state.seq

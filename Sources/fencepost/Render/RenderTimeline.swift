@@ -61,7 +61,7 @@ struct RenderTimeline: AsyncParsableCommand {
             if let last = try store.deviceState(device)?.monitor.lastFix { scene.lastFix[device] = last.time }
         }
         for region in try store.monitoredRegions().map(\.region) {
-            if let name = region.name { scene.regionNames[region.id] = "\(name) (\(region.id))" }
+            if let name = region.name { scene.regionNames[region.id] = name }
         }
         var parts = ["\(scene.visits.count) visits", "\(scene.health.count) health events"]
         if let window = selection.windowText { parts.append(window) }
