@@ -99,7 +99,11 @@ public struct TimelineRenderer: Sendable {
         let legendY = Self.top + plotHeight + 22
         svg.start("g", ["class": "legend"])
         var lx = plotLeft
-        for (classes, text) in [("visit", "visit"), ("visit open", "open (to the last fix)"), ("visit pass", "pass-through"), ("visit gap", "crossing across a gap (not interpolated)")] {
+        // Swatches have classes of their own: counting bars by class never counts the legend.
+        for (classes, text) in [
+            ("swatch swatch-visit", "visit"), ("swatch swatch-open", "open (to the last fix)"), ("swatch swatch-pass", "pass-through"),
+            ("swatch swatch-gap", "crossing across a gap (not interpolated)"),
+        ] {
             svg.element("rect", ["class": classes, "x": px(lx), "y": px(legendY - 9), "width": "18", "height": "10"])
             svg.element("text", ["x": px(lx + 24), "y": px(legendY)], content: text)
             lx += 24 + Double(text.count) * 6.6 + 18
@@ -173,10 +177,10 @@ public struct TimelineRenderer: Sendable {
         .background{fill:#fff}.stripe{fill:#f5f5f4}.health-stripe{fill:#f0fdf4}\
         .grid{stroke:#e7e5e4}.axis-note{fill:#78716c}\
         .row-label{font-size:12px;fill:#1f2937}\
-        .visit{fill:#2563eb;fill-opacity:.8;stroke:#1e40af;stroke-width:.6}\
-        .visit.open{fill:#f59e0b;stroke:#b45309}\
-        .visit.pass{fill:#7c3aed;stroke:#5b21b6}\
-        .visit.gap{stroke:#111827;stroke-width:1.2;stroke-dasharray:3 2}\
+        .visit,.swatch{fill:#2563eb;fill-opacity:.8;stroke:#1e40af;stroke-width:.6}\
+        .visit.open,.swatch-open{fill:#f59e0b;stroke:#b45309}\
+        .visit.pass,.swatch-pass{fill:#7c3aed;stroke:#5b21b6}\
+        .visit.gap,.swatch-gap{stroke:#111827;stroke-width:1.2;stroke-dasharray:3 2}\
         .pass-mark{fill:#7c3aed}.open-mark{fill:#b45309}\
         .health.steps{fill:#16a34a}.health.sleep{fill:#4338ca;fill-opacity:.75}.health.workout{fill:#ea580c;fill-opacity:.85}\
         .bar-text{fill:#fff;font-size:10px}\
