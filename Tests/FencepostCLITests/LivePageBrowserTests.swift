@@ -130,3 +130,40 @@ import Testing
         try? png.write(to: directory.appendingPathComponent(name))
     }
 }
+
+/// The HTML form of `render map` in the same real browser: hover details and zoom.
+@Suite(.serialized) struct RenderedPageBrowserTests {
+    @Test func hoverDetailsAndZoom() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let regions = TestData.packageRoot.appendingPathComponent("regions").path
+        let trace = TestData.packageRoot.appendingPathComponent("samples/bus304_to_UL_2019-02-18.gpx").path
+        let result = try cli.run("render", "map", "--regions", regions, "--trace", trace, "-o", cli.path("map.html"))
+        #expect(result.status == 0, "\(result.stderr)")
+        let browser = try await WebDriver.start()
+        do {
+            try await browser.open("file://" + cli.path("map.html"))
+            try await browser.wait(for: "document.querySelectorAll('svg .regions [data-region-id]').length === 36", timeout: 10, "the map")
+            // Pointing at an event marker shows its kind, time and visit.
+            _ = try await browser.script("document.querySelector('.events .event.enter').dispatchEvent(new PointerEvent('pointerover', {bubbles: true}));")
+            try await browser.wait(
+                for: "!document.getElementById('details').hidden && /enter event/.test(document.getElementById('details').textContent) && /visit_id/.test(document.getElementById('details').textContent)",
+                timeout: 2, "the event's details")
+            // Pointing at a region shows its properties, unknown ones included.
+            _ = try await browser.script("document.querySelector('.regions [data-region-id=\"limerick-304:8400B6071101\"]').dispatchEvent(new PointerEvent('pointerover', {bubbles: true}));")
+            try await browser.wait(for: "/stop_no/.test(document.getElementById('details').textContent)", timeout: 2, "the region's properties")
+            // Zooming in scales the view and shows the labels that had no room.
+            let hidden = try await browser.script("return Array.from(document.querySelectorAll('.labels text')).filter(function (t) { return getComputedStyle(t).display === 'none'; }).length;") as? Int ?? 0
+            #expect(hidden > 0)
+            for _ in 0..<4 { try await browser.click(try await browser.element("#zoom-in")) }
+            try await browser.wait(for: "/scale\\(6\\.5/.test(document.querySelector('.viewport').getAttribute('transform'))", timeout: 2, "zoomed in 1.6⁴ times")
+            let stillHidden = try await browser.script("return Array.from(document.querySelectorAll('.labels text')).filter(function (t) { return getComputedStyle(t).display === 'none'; }).length;") as? Int ?? -1
+            #expect(stillHidden < hidden)
+            LivePageBrowserTests.save(try await browser.screenshot(), as: "rendered-map-zoomed.png")
+        } catch {
+            await browser.quit()
+            throw error
+        }
+        await browser.quit()
+    }
+}

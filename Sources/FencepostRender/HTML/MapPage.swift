@@ -39,7 +39,7 @@ public enum MapPage {
         .hint{color:#78716c;font-size:12px;margin-left:8px}\
         main{display:flex;gap:12px;padding:12px;align-items:flex-start}\
         #map{flex:1 1 auto;min-width:0}\
-        #map svg{max-width:100%;height:auto;border:1px solid #d6d3d1;background:#fff;cursor:grab;touch-action:none}\
+        #map svg{display:block;width:100%;height:calc(100vh - 110px);min-height:360px;border:1px solid #d6d3d1;background:#f3f1ec;cursor:grab;touch-action:none}\
         #details{flex:0 0 300px;background:#fff;border:1px solid #d6d3d1;border-radius:4px;padding:10px;font-size:12px;overflow-wrap:anywhere}\
         #details h2{font-size:14px;margin:0 0 6px}\
         #details th{text-align:left;vertical-align:top;padding:2px 8px 2px 0;color:#57534e;font-weight:normal}\

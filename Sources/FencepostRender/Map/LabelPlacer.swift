@@ -83,22 +83,21 @@ struct BoxGrid {
     }
 
     mutating func insert(_ box: Box) {
-        forEachCell(box) { buckets[$0, default: []].append(box) }
+        // The keys first: mutating the buckets from inside a closure over `self` would copy them.
+        for key in cells(box) { buckets[key, default: []].append(box) }
     }
 
     func intersects(_ box: Box) -> Bool {
-        var hit = false
-        forEachCell(box) { key in
-            if !hit, let boxes = buckets[key], boxes.contains(where: { $0.intersects(box) }) { hit = true }
-        }
-        return hit
+        cells(box).contains { key in buckets[key]?.contains { $0.intersects(box) } ?? false }
     }
 
-    private func forEachCell(_ box: Box, _ body: (Int64) -> Void) {
+    private func cells(_ box: Box) -> [Int64] {
         let x0 = Int64((box.minX / cell).rounded(.down)), x1 = Int64((box.maxX / cell).rounded(.down))
         let y0 = Int64((box.minY / cell).rounded(.down)), y1 = Int64((box.maxY / cell).rounded(.down))
+        var keys: [Int64] = []
         for x in x0...x1 {
-            for y in y0...y1 { body(x &* 1_000_003 &+ y) }
+            for y in y0...y1 { keys.append(x &* 1_000_003 &+ y) }
         }
+        return keys
     }
 }

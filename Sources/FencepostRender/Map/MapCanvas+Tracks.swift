@@ -24,7 +24,6 @@ extension MapCanvas {
                 ], title: "dropped (\(fix.reason.rawValue)) at \(Timestamp.format(seconds: fix.time))")
             }
             svg.end()
-            legend.dropped = true
         }
         for track in scene.tracks {
             let points = PathGeometry.simplify(track.points.map { frame.point($0.position) }, tolerance: 0.5)
@@ -36,7 +35,6 @@ extension MapCanvas {
                 ("class", source), ("data-device", track.device), ("stroke", colour(of: track.device)),
                 ("d", points.count > 1 ? PathGeometry.data(points, closed: false) : points.first.map { "M\(px($0.x)) \(px($0.y))" } ?? ""),
             ], title: title)
-            if track.source == .crossings { legend.crossingTracks = true } else { legend.tracks = true }
         }
         for track in scene.tracks {
             guard let last = track.last else { continue }
@@ -84,7 +82,6 @@ extension MapCanvas {
                 ("data-region", event.regionID), ("data-visit", event.visitID),
                 ("transform", "translate(\(px(point.x)) \(px(point.y)))"), ("d", Self.marker(event.kind, at: Point(x: 0, y: 0))),
             ], title: "\(event.kind)\(flags) · \(event.device) · \(event.regionID) · \(Timestamp.format(seconds: event.time))")
-            legend.kinds.insert(event.kind)
         }
         svg.end()
         svg.newline()
@@ -106,7 +103,7 @@ extension MapCanvas {
     /// many there are.
     mutating func drawLabels() -> (shown: Int, total: Int) {
         var placer = LabelPlacer(fontSize: MapRenderer.fontSize, width: frame.width, height: frame.height)
-        placer.obstacles = MapDecorations(frame: frame).boxes(legend: legend)
+        placer.obstacles = MapDecorations(frame: frame).boxes
         let placements = placer.place(labels)
         svg.start("g", ["class": "labels"])
         var shown = 0

@@ -11,6 +11,17 @@ struct Legend {
     var dropped = false
     var kinds: Set<String> = []
 
+    init(scene: MapScene, layout: RegionLayout) {
+        regions = !layout.items.isEmpty
+        clusters = !layout.clusters.isEmpty
+        openVisits = !scene.openVisits.isEmpty
+        refused = !(scene.refused?.features.isEmpty ?? true)
+        tracks = scene.tracks.contains { $0.source == .fixes }
+        crossingTracks = scene.tracks.contains { $0.source == .crossings }
+        dropped = scene.tracks.contains { !$0.dropped.isEmpty }
+        kinds = Set(scene.events.map(\.kind))
+    }
+
     /// The legend's entries in a fixed order: a swatch kind and its text.
     var entries: [(swatch: String, text: String)] {
         var entries: [(String, String)] = []
@@ -46,33 +57,50 @@ struct MapDecorations {
         metres >= 1_000 ? "\(px(metres / 1_000)) km" : "\(px(metres)) m"
     }
 
-    /// Where the decorations sit, so no label is placed under them.
-    func boxes(legend: Legend) -> [Box] {
-        let bar = scaleBar
-        let legendHeight = Double(legend.entries.count) * Self.lineHeight + 10
-        return [
-            Box(minX: frame.width - 44, minY: 0, maxX: frame.width, maxY: 56),
-            Box(minX: 0, minY: frame.height - 40, maxX: 24 + bar.pixels + 50, maxY: frame.height),
-            Box(minX: frame.width - Self.legendWidth(legend) - 12, minY: frame.height - legendHeight - 12, maxX: frame.width, maxY: frame.height),
-        ]
+    /// Where the north arrow sits, so no label is placed under it.
+    var boxes: [Box] {
+        [Box(minX: frame.width - 44, minY: 0, maxX: frame.width, maxY: 56)]
     }
 
-    static func legendWidth(_ legend: Legend) -> Double {
-        Double(legend.entries.map(\.text.count).max() ?? 0) * 11 * 0.6 + 40
-    }
-
-    func draw(into svg: inout SVGDocument, legend: Legend) {
-        svg.start("g", ["class": "decorations"])
-        // North: web Mercator keeps it straight up.
+    /// The north arrow, on the map: web Mercator keeps north straight up.
+    func draw(into svg: inout SVGDocument) {
         let x = frame.width - 24
-        svg.start("g", ["class": "north-arrow"])
+        svg.start("g", ["class": "decorations north-arrow"])
         svg.element("path", ["d": "M\(px(x)) 12l8 26l-8 -6l-8 6Z"])
         svg.element("text", ["x": px(x), "y": "52", "text-anchor": "middle"], content: "N")
         svg.end()
+        svg.newline()
+    }
+
+    /// Where the legend's entries go under the map: right of the scale bar, in rows.
+    private func legendLayout(_ legend: Legend) -> [(entry: (swatch: String, text: String), x: Double, row: Int)] {
+        var placed: [((String, String), Double, Int)] = []
+        var x = Self.legendLeft, row = 0
+        for entry in legend.entries {
+            let width = 22 + Double(entry.text.count) * 11 * 0.6 + 16
+            if x + width > frame.width - 8, x > Self.legendLeft {
+                x = Self.legendLeft
+                row += 1
+            }
+            placed.append((entry, x, row))
+            x += width
+        }
+        return placed.map { (entry: $0.0, x: $0.1, row: $0.2) }
+    }
+
+    static let legendLeft = 230.0
+
+    /// The height of the key (scale bar and legend) under the map.
+    func keyHeight(_ legend: Legend) -> Double {
+        Double((legendLayout(legend).last?.row ?? 0) + 1) * 18 + 18
+    }
+
+    /// The scale bar and the legend, in the band under the map (so they never cover it).
+    func drawKey(into svg: inout SVGDocument, top: Double, legend: Legend) {
         let bar = scaleBar
-        let y = frame.height - 22
+        let y = 22.0
         svg.start("g", [
-            "class": "scale-bar", "data-metres": px(bar.metres),
+            "class": "scale-bar", "transform": "translate(0 \(px(top)))", "data-metres": px(bar.metres),
             "data-pixels-per-metre": String(frame.pixelsPerMetre(atLatitude: frame.middleLatitude)),
         ])
         svg.element("rect", ["class": "scale-back", "x": "12", "y": px(y - 14), "width": px(bar.pixels + 62), "height": "28", "rx": "3"])
@@ -81,21 +109,12 @@ struct MapDecorations {
         svg.element("text", ["x": px(20 + bar.pixels + 6), "y": px(y + 6)], content: Self.distanceText(bar.metres))
         svg.element("text", ["class": "scale-zero", "x": "20", "y": px(y - 3)], content: "0")
         svg.end()
-        drawLegend(legend, into: &svg)
-        svg.end()
-        svg.newline()
-    }
-
-    private func drawLegend(_ legend: Legend, into svg: inout SVGDocument) {
-        let entries = legend.entries
-        guard !entries.isEmpty else { return }
-        let width = Self.legendWidth(legend), height = Double(entries.count) * Self.lineHeight + 10
-        let left = frame.width - width - 10, top = frame.height - height - 10
+        let layout = legendLayout(legend)
+        guard !layout.isEmpty else { return }
         svg.start("g", ["class": "legend"])
-        svg.element("rect", ["class": "legend-back", "x": px(left), "y": px(top), "width": px(width), "height": px(height), "rx": "3"])
-        for (row, entry) in entries.enumerated() {
-            let cy = top + 12 + Double(row) * Self.lineHeight
-            let sx = left + 14
+        for (entry, x, row) in layout {
+            let cy = top + 20 + Double(row) * 18
+            let sx = x + 8
             // Swatches look like what they stand for, under classes of their own, so counting a
             // map's regions or events by class never counts the legend.
             switch entry.swatch {
@@ -122,7 +141,14 @@ struct Footer {
     let lines: [(text: String, kind: String)]
     let width: Double
 
-    init(scene: MapScene, width: Double) {
+    /// The key (scale bar and legend) above the caption.
+    let decorations: MapDecorations
+    let legend: Legend
+
+    init(scene: MapScene, decorations: MapDecorations, legend: Legend) {
+        self.decorations = decorations
+        self.legend = legend
+        let width = decorations.frame.width
         var lines: [(String, String)] = []
         if let caption = scene.caption { lines.append((caption, "caption")) }
         if let refused = scene.refused {
@@ -140,7 +166,7 @@ struct Footer {
     var wrapAt: Int { max(Int((width - 24) / (12 * 0.6)), 20) }
 
     /// The notes are added when drawing; two lines are kept for them.
-    var height: Double { Double(wrapped(lines).count + 2) * 17 + 12 }
+    var height: Double { decorations.keyHeight(legend) + Double(wrapped(lines).count + 2) * 17 + 12 }
 
     func wrapped(_ lines: [(text: String, kind: String)]) -> [(text: String, kind: String)] {
         lines.flatMap { line in Self.wrap(line.text, at: wrapAt).map { ($0, line.kind) } }
@@ -164,9 +190,11 @@ struct Footer {
     func draw(into svg: inout SVGDocument, top: Double, notes: [String]) {
         svg.start("g", ["class": "footer"])
         svg.element("rect", ["class": "footer-back", "y": px(top), "width": px(width), "height": px(height)])
+        decorations.drawKey(into: &svg, top: top, legend: legend)
+        let textTop = top + decorations.keyHeight(legend)
         let all = wrapped(lines + notes.prefix(2).map { ($0, "note") })
         for (row, line) in all.enumerated() {
-            svg.element("text", ["class": line.kind, "x": "12", "y": px(top + 20 + Double(row) * 17)], content: line.text)
+            svg.element("text", ["class": line.kind, "x": "12", "y": px(textTop + 14 + Double(row) * 17)], content: line.text)
         }
         svg.end()
         svg.newline()

@@ -73,17 +73,19 @@ struct MapCanvas {
     var labels: [LabelPlacer.Request] = []
     /// Per label request: what it names (`region` with an id, or `device`).
     var labelTargets: [(kind: String, id: String)] = []
-    var legend = Legend()
+    let legend: Legend
 
     init(scene: MapScene, frame: MapFrame, options: MapRenderer.Options) {
         self.scene = scene
         self.frame = frame
         self.options = options
         self.layout = RegionLayout(regions: scene.regions, frame: frame)
+        self.legend = Legend(scene: scene, layout: layout)
     }
 
     mutating func draw() -> MapRenderer.Drawing {
-        let footer = Footer(scene: scene, width: frame.width)
+        let decorations = MapDecorations(frame: frame)
+        let footer = Footer(scene: scene, decorations: decorations, legend: legend)
         let totalHeight = frame.height + footer.height
         svg.raw(#"<?xml version="1.0" encoding="UTF-8"?>"#)
         svg.newline()
@@ -111,7 +113,7 @@ struct MapCanvas {
         svg.end()
         svg.element("rect", ["class": "frame", "x": "0.5", "y": "0.5", "width": px(frame.width - 1), "height": px(frame.height - 1)])
         svg.newline()
-        MapDecorations(frame: frame).draw(into: &svg, legend: legend)
+        decorations.draw(into: &svg)
         var notes: [String] = []
         if total > shown {
             notes.append(
@@ -133,7 +135,8 @@ struct MapCanvas {
 
     private mutating func drawRegions() {
         let open = openRegions
-        svg.start("g", ["class": "regions"])
+        // Many overlapping fills would turn solid: a crowded map draws fainter shapes.
+        svg.start("g", ["class": layout.items.count > MapRenderer.crowdedMap ? "regions crowded" : "regions"])
         for item in layout.items {
             let region = item.region
             var classes = ["region", region.shape.kind]
@@ -168,10 +171,7 @@ struct MapCanvas {
             }
             svg.end()
             svg.newline()
-            legend.clusters = true
         }
-        legend.regions = !layout.items.isEmpty
-        legend.openVisits = !scene.openVisits.isEmpty
     }
 
     /// On a crowded map (hundreds of regions) a region is labelled only from the zoom at
@@ -287,7 +287,6 @@ struct MapCanvas {
         }
         svg.end()
         svg.newline()
-        legend.refused = true
     }
 
     /// The lon/lat of a pixel (for a mark at a shape's middle).

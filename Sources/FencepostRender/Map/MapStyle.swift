@@ -8,6 +8,7 @@ enum MapStyle {
         .frame{fill:none;stroke:#a8a29e}\
         .region,.swatch-region{fill:#2563eb;fill-opacity:.16;stroke:#1d4ed8;stroke-width:1.2}\
         .region.region-dot{fill-opacity:.75;stroke-width:.8}\
+        .crowded .region{fill-opacity:.05;stroke-width:.6}.crowded .region.region-dot{fill-opacity:.6}\
         .region.disabled{fill:#9ca3af;stroke:#6b7280;stroke-dasharray:4 3}\
         .region.has-open-visit,.swatch-open-visit{fill:#f59e0b;fill-opacity:.32;stroke:#b45309}\
         .region-cluster circle,.swatch-cluster{fill:#1d4ed8;fill-opacity:.78;stroke:#fff;stroke-width:1.5}\

@@ -66,10 +66,16 @@ struct SVGDocument {
     }
 }
 
-/// Numbers as SVG wants them: short, no exponent, at most two decimals.
+/// Numbers as SVG wants them: short, no exponent, at most two decimals. Written by hand: a
+/// map writes hundreds of thousands of them, and `String(format:)` was most of its time.
 func px(_ value: Double) -> String {
-    guard value.isFinite else { return "0" }
-    let rounded = (value * 100).rounded() / 100
-    if rounded == rounded.rounded() { return String(Int(rounded)) }
-    return String(format: "%.2f", rounded).replacingOccurrences(of: #"0+$"#, with: "", options: .regularExpression)
+    guard value.isFinite, abs(value) < 1e13 else { return "0" }
+    let hundredths = Int64((value * 100).rounded())
+    let whole = abs(hundredths) / 100, fraction = abs(hundredths) % 100
+    var text = hundredths < 0 ? "-" : ""
+    text += String(whole)
+    if fraction != 0 {
+        text += fraction % 10 == 0 ? ".\(fraction / 10)" : (fraction < 10 ? ".0\(fraction)" : ".\(fraction)")
+    }
+    return text
 }
