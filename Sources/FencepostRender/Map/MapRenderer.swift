@@ -52,7 +52,8 @@ public struct MapRenderer: Sendable {
     }
 
     public func draw(_ scene: MapScene) -> Drawing {
-        let bounds = scene.bounds ?? Envelope(minX: -8.63, minY: 52.66, maxX: -8.62, maxY: 52.67)
+        // Nothing to show: the world, so the picture still says where it would be.
+        let bounds = scene.bounds ?? Envelope(minX: -180, minY: -60, maxX: 180, maxY: 75)
         let frame = MapFrame(fitting: bounds, width: options.width, padding: options.padding)
         var canvas = MapCanvas(scene: scene, frame: frame, options: options)
         return canvas.draw()
@@ -71,7 +72,7 @@ struct MapCanvas {
     let layout: RegionLayout
     var svg = SVGDocument()
     var labels: [LabelPlacer.Request] = []
-    /// Per label request: what it names (`region` with an id, or `device`).
+    /// Per label request: what it names (a `region`, a `device` or a `refused` feature) and its id.
     var labelTargets: [(kind: String, id: String)] = []
     let legend: Legend
 

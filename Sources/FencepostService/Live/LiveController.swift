@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostFormats
 import FencepostRender
 import FencepostStore
 import Foundation

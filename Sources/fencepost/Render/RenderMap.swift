@@ -94,8 +94,8 @@ struct RenderMap: AsyncParsableCommand {
                 : drawing.svg
             try output.write(text)
             Console.error(warnings + [
-                "wrote \(output.output): \(scene.regions.count) regions, \(scene.tracks.count) track\(scene.tracks.count == 1 ? "" : "s"), "
-                    + "\(scene.events.count) events, \(scene.openVisits.count) open visit\(scene.openVisits.count == 1 ? "" : "s") "
+                "wrote \(output.output): \(Self.count(scene.regions.count, "region")), \(Self.count(scene.tracks.count, "track")), "
+                    + "\(Self.count(scene.events.count, "event")), \(Self.count(scene.openVisits.count, "open visit")) "
                     + "(\(Int(drawing.frame.width)) × \(Int(drawing.frame.height)) px map; \(drawing.labelsShown) of \(drawing.labelsTotal) labels shown)"
             ])
             if !issues.isEmpty {
@@ -114,12 +114,17 @@ struct RenderMap: AsyncParsableCommand {
         return try store.open()
     }
 
+    /// `1 region`, `2 regions`.
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+
     private func caption(_ scene: MapScene, sources: [String]) -> String {
-        var parts = ["\(scene.regions.count) region\(scene.regions.count == 1 ? "" : "s")"]
+        var parts = [Self.count(scene.regions.count, "region")]
         let devices = Set(scene.tracks.map(\.device)).count
-        if devices > 0 { parts.append("\(devices) device\(devices == 1 ? "" : "s")") }
-        parts.append("\(scene.events.count) event\(scene.events.count == 1 ? "" : "s")")
-        if !scene.openVisits.isEmpty { parts.append("\(scene.openVisits.count) open visit\(scene.openVisits.count == 1 ? "" : "s")") }
+        if devices > 0 { parts.append(Self.count(devices, "device")) }
+        parts.append(Self.count(scene.events.count, "event"))
+        if !scene.openVisits.isEmpty { parts.append(Self.count(scene.openVisits.count, "open visit")) }
         if let first = scene.events.first, let last = scene.events.last {
             parts.append("\(Timestamp.format(seconds: first.time)) – \(Timestamp.format(seconds: last.time))")
         }
