@@ -25,11 +25,11 @@ import Testing
     @Test func tokenRegionsLiveEventsAndMovingDevice() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try cli.run("regions", "apply", TestData.packageRoot.appendingPathComponent("regions").path).status == 0)
-        let admin = try cli.run("tokens", "create", "--scope", "admin", "--name", "ops").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let phone = try cli.run("tokens", "create", "--scope", "device:bus", "--name", "bus").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await cli.run("regions", "apply", TestData.packageRoot.appendingPathComponent("regions").path).status == 0)
+        let admin = try await cli.run("tokens", "create", "--scope", "admin", "--name", "ops").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let phone = try await cli.run("tokens", "create", "--scope", "device:bus", "--name", "bus").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(admin.hasPrefix("fp_") && phone.hasPrefix("fp_"))
-        let (server, port) = try cli.serve()
+        let (server, port) = try await cli.serve()
         defer { if server.isRunning { server.terminate() } }
         let base = "http://127.0.0.1:\(port)"
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -138,7 +138,7 @@ import Testing
         defer { cli.cleanUp() }
         let regions = TestData.packageRoot.appendingPathComponent("regions").path
         let trace = TestData.packageRoot.appendingPathComponent("samples/bus304_to_UL_2019-02-18.gpx").path
-        let result = try cli.run("render", "map", "--regions", regions, "--trace", trace, "-o", cli.path("map.html"))
+        let result = try await cli.run("render", "map", "--regions", regions, "--trace", trace, "-o", cli.path("map.html"))
         #expect(result.status == 0, "\(result.stderr)")
         let browser = try await WebDriver.start()
         do {

@@ -9,12 +9,12 @@ import Testing
     static let trace = TestData.packageRoot.appendingPathComponent("samples/bus304_to_UL_2019-02-18.gpx").path
 
     /// The sample applied and ingested; returns the store's event ids and visits.
-    static func ingested(_ cli: FencepostBinary) throws -> (events: Set<String>, visits: [[String: Any]]) {
-        #expect(try cli.run("regions", "apply", regions).status == 0)
-        #expect(try cli.run("ingest", trace).status == 0)
-        let lines = try cli.run("events", "export", "--format", "jsonl").stdout.split(separator: "\n")
+    static func ingested(_ cli: FencepostBinary) async throws -> (events: Set<String>, visits: [[String: Any]]) {
+        #expect(try await cli.run("regions", "apply", regions).status == 0)
+        #expect(try await cli.run("ingest", trace).status == 0)
+        let lines = try await cli.run("events", "export", "--format", "jsonl").stdout.split(separator: "\n")
         let ids = try lines.map { try #require((try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String) }
-        let visits = try JSONSerialization.jsonObject(with: Data(try cli.run("visits", "list", "--format", "json").stdout.utf8)) as? [[String: Any]] ?? []
+        let visits = try JSONSerialization.jsonObject(with: Data(try await cli.run("visits", "list", "--format", "json").stdout.utf8)) as? [[String: Any]] ?? []
         return (Set(ids), visits)
     }
 
@@ -23,13 +23,13 @@ import Testing
         return try ParsedSVG(String(html[start.lowerBound..<end.upperBound]))
     }
 
-    @Test func traceMapShowsWhatIngestFinds() throws {
+    @Test func traceMapShowsWhatIngestFinds() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let stored = try Self.ingested(cli)
+        let stored = try await Self.ingested(cli)
         #expect(stored.events.count == 97)
         // From the files alone: the same filter and monitor, so the same events and ids.
-        let result = try cli.run("render", "map", "--regions", Self.regions, "--trace", Self.trace, "-o", cli.path("trace.svg"))
+        let result = try await cli.run("render", "map", "--regions", Self.regions, "--trace", Self.trace, "-o", cli.path("trace.svg"))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("36 regions, 1 track, 97 events, 1 open visit"))
         let svg = try ParsedSVG(String(contentsOfFile: cli.path("trace.svg"), encoding: .utf8))
@@ -41,11 +41,11 @@ import Testing
         #expect(svg.all("open-visit").compactMap { $0.attributes["data-visit-id"] } == open)
     }
 
-    @Test func storeMapAsHTML() throws {
+    @Test func storeMapAsHTML() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let stored = try Self.ingested(cli)
-        let result = try cli.run("render", "map", "-o", cli.path("store.html"))
+        let stored = try await Self.ingested(cli)
+        let result = try await cli.run("render", "map", "-o", cli.path("store.html"))
         #expect(result.status == 0, "\(result.stderr)")
         let html = try String(contentsOfFile: cli.path("store.html"), encoding: .utf8)
         #expect(html.hasPrefix("<!DOCTYPE html>"))
@@ -59,28 +59,28 @@ import Testing
         #expect(svg.all("label").count >= 36)
     }
 
-    @Test func windowAndRegionSelect() throws {
+    @Test func windowAndRegionSelect() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        _ = try Self.ingested(cli)
+        _ = try await Self.ingested(cli)
         let since = "2019-02-18T08:00:00Z", until = "2019-02-18T08:30:00Z"
-        let exported = try cli.run("events", "export", "--since", since, "--until", until, "--format", "jsonl").stdout
+        let exported = try await cli.run("events", "export", "--since", since, "--until", until, "--format", "jsonl").stdout
             .split(separator: "\n").count
-        #expect(try cli.run("render", "map", "--since", since, "--until", until, "-o", cli.path("window.svg")).status == 0)
+        #expect(try await cli.run("render", "map", "--since", since, "--until", until, "-o", cli.path("window.svg")).status == 0)
         let window = try ParsedSVG(String(contentsOfFile: cli.path("window.svg"), encoding: .utf8))
         #expect(window.count("event") == exported)
         #expect(exported > 10 && exported < 97)
 
         let region = "limerick-304:8400B6071101"
-        #expect(try cli.run("render", "map", "--region", region, "-o", cli.path("one.svg")).status == 0)
+        #expect(try await cli.run("render", "map", "--region", region, "-o", cli.path("one.svg")).status == 0)
         let one = try ParsedSVG(String(contentsOfFile: cli.path("one.svg"), encoding: .utf8))
         #expect(one.all("region").compactMap { $0.attributes["data-region-id"] } == [region])
         #expect(Set(one.all("event").compactMap { $0.attributes["data-region"] }) == [region])
-        let unknown = try cli.run("render", "map", "--region", "nowhere", "-o", cli.path("none.svg"))
+        let unknown = try await cli.run("render", "map", "--region", "nowhere", "-o", cli.path("none.svg"))
         #expect(unknown.status == 1 && unknown.stderr.contains("no region nowhere"))
     }
 
-    @Test func refusedConfigIsDrawnAndRefused() throws {
+    @Test func refusedConfigIsDrawnAndRefused() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         let config = try cli.write("bad.geojson", """
@@ -89,7 +89,7 @@ import Testing
               {"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [[[-8.63, 52.66], [-8.62, 52.67], [-8.62, 52.66], [-8.63, 52.67], [-8.63, 52.66]]]}, "properties": {"id": "bowtie"}}
             ]}
             """)
-        let result = try cli.run("render", "map", "--regions", config, "-o", cli.path("bad.svg"))
+        let result = try await cli.run("render", "map", "--regions", config, "-o", cli.path("bad.svg"))
         #expect(result.status == 1)
         #expect(result.stderr.contains("Self-intersection"))
         #expect(result.stderr.contains("drawn on"))
@@ -100,11 +100,11 @@ import Testing
         #expect(svg.all("problem").contains { $0.text.contains("bowtie") })
     }
 
-    @Test func timelineShowsEveryVisit() throws {
+    @Test func timelineShowsEveryVisit() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let stored = try Self.ingested(cli)
-        let result = try cli.run("render", "timeline", "-o", cli.path("timeline.svg"))
+        let stored = try await Self.ingested(cli)
+        let result = try await cli.run("render", "timeline", "-o", cli.path("timeline.svg"))
         #expect(result.status == 0, "\(result.stderr)")
         let svg = try ParsedSVG(String(contentsOfFile: cli.path("timeline.svg"), encoding: .utf8))
         #expect(Set(svg.all("visit").compactMap { $0.attributes["data-visit-id"] }) == Set(stored.visits.compactMap { $0["id"] as? String }))
@@ -113,15 +113,15 @@ import Testing
         #expect(svg.count("health-row") == 0)
     }
 
-    @Test func usageAndMissingStore() throws {
+    @Test func usageAndMissingStore() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try cli.run("render", "map", "--regions", Self.regions, "-o", cli.path("map.png")).status == 64)
-        #expect(try cli.run("render", "timeline", "-o", cli.path("t.html")).status == 64)
-        let missing = try cli.run("render", "map", "-o", cli.path("map.svg"))
+        #expect(try await cli.run("render", "map", "--regions", Self.regions, "-o", cli.path("map.png")).status == 64)
+        #expect(try await cli.run("render", "timeline", "-o", cli.path("t.html")).status == 64)
+        let missing = try await cli.run("render", "map", "-o", cli.path("map.svg"))
         #expect(missing.status == 3 && missing.stderr.contains("no store"))
         #expect(!FileManager.default.fileExists(atPath: cli.database), "a picture never creates a store")
         // Regions from files need no store.
-        #expect(try cli.run("render", "map", "--regions", Self.regions, "-o", cli.path("map.svg")).status == 0)
+        #expect(try await cli.run("render", "map", "--regions", Self.regions, "-o", cli.path("map.svg")).status == 0)
     }
 }
