@@ -27,8 +27,11 @@ struct LabelPlacer {
     let fontSize: Double
     let width: Double
     let height: Double
-    /// Boxes no label may cover at zoom 1 (the scale bar, the north arrow, the legend).
+    /// Boxes no label may cover at zoom 1 (the north arrow).
     var obstacles: [Box] = []
+    /// Markers of fixed size on screen no label may cover at any zoom: their place on the map
+    /// and half their size in pixels.
+    var markers: [(at: Point, radius: Double)] = []
 
     /// Roughly how wide `text` is set in a sans-serif face at `fontSize`.
     func textWidth(_ text: String) -> Double {
@@ -54,6 +57,10 @@ struct LabelPlacer {
         for zoom in Self.zoomLevels {
             var grid = BoxGrid(cell: 64)
             if zoom == 1 { for obstacle in obstacles { grid.insert(obstacle) } }
+            for marker in markers {
+                let x = marker.at.x * zoom, y = marker.at.y * zoom, r = marker.radius
+                grid.insert(Box(minX: x - r, minY: y - r, maxX: x + r, maxY: y + r))
+            }
             // Labels shown at a lower zoom keep their spot.
             for placement in placed.values {
                 grid.insert(box(of: requests[placement.request].text, at: placement.spot, zoom: zoom))

@@ -104,6 +104,8 @@ extension MapCanvas {
     mutating func drawLabels() -> (shown: Int, total: Int) {
         var placer = LabelPlacer(fontSize: MapRenderer.fontSize, width: frame.width, height: frame.height)
         placer.obstacles = MapDecorations(frame: frame).boxes
+        // A cross and, to its upper right, its number.
+        placer.markers = problemMarks.map { (at: $0, radius: 18) }
         let placements = placer.place(labels)
         svg.start("g", ["class": "labels"])
         var shown = 0

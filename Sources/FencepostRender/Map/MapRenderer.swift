@@ -74,6 +74,8 @@ struct MapCanvas {
     var labels: [LabelPlacer.Request] = []
     /// Per label request: what it names (a `region`, a `device` or a `refused` feature) and its id.
     var labelTargets: [(kind: String, id: String)] = []
+    /// Where problems are marked: no label covers them.
+    var problemMarks: [Point] = []
     let legend: Legend
 
     init(scene: MapScene, frame: MapFrame, options: MapRenderer.Options) {
@@ -226,7 +228,7 @@ struct MapCanvas {
 
     /// Where a region's label may go: inside a shape roomy enough for it, else right of it,
     /// left, above or below.
-    static func spots(around shape: DrawnShape, text: String) -> [LabelPlacer.Spot] {
+    static func spots(around shape: DrawnShape, text: String, inside: Bool = true) -> [LabelPlacer.Spot] {
         let box = shape.box, gap = 3.0
         let middle = box.centre
         var spots = [
@@ -235,7 +237,7 @@ struct MapCanvas {
             LabelPlacer.Spot(at: Point(x: middle.x, y: box.minY - gap - 1), anchor: "middle"),
             LabelPlacer.Spot(at: Point(x: middle.x, y: box.maxY + gap + 9), anchor: "middle"),
         ]
-        if box.width > Double(text.count) * MapRenderer.fontSize * 0.6 + 8, box.height > MapRenderer.fontSize * 2 {
+        if inside, box.width > Double(text.count) * MapRenderer.fontSize * 0.6 + 8, box.height > MapRenderer.fontSize * 2 {
             spots.insert(LabelPlacer.Spot(at: Point(x: middle.x, y: middle.y + 4), anchor: "middle"), at: 0)
         }
         return spots
@@ -273,16 +275,18 @@ struct MapCanvas {
                 ], title: title)
             }
             let name = feature.id ?? "feature \(feature.index)"
-            labels.append(LabelPlacer.Request(text: name, spots: Self.spots(around: DrawnShape(form: .path(""), box: box), text: name)))
+            // Outside the shape: its middle is where the problem's cross usually is.
+            labels.append(LabelPlacer.Request(text: name, spots: Self.spots(around: DrawnShape(form: .path(""), box: box), text: name, inside: false)))
             labelTargets.append(("refused", name))
             let marks = feature.marks.isEmpty ? [frame.point(Self.unproject(box.centre, frame))] : feature.marks.map(frame.point)
             for mark in marks {
+                problemMarks.append(mark)
                 svg.start("g", [
                     "class": "problem-mark fixed-size", "data-problems": numbers, "transform": "translate(\(px(mark.x)) \(px(mark.y)))",
                 ])
                 svg.element("title", content: title)
-                svg.element("path", ["d": "M-6 -6l12 12m0 -12l-12 12"])
-                svg.element("text", ["x": "8", "y": "-6"], content: numbers)
+                svg.element("path", ["d": "M-7 -7l14 14m0 -14l-14 14"])
+                svg.element("text", ["x": "9", "y": "-7"], content: numbers)
                 svg.end()
             }
         }
