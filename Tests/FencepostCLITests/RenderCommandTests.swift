@@ -113,6 +113,30 @@ import Testing
         #expect(svg.count("health-row") == 0)
     }
 
+    @Test func timelineHasHealthRows() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let export = try cli.write("export.xml", """
+            <?xml version="1.0"?>
+            <HealthData locale="en_US">
+            <Record type="HKQuantityTypeIdentifierStepCount" sourceName="iPhone" unit="count" creationDate="2019-02-18 09:01:00 +0000" startDate="2019-02-18 08:00:00 +0000" endDate="2019-02-18 09:00:00 +0000" value="4200"/>
+            <Record type="HKQuantityTypeIdentifierStepCount" sourceName="iPhone" unit="count" creationDate="2019-02-17 19:01:00 +0000" startDate="2019-02-17 18:00:00 +0000" endDate="2019-02-17 19:00:00 +0000" value="2100"/>
+            <Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="iPhone" creationDate="2019-02-18 07:01:00 +0000" startDate="2019-02-17 23:10:00 +0000" endDate="2019-02-18 06:40:00 +0000" value="HKCategoryValueSleepAnalysisAsleepCore"/>
+            <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="30" durationUnit="min" sourceName="Watch" creationDate="2019-02-18 10:31:00 +0000" startDate="2019-02-18 10:00:00 +0000" endDate="2019-02-18 10:30:00 +0000"/>
+            </HealthData>
+            """)
+        #expect(try await cli.run("health", "import", export).status == 0)
+        let ids = try await cli.run("events", "export", "--format", "jsonl").stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        }
+        #expect(ids.count == 4)
+        #expect(try await cli.run("render", "timeline", "-o", cli.path("health.svg")).status == 0)
+        let svg = try ParsedSVG(String(contentsOfFile: cli.path("health.svg"), encoding: .utf8))
+        #expect(svg.all("health-row").compactMap { $0.attributes["data-row"] } == ["steps", "sleep", "workout"])
+        #expect(Set(svg.all("health").compactMap { $0.attributes["data-event-id"] }) == Set(ids))
+        #expect(svg.all("bar-text").map(\.text).contains("4,200"))
+    }
+
     @Test func usageAndMissingStore() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }

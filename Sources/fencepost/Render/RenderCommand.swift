@@ -29,7 +29,7 @@ struct RenderSelection: ParsableArguments {
     var until: String?
 
     @Option(help: "Width of the picture in pixels.")
-    var width: Double = 1200
+    var width: Int = 1200
 
     func validate() throws {
         for (name, value) in [("--since", since), ("--until", until)] {

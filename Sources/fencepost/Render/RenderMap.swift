@@ -87,7 +87,7 @@ struct RenderMap: AsyncParsableCommand {
             }
             scene.caption = caption(scene, sources: sources)
 
-            let renderer = MapRenderer(options: .init(width: selection.width, zoomableLabels: output.form == .html))
+            let renderer = MapRenderer(options: .init(width: Double(selection.width), zoomableLabels: output.form == .html))
             let drawing = renderer.draw(scene)
             let text = output.form == .html
                 ? MapPage.html(scene, drawing: drawing, title: "Fencepost map: " + (scene.caption ?? ""))

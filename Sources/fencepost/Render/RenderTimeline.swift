@@ -32,7 +32,7 @@ struct RenderTimeline: AsyncParsableCommand {
             }
             let store = try self.store.open()
             let scene = try timeline(store)
-            try output.write(TimelineRenderer(width: selection.width).svg(scene))
+            try output.write(TimelineRenderer(width: Double(selection.width)).svg(scene))
             let open = scene.visits.filter(\.isOpen).count
             Console.error([
                 "wrote \(output.output): \(scene.visits.count) visits (\(open) open) in \(Set(scene.visits.map(\.regionID)).count) regions, \(scene.health.count) health events"
