@@ -131,6 +131,53 @@ import Testing
     }
 }
 
+/// The live page with a basemap: `map_tiles` pointing at a tile server on loopback.
+@Suite(.serialized) struct LivePageTilesBrowserTests {
+    @Test func basemapTilesFromTheConfiguredServer() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let tiles = try await TileServer.start()
+        #expect(try await cli.run("regions", "apply", TestData.packageRoot.appendingPathComponent("regions").path).status == 0)
+        let token = try await cli.run("tokens", "create", "--scope", "read", "--name", "viewer").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let config = try cli.write("serve.json", #"{"map_tiles": "\#(tiles.template)", "map_tiles_attribution": "Tiles © test server"}"#)
+        let (server, port) = try await cli.serve("--config", config)
+        defer { if server.isRunning { server.terminate() } }
+        let browser = try await WebDriver.start()
+        do {
+            try await browser.open("http://127.0.0.1:\(port)/")
+            try await browser.type(token, into: try await browser.element("input[name=token]"))
+            try await browser.click(try await browser.element("#login button[type=submit]"))
+            try await browser.wait(for: "document.querySelectorAll('#map svg .basemap image').length > 0", timeout: 15, "basemap tiles")
+            try await browser.wait(for: "/Tiles © test server/.test(document.getElementById('attribution').textContent)", timeout: 2, "the attribution")
+            // The tiles asked for cover Limerick: at zoom z, x and y around (-8.63°, 52.65°).
+            let expected = try await browser.script("return document.querySelectorAll('#map svg .basemap image').length;") as? Int ?? 0
+            let deadline = Date().addingTimeInterval(10)
+            while tiles.paths.count < expected, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            let paths = tiles.paths
+            #expect(paths.count >= expected, "the browser fetched every tile the page drew")
+            #expect(!paths.isEmpty)
+            for path in paths {
+                let parts = path.dropFirst().replacingOccurrences(of: ".png", with: "").split(separator: "/").compactMap { Int($0) }
+                guard parts.count == 3 else { Issue.record("tile path \(path)"); continue }
+                let (z, x, y) = (parts[0], parts[1], parts[2])
+                let n = Double(1 << z)
+                let lonLeft = Double(x) / n * 360 - 180, lonRight = Double(x + 1) / n * 360 - 180
+                let latTop = atan(sinh(.pi * (1 - 2 * Double(y) / n))) * 180 / .pi
+                let latBottom = atan(sinh(.pi * (1 - 2 * Double(y + 1) / n))) * 180 / .pi
+                #expect(z >= 11 && z <= 16, "\(path)")
+                #expect(lonRight > -8.75 && lonLeft < -8.5 && latTop > 52.58 && latBottom < 52.72, "tile \(path) is near Limerick")
+            }
+            LivePageBrowserTests.save(try await browser.screenshot(), as: "live-page-tiles.png")
+        } catch {
+            await browser.quit()
+            await tiles.stop()
+            throw error
+        }
+        await browser.quit()
+        await tiles.stop()
+    }
+}
+
 /// The HTML form of `render map` in the same real browser: hover details and zoom.
 @Suite(.serialized) struct RenderedPageBrowserTests {
     @Test func hoverDetailsAndZoom() async throws {
