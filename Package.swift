@@ -77,6 +77,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "FencepostRender",
+            dependencies: ["FencepostCore", "FencepostGeometry"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "FencepostStore",
             dependencies: [
                 "FencepostCore", "FencepostFormats", "CSQLiteSetup",
@@ -101,7 +106,7 @@ let package = Package(
         .target(
             name: "FencepostService",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
+                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync", "FencepostRender",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,6 +126,7 @@ let package = Package(
                 "FencepostStore",
                 "FencepostService",
                 "FencepostSync",
+                "FencepostRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -167,6 +173,11 @@ let package = Package(
         .testTarget(
             name: "FencepostHealthTests",
             dependencies: ["FencepostHealth", "FencepostTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostRenderTests",
+            dependencies: ["FencepostRender", "FencepostCore", "FencepostFormats", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,6 +6,12 @@ import Foundation
 public enum RegionConfigLoader {
     /// The regions the paths declare, sorted by id; throws with every problem found.
     public static func load(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) throws(RegionConfigError) -> [Region] {
+        try RegionConfig.merge(files(paths, parser: parser))
+    }
+
+    /// Each file the paths name, parsed on its own: its valid regions and its problems (a map
+    /// of a refused config draws both).
+    public static func files(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) -> [RegionFile] {
         var files: [RegionFile] = []
         for path in paths {
             let expanded = expand(path)
@@ -18,7 +24,7 @@ public enum RegionConfigLoader {
                 files.append(read(file, parser: parser))
             }
         }
-        return try RegionConfig.merge(files)
+        return files
     }
 
     /// The files a path names: itself, or the `*.geojson` files in it when it is a directory.

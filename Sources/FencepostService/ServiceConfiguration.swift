@@ -86,6 +86,18 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         }
     }
 
+    /// A basemap for the live page: a tile URL template (`https://…/{z}/{x}/{y}.png`) and the
+    /// attribution its provider asks for. Without it the page draws the regions on plain paper.
+    public struct MapTiles: Sendable, Codable, Equatable {
+        public var url: String
+        public var attribution: String?
+
+        public init(url: String, attribution: String? = nil) {
+            self.url = url
+            self.attribution = attribution
+        }
+    }
+
     public var webhooks: [Webhook]
     public var sync: Sync?
     public var jobs: Jobs
@@ -99,11 +111,14 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     /// `fdatasync`), so a power cut loses nothing that was acknowledged. When false, an
     /// answered request survives the service crashing, not the machine, and commits are faster.
     public var durableCommits: Bool
+    /// `"map_tiles"` and `"map_tiles_attribution"`.
+    public var mapTiles: MapTiles?
 
     public init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
-        webhookMaxAttempts: Int = 8, durableCommits: Bool = true
+        webhookMaxAttempts: Int = 8, durableCommits: Bool = true, mapTiles: MapTiles? = nil
     ) {
+        self.mapTiles = mapTiles
         self.webhooks = webhooks
         self.sync = sync
         self.jobs = jobs
@@ -119,6 +134,8 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         case maxBodyBytes = "max_body_bytes"
         case webhookMaxAttempts = "webhook_max_attempts"
         case durableCommits = "durable_commits"
+        case mapTiles = "map_tiles"
+        case mapTilesAttribution = "map_tiles_attribution"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -131,6 +148,22 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? defaults.maxBodyBytes
         webhookMaxAttempts = try container.decodeIfPresent(Int.self, forKey: .webhookMaxAttempts) ?? defaults.webhookMaxAttempts
         durableCommits = try container.decodeIfPresent(Bool.self, forKey: .durableCommits) ?? defaults.durableCommits
+        mapTiles = try container.decodeIfPresent(String.self, forKey: .mapTiles).map {
+            MapTiles(url: $0, attribution: try container.decodeIfPresent(String.self, forKey: .mapTilesAttribution))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(webhooks, forKey: .webhooks)
+        try container.encodeIfPresent(sync, forKey: .sync)
+        try container.encode(jobs, forKey: .jobs)
+        try container.encode(metricsRequireToken, forKey: .metricsRequireToken)
+        try container.encode(maxBodyBytes, forKey: .maxBodyBytes)
+        try container.encode(webhookMaxAttempts, forKey: .webhookMaxAttempts)
+        try container.encode(durableCommits, forKey: .durableCommits)
+        try container.encodeIfPresent(mapTiles?.url, forKey: .mapTiles)
+        try container.encodeIfPresent(mapTiles?.attribution, forKey: .mapTilesAttribution)
     }
 
     /// Reads a configuration file; the error names the file and what is wrong.
@@ -161,6 +194,14 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
             }
             guard sync.batchSize >= 1, sync.maxAttempts >= 1, sync.timeoutSeconds > 0 else {
                 throw ConfigurationError(path: path, reason: "sync.batch_size, sync.max_attempts and sync.timeout_seconds must be positive")
+            }
+        }
+        if let tiles = configuration.mapTiles {
+            let plain = tiles.url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")
+            guard let url = URL(string: plain), url.scheme == "http" || url.scheme == "https", url.host != nil,
+                ["{z}", "{x}", "{y}"].allSatisfy(tiles.url.contains)
+            else {
+                throw ConfigurationError(path: path, reason: "map_tiles must be an http(s) URL template with {z}, {x} and {y}: \(tiles.url)")
             }
         }
         if Set(configuration.webhooks.map(\.key)).count != configuration.webhooks.count {

@@ -11,6 +11,8 @@ import NIOCore
 struct LocationsController {
     let auth: Authenticator
     let ingestor: LiveIngestor
+    /// What the live page draws of each device: the fixes of every committed request.
+    let recentTracks: RecentTracks
     let maxBodyBytes: Int
 
     func addRoutes(to router: Router<BasicRequestContext>) {
@@ -26,7 +28,7 @@ struct LocationsController {
         try auth.caller(request).requirePost(device: device)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
-        let outcome = try await ingestor.ingest(fixes)
+        let outcome = try await ingest(fixes)
         return .json(Self.summary(outcome).canonicalText())
     }
 
@@ -43,7 +45,7 @@ struct LocationsController {
         let device = user.map { $0 == name ? name : "\($0)/\(name)" } ?? name
         try caller.requirePost(device: device)
         let fixes = try LocationPayloads.ownTracks(body, device: device)
-        if !fixes.isEmpty { _ = try await ingestor.ingest(fixes) }
+        if !fixes.isEmpty { _ = try await ingest(fixes) }
         return .json("[]")
     }
 
@@ -62,8 +64,15 @@ struct LocationsController {
         let parameter: (String) -> String? = { name in request.query(name) ?? form[name] }
         let fix = try LocationPayloads.osmAnd(parameter)
         try caller.requirePost(device: fix.device)
-        _ = try await ingestor.ingest([fix])
+        _ = try await ingest([fix])
         return Response(status: .ok)
+    }
+
+    /// Ingests a request's fixes and, once they are committed, adds them to the live tracks.
+    private func ingest(_ fixes: [Fix]) async throws -> BatchOutcome {
+        let outcome = try await ingestor.ingest(fixes)
+        recentTracks.record(fixes)
+        return outcome
     }
 
     static func summary(_ outcome: BatchOutcome) -> JSONValue {

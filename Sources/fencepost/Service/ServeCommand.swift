@@ -10,8 +10,9 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the HTTP service: live location ingest, regions, events, streams, webhooks.",
         discussion: """
-            Every request needs a bearer token (fencepost tokens create), except /healthz \
-            and, unless the config says otherwise, /metrics.
+            Every request needs a bearer token (fencepost tokens create), except /healthz, \
+            the live page at / (it asks for a token and sends it in headers) and, unless the \
+            config says otherwise, /metrics.
 
             Endpoints (the README has the details):
               POST /v1/devices/{device}/locations  {"fixes":[{"time","lat","lon",...}]}
@@ -24,6 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
               GET /v1/visits?open=true
               GET /v1/events/stream        Server-Sent Events, Last-Event-ID
               GET /v1/webhooks/dead-letters   GET /healthz   GET /metrics
+              GET /   the live page: regions, devices, events, open visits
               POST /v1/sync/mutations   GET /v1/sync/changes   (fencepost sync)
 
             --config FILE is JSON, every field optional:
@@ -33,7 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
                "jobs": {"webhooks": true, "sync": true, "outbox_cleanup": true,
                         "outbox_retention_days": 7},
                "metrics_require_token": false, "max_body_bytes": 16777216,
-               "webhook_max_attempts": 8, "durable_commits": true}
+               "webhook_max_attempts": 8, "durable_commits": true,
+               "map_tiles": "https://…/{z}/{x}/{y}.png", "map_tiles_attribution": "…"}
 
             SIGTERM or SIGINT stops taking requests, finishes those in flight and \
             commits them. Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.

@@ -1,0 +1,110 @@
+/// Places labels so none overlaps another: greedily, in priority order, each at the first of
+/// its candidate spots that is free. It does so at zoom 1, 2, 4… (label text keeps its size on
+/// screen while the map grows), so each label also learns the zoom from which it fits: the
+/// SVG shows the labels that fit at zoom 1, the HTML page shows more as the user zooms in.
+struct LabelPlacer {
+    /// A spot for a label: where its text is anchored and how (`start`, `middle`, `end`).
+    struct Spot: Sendable, Hashable {
+        var at: Point
+        var anchor: String
+    }
+
+    struct Request {
+        var text: String
+        var spots: [Spot]
+        /// The label is not shown below this zoom, even where it would fit.
+        var minZoom: Double = 1
+    }
+
+    struct Placement {
+        var request: Int
+        var spot: Spot
+        /// The smallest zoom level at which the label is shown.
+        var minZoom: Double
+    }
+
+    static let zoomLevels: [Double] = [1, 2, 4, 8, 16, 32, 64]
+    let fontSize: Double
+    let width: Double
+    let height: Double
+    /// Boxes no label may cover at zoom 1 (the north arrow).
+    var obstacles: [Box] = []
+    /// Markers of fixed size on screen no label may cover at any zoom: their place on the map
+    /// and half their size in pixels.
+    var markers: [(at: Point, radius: Double)] = []
+
+    /// Roughly how wide `text` is set in a sans-serif face at `fontSize`.
+    func textWidth(_ text: String) -> Double {
+        Double(text.count) * fontSize * 0.6
+    }
+
+    func box(of text: String, at spot: Spot, zoom: Double) -> Box {
+        let width = textWidth(text)
+        let x = spot.at.x * zoom, y = spot.at.y * zoom
+        let left: Double
+        switch spot.anchor {
+        case "end": left = x - width
+        case "middle": left = x - width / 2
+        default: left = x
+        }
+        // The anchor is the baseline; descenders reach a little below it.
+        return Box(minX: left - 1, minY: y - fontSize * 0.8 - 1, maxX: left + width + 1, maxY: y + fontSize * 0.25 + 1)
+    }
+
+    /// Where each label goes; labels that fit at no zoom level are left out.
+    func place(_ requests: [Request]) -> [Placement] {
+        var placed: [Int: Placement] = [:]
+        for zoom in Self.zoomLevels {
+            var grid = BoxGrid(cell: 64)
+            if zoom == 1 { for obstacle in obstacles { grid.insert(obstacle) } }
+            for marker in markers {
+                let x = marker.at.x * zoom, y = marker.at.y * zoom, r = marker.radius
+                grid.insert(Box(minX: x - r, minY: y - r, maxX: x + r, maxY: y + r))
+            }
+            // Labels shown at a lower zoom keep their spot.
+            for placement in placed.values {
+                grid.insert(box(of: requests[placement.request].text, at: placement.spot, zoom: zoom))
+            }
+            for (index, request) in requests.enumerated() where placed[index] == nil && request.minZoom <= zoom {
+                for spot in request.spots {
+                    let candidate = box(of: request.text, at: spot, zoom: zoom)
+                    if zoom == 1, !candidate.inside(width: width, height: height) { continue }
+                    if grid.intersects(candidate) { continue }
+                    grid.insert(candidate)
+                    placed[index] = Placement(request: index, spot: spot, minZoom: zoom)
+                    break
+                }
+            }
+        }
+        return placed.values.sorted { $0.request < $1.request }
+    }
+}
+
+/// Boxes bucketed by a square grid, for fast overlap tests.
+struct BoxGrid {
+    let cell: Double
+    private var buckets: [Int64: [Box]] = [:]
+
+    init(cell: Double) {
+        self.cell = cell
+    }
+
+    mutating func insert(_ box: Box) {
+        // The keys first: mutating the buckets from inside a closure over `self` would copy them.
+        for key in cells(box) { buckets[key, default: []].append(box) }
+    }
+
+    func intersects(_ box: Box) -> Bool {
+        cells(box).contains { key in buckets[key]?.contains { $0.intersects(box) } ?? false }
+    }
+
+    private func cells(_ box: Box) -> [Int64] {
+        let x0 = Int64((box.minX / cell).rounded(.down)), x1 = Int64((box.maxX / cell).rounded(.down))
+        let y0 = Int64((box.minY / cell).rounded(.down)), y1 = Int64((box.maxY / cell).rounded(.down))
+        var keys: [Int64] = []
+        for x in x0...x1 {
+            for y in y0...y1 { keys.append(x &* 1_000_003 &+ y) }
+        }
+        return keys
+    }
+}

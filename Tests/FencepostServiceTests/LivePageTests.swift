@@ -1,0 +1,103 @@
+import FencepostCore
+import FencepostService
+import FencepostStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@Suite("The live page and its endpoints")
+struct LivePageTests {
+    @Test("The page and its assets come from the binary; the page asks for a token and loads nothing from elsewhere")
+    func pageAndAssets() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app().test(.router) { client in
+            let page = try await client.execute(uri: "/", method: .get)
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(page.text.contains(#"name="token""#))
+            #expect(!page.text.contains("http://") && !page.text.contains("https://"), "no CDN, fonts or tiles")
+            let policy = try #require(page.headers[HTTPField.Name("Content-Security-Policy")!])
+            #expect(policy.contains("script-src 'self'") && policy.contains("connect-src 'self'"))
+            for asset in ["/assets/live.js", "/assets/map.js", "/assets/live.css"] {
+                let answer = try await client.execute(uri: asset, method: .get)
+                #expect(answer.status == .ok && answer.body.readableBytes > 500, "\(asset)")
+            }
+            let script = try await client.execute(uri: "/assets/live.js", method: .get).text
+            #expect(script.contains("sessionStorage") && script.contains("Authorization"))
+            #expect(!script.contains("EventSource"), "EventSource would put the token in the URL")
+        }
+    }
+
+    @Test("The map of the regions needs a token and carries data-region-id")
+    func map() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app().test(.router) { client in
+            #expect(try await client.execute(uri: "/v1/live/map.svg", method: .get).status == .unauthorized)
+            let map = try await client.execute(uri: "/v1/live/map.svg", method: .get, headers: .bearer(fixture.reader))
+            #expect(map.status == .ok)
+            #expect(map.text.contains(#"data-region-id="home""#))
+            // A new region shows on the next load.
+            let feature = ServiceFixture.circleFeature(id: "office", lat: 47.01, lon: 8.0, radius: 80)
+            _ = try await client.execute(uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: feature))
+            let again = try await client.execute(uri: "/v1/live/map.svg", method: .get, headers: .bearer(fixture.reader))
+            #expect(again.text.contains(#"data-region-id="office""#))
+        }
+    }
+
+    @Test("Posted fixes become the device's recent track; a device token sees only its own device")
+    func tracksAndSnapshot() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app().test(.router) { client in
+            var walk = ServiceFixture.walk()
+            walk.insert(walk[3], at: 4)  // a duplicate: dropped by the filter, not drawn
+            let posted = try await client.execute(
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: ServiceFixture.batchBody(walk)))
+            #expect(posted.json?["dropped"]?["duplicate_time"]?.numberValue == 1)
+            let tracks = try await client.execute(uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.reader))
+            let device = try #require(tracks.json?["devices"]?.arrayValue?.first)
+            #expect(device["device"]?.stringValue == "phone")
+            #expect(device["track"]?.arrayValue?.count == 13)
+            let seq = try #require(tracks.json?["tracks_seq"]?.numberValue)
+            let none = try await client.execute(uri: "/v1/live/tracks?after=\(Int(seq))", method: .get, headers: .bearer(fixture.reader))
+            #expect(none.json?["devices"]?.arrayValue?.isEmpty == true, "nothing moved since")
+
+            let snapshot = try await client.execute(uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.admin))
+            let phone = try #require(snapshot.json?["devices"]?.arrayValue?.first { $0["device"]?.stringValue == "phone" })
+            #expect(phone["last"]?["lat"]?.numberValue == walk.last!.lat, "the last position, from the store")
+            #expect(snapshot.json?["events"]?.arrayValue?.map { $0["kind"]?.stringValue } == ["enter", "exit"])
+            #expect(snapshot.json?["map_tiles"] == .null)
+
+            let other = try await client.execute(uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.otherDevice))
+            #expect(other.json?["devices"]?.arrayValue?.isEmpty == true)
+            #expect(other.json?["events"]?.arrayValue?.isEmpty == true)
+            let otherTracks = try await client.execute(uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.otherDevice))
+            #expect(otherTracks.json?["devices"]?.arrayValue?.isEmpty == true)
+        }
+    }
+
+    @Test("map_tiles draws a basemap from a configured server; a bad template is refused")
+    func mapTiles() async throws {
+        let fixture = try ServiceFixture()
+        defer { fixture.cleanUp() }
+        let good = fixture.directory.appendingPathComponent("tiles.json")
+        try Data(#"{"map_tiles": "https://tiles.example.org/{z}/{x}/{y}.png", "map_tiles_attribution": "© Example"}"#.utf8).write(to: good)
+        let configuration = try ServiceConfiguration.load(path: good.path)
+        #expect(configuration.mapTiles == ServiceConfiguration.MapTiles(url: "https://tiles.example.org/{z}/{x}/{y}.png", attribution: "© Example"))
+        try await fixture.app(configuration).test(.router) { client in
+            let page = try await client.execute(uri: "/", method: .get)
+            #expect(page.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("img-src 'self' data: https://tiles.example.org") == true)
+            let snapshot = try await client.execute(uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.reader))
+            #expect(snapshot.json?["map_tiles"]?["attribution"]?.stringValue == "© Example")
+        }
+        let bad = fixture.directory.appendingPathComponent("bad.json")
+        try Data(#"{"map_tiles": "tiles.example.org/z/x/y.png"}"#.utf8).write(to: bad)
+        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.load(path: bad.path) }
+    }
+}
