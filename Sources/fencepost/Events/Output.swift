@@ -8,7 +8,9 @@ enum TableOrJSON: String, ExpressibleByArgument, CaseIterable {
     case table, json
 }
 
-/// Buffered output to stdout or a file (written whole, then renamed into place).
+/// Buffered output to stdout or a file: a regular file is written whole beside its place, then
+/// renamed into it (a failed run leaves no half-written file); anything else that already
+/// exists there (`/dev/null`, a pipe, a terminal) is written to as it is.
 struct OutputSink: TextSink {
     private var buffer: [UInt8] = []
     private let handle: FileHandle
@@ -16,18 +18,30 @@ struct OutputSink: TextSink {
     private let temporary: String?
 
     init(path: String?) throws {
-        self.path = path
-        if let path {
+        if let path, !Self.isRegularFileOrAbsent(path) {
+            guard let handle = FileHandle(forWritingAtPath: path) else { throw CommandFailure.io("error: cannot write \(path)") }
+            self.handle = handle
+            self.path = nil
+            temporary = nil
+        } else if let path {
             let temporary = path + ".partial"
             guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
                 throw CommandFailure.io("error: cannot write \(path)")
             }
             self.handle = handle
+            self.path = path
             self.temporary = temporary
         } else {
             handle = FileHandle.standardOutput
+            self.path = nil
             temporary = nil
         }
+    }
+
+    private static func isRegularFileOrAbsent(_ path: String) -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return true }
+        return status.st_mode & S_IFMT == S_IFREG
     }
 
     mutating func write(_ text: String) throws {
