@@ -24,12 +24,13 @@ final class BackgroundEventWrites: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     // Set by the session before the batch starts, read by the batch's thread; the outcome the
     // other way round. The semaphore orders them.
-    private var batch: (events: [GeofenceEvent], writer: EventWriter)?
+    private var batch: (events: [MonitorEvent], writer: EventWriter)?
     private var outcome: Result<Written, any Error>?
     private var inFlight = false
 
-    /// Starts writing `events`; the previous batch must have been waited for.
-    func start(_ events: [GeofenceEvent], writer: EventWriter) {
+    /// Starts writing `events` (their ids are worked out on the writes' thread too); the previous
+    /// batch must have been waited for.
+    func start(_ events: [MonitorEvent], writer: EventWriter) {
         precondition(!inFlight, "a batch of event writes is already running")
         batch = (events, writer)
         inFlight = true
@@ -55,8 +56,9 @@ final class BackgroundEventWrites: @unchecked Sendable {
         _ = try? wait()
     }
 
-    private static func write(_ events: [GeofenceEvent], with writer: EventWriter) throws -> Written {
+    private static func write(_ monitorEvents: [MonitorEvent], with writer: EventWriter) throws -> Written {
         var written = Written()
+        let events = monitorEvents.map(GeofenceEvent.init)
         // Visits the batch both opens and closes are written once, closed.
         var exits: [String: Double] = [:]
         for event in events where event.kind == .exit { exits[event.visitID] = event.time }

@@ -35,73 +35,56 @@ public struct BatchOutcome: Sendable {
     public var events: [GeofenceEvent] = []
 }
 
-/// The path every fix takes, from any input: filter → monitor → visit tracker → store.
+/// The store around the path every fix takes (``FixPipeline``: time order, filter, monitor):
+/// devices' states loaded when they first come and saved after each input, events written with
+/// their visit changes and outbox rows.
 ///
 /// Each input (a file, a request) is one unit: its events, visit changes, outbox rows and the
 /// devices' anchors and states commit in one transaction, so a malformed input writes nothing,
 /// a crash loses nothing, and re-running converges (fixes at or before a device's anchor are
-/// skipped). Fixes of one input are processed in time order per device: an input that arrives
-/// sorted streams through; one that does not is sorted first, in memory or, past
-/// `sortRunFixes`, through temporary files. Events are written in batches on a thread of their
-/// own (``BackgroundEventWrites``) while the session processes the next fixes, in the same
-/// transaction. Not thread-safe: one session per ingest.
+/// skipped). Events are written in batches on a thread of their own (``BackgroundEventWrites``)
+/// while the session processes the next fixes, in the same transaction. Not thread-safe: one
+/// session per ingest.
 public final class IngestSession {
     private let store: Store
     private let options: IngestOptions
-    private var monitor: Monitor
-    /// The store's regions revision `monitor` was built from.
+    private var pipeline: FixPipeline
+    /// The store's regions revision the pipeline's monitor was built from.
     private var regionsRevision: Int64
-    private var devices: [String: DeviceRecord] = [:]
-    private var pendingEvents: [GeofenceEvent] = []
+    /// Per device, its state's JSON as last read or saved: with `reloadsDevices`, the progress
+    /// the pipeline kept is used in a later input only while the stored text is still exactly
+    /// this (no other writer).
+    private var storedText: [String: String?] = [:]
     /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
     private var collected: [GeofenceEvent]?
     /// The summary of committed inputs, and of the current one while it is read.
     public private(set) var summary = IngestSummary()
-    private var committedSummary = IngestSummary()
-
-    /// The input being read, put in time order per device.
-    private var order: FixOrder
     /// Events held before they are handed to the background writes (inside the input's
     /// transaction): small enough that writing overlaps monitoring from early in an input.
     private static let eventBatch = 1_000
     /// The event writes in flight; see ``awaitWrites()`` for the rule that keeps them safe.
     private let writes = BackgroundEventWrites()
 
-    /// A class: the per-fix path mutates it in place rather than copying its state.
-    private final class DeviceRecord {
-        var progress: DeviceProgress
-        var inputGeneration: Int
-        var dirty = false
-        /// The state's JSON as last read or saved: with `reloadsDevices`, a record is reused in
-        /// a later input only while the stored text is still exactly this (no other writer).
-        var storedText: String?
-
-        init(state: DeviceState, storedText: String?, monitor: Monitor, inputGeneration: Int) {
-            self.progress = DeviceProgress(filter: state.filter, track: monitor.track(resuming: state.monitor), anchor: state.anchor)
-            self.storedText = storedText
-            self.inputGeneration = inputGeneration
-        }
-
-        func state(monitor: Monitor) -> DeviceState {
-            DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: monitor.state(of: progress.track))
-        }
-    }
-    /// The device of the previous fix: most inputs hold one device.
-    private var lastRecord: (device: String, record: DeviceRecord)?
-    private var inputGeneration = 0
-
     public init(store: Store, options: IngestOptions = IngestOptions()) throws {
         self.store = store
         self.options = options
-        self.order = FixOrder(runFixes: options.sortRunFixes)
         let (regions, revision) = try store.writer.read { db in
             (try Store.monitoredRegions(db).map(\.region), try Store.regionsRevision(db))
         }
-        self.monitor = try Monitor(regions: regions, settings: options.monitor)
+        self.pipeline = try Self.pipeline(regions: regions, options: options)
         self.regionsRevision = revision
     }
 
-    public var regionCount: Int { monitor.regionCount }
+    private static func pipeline(regions: [Region], options: IngestOptions) throws -> FixPipeline {
+        FixPipeline(monitor: try Monitor(regions: regions, settings: options.monitor), filter: options.filter, sortRunFixes: options.sortRunFixes)
+    }
+
+    public var regionCount: Int { pipeline.regionCount }
+
+    /// Records readers' skipped-record counts.
+    public func addSkipped(_ skipped: [String: Int]) {
+        summary.skipped.merge(skipped, uniquingKeysWith: +)
+    }
 
     // MARK: - Inputs
 
@@ -110,25 +93,10 @@ public final class IngestSession {
     /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
     /// whatever the input's size.
     public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
-        do {
-            try store.writer.writeWithoutTransaction { db in
-                // Immediate: take the write lock up front, so another process's commit cannot
-                // invalidate this transaction's first reads (SQLITE_BUSY_SNAPSHOT).
-                try db.inTransaction(.immediate) {
-                    try finishingWrites {
-                        try beginInput(db: db)
-                        try read { fix in try self.add(fix, db: db) }
-                        try finishInput(db: db)
-                        try saveDevices(db: db)
-                    }
-                    return .commit
-                }
-            }
-        } catch {
-            abandonInput()
-            throw error
+        try transaction { db in
+            let tally = try input(read, db: db)
+            try saveDevices(tally.devices, db: db)
         }
-        inputCommitted()
     }
 
     /// Ingests several inputs (requests, already parsed and validated) in one transaction:
@@ -136,164 +104,140 @@ public final class IngestSession {
     /// each did; if anything fails, nothing of any of them is written.
     public func ingest(batches: [[Fix]]) throws -> [BatchOutcome] {
         var outcomes: [BatchOutcome] = []
+        try transaction { db in
+            var touched = Set<String>()
+            for batch in batches {
+                let before = summary
+                collected = []
+                defer { collected = nil }
+                touched.formUnion(try input({ add in for fix in batch { try add(fix) } }, db: db).devices)
+                var outcome = BatchOutcome(fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
+                for (reason, count) in summary.dropped where count != before.dropped[reason] {
+                    outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
+                }
+                outcomes.append(outcome)
+            }
+            try saveDevices(touched, db: db)
+        }
+        return outcomes
+    }
+
+    /// Runs `body` in one immediate transaction and commits it, once no event writes are in
+    /// flight. On failure, the devices' progress and the summary go back to what was committed.
+    private func transaction(_ body: (Database) throws -> Void) throws {
+        let (pipelineBefore, devices, summary, storedText) = (pipeline, pipeline.snapshot, self.summary, self.storedText)
         do {
             try store.writer.writeWithoutTransaction { db in
+                // Immediate: take the write lock up front, so another process's commit cannot
+                // invalidate this transaction's first reads (SQLITE_BUSY_SNAPSHOT).
                 try db.inTransaction(.immediate) {
-                    try finishingWrites { try ingest(batches: batches, outcomes: &outcomes, db: db) }
+                    do {
+                        try rebuildIfRegionsChanged(db: db)
+                        try body(db)
+                        try awaitWrites()
+                    } catch {
+                        // The writes in flight end before the error rolls the transaction back.
+                        writes.abandon()
+                        throw error
+                    }
                     return .commit
                 }
             }
         } catch {
-            collected = nil
-            abandonInput()
-            throw error
-        }
-        inputCommitted()
-        return outcomes
-    }
-
-    /// The work of ``ingest(batches:)`` inside its transaction.
-    private func ingest(batches: [[Fix]], outcomes: inout [BatchOutcome], db: Database) throws {
-        try beginInput(db: db)
-        for (index, batch) in batches.enumerated() {
-            if index > 0 { startInput() }
-            let before = summary
-            collected = []
-            for fix in batch { try add(fix, db: db) }
-            try finishInput(db: db)
-            var outcome = BatchOutcome(fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
-            for (reason, count) in summary.dropped where count != before.dropped[reason] {
-                outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
-            }
-            outcomes.append(outcome)
-            collected = nil
-        }
-        try saveDevices(db: db)
-    }
-
-    /// Runs an input's work inside its transaction and returns only once no event writes are in
-    /// flight: on success after they finished (their error is the input's), on error before
-    /// the error rolls the transaction back.
-    private func finishingWrites(_ body: () throws -> Void) throws {
-        do {
-            try body()
-            try awaitWrites()
-        } catch {
-            writes.abandon()
+            // A pipeline rebuilt in the transaction (regions changed) starts with no device.
+            pipeline.restore(pipeline === pipelineBefore ? devices : FixPipeline.Devices())
+            (self.summary, self.storedText) = (summary, storedText)
             throw error
         }
     }
 
-    /// Starts the next input; within one transaction, for each input of a group.
-    private func startInput() {
-        inputGeneration += 1
-        order.reset()
-    }
-
-    /// The first step inside an input's transaction: rebuilds the monitor if regions changed
-    /// since it was built (another process applied a plan), dropping every kept device state;
-    /// with `reloadsDevices`, kept states are checked against the store as devices come up.
-    private func beginInput(db: Database) throws {
-        try awaitWrites()
-        startInput()
+    /// Rebuilds the monitor if regions changed since it was built (another process applied a
+    /// plan), dropping every kept device state.
+    private func rebuildIfRegionsChanged(db: Database) throws {
         let revision = try Store.regionsRevision(db)
-        if revision != regionsRevision {
-            monitor = try Monitor(regions: try Store.monitoredRegions(db).map(\.region), settings: options.monitor)
-            regionsRevision = revision
-            devices.removeAll()
-            lastRecord = nil
-        } else if options.reloadsDevices {
-            lastRecord = nil  // each record is checked against the store when first used
-        }
+        guard revision != regionsRevision else { return }
+        pipeline = try Self.pipeline(regions: try Store.monitoredRegions(db).map(\.region), options: options)
+        regionsRevision = revision
+        storedText.removeAll()
     }
 
-    /// Processes what the input left buffered and writes its remaining events.
-    private func finishInput(db: Database) throws {
-        try order.finish { fix in try process(fix, db: db) }
-        try flushEvents(db: db)
+    /// One input through the pipeline, its events written as they come.
+    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, db: Database) throws -> FixPipeline.InputTally {
+        var outcomes = Outcomes(eventBatch: Self.eventBatch) { [unowned self] events in try self.write(events, db: db) }
+        let tally = try pipeline.input(read, into: &outcomes) { [unowned self] device, kept in
+            try self.resume(device, kept: kept, db: db)
+        }
+        try write(outcomes.pending, db: db)
         try awaitWrites()
+        summary.fixesRead += tally.fixes
+        summary.fixesAccepted += outcomes.accepted
+        summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
+        return tally
     }
 
-    private func inputCommitted() {
-        for record in devices.values { record.dirty = false }
-        committedSummary = summary
-    }
+    /// Counts the pipeline's outcomes and hands its events to the writes in batches.
+    private struct Outcomes: FixOutcomes {
+        let eventBatch: Int
+        let write: ([MonitorEvent]) throws -> Void
+        var accepted = 0
+        var dropped: [FixDropReason: Int] = [:]
+        var pending: [MonitorEvent] = []
 
-    /// Records readers' skipped-record counts.
-    public func addSkipped(_ skipped: [String: Int]) {
-        summary.skipped.merge(skipped, uniquingKeysWith: +)
-    }
-
-    private func add(_ fix: Fix, db: Database) throws {
-        summary.fixesRead += 1
-        try order.add(fix) { fix in try process(fix, db: db) }
-    }
-
-    /// Forgets the in-memory effects of an input whose transaction was rolled back.
-    private func abandonInput() {
-        order.reset()
-        pendingEvents.removeAll(keepingCapacity: true)
-        // Devices this input touched reload their committed state when next seen.
-        devices = devices.filter { !$0.value.dirty }
-        lastRecord = nil
-        summary = committedSummary
-    }
-
-    // MARK: - Processing
-
-    private func process(_ fix: Fix, db: Database) throws {
-        let record = try deviceRecord(fix.device, db: db)
-        record.dirty = true
-        if let reason = try monitor.take(fix, device: &record.progress, filter: options.filter, emit: { event in
-            pendingEvents.append(GeofenceEvent(event))
-        }) {
-            summary.dropped[reason, default: 0] += 1
-            return
+        init(eventBatch: Int, write: @escaping ([MonitorEvent]) throws -> Void) {
+            self.eventBatch = eventBatch
+            self.write = write
         }
-        summary.fixesAccepted += 1
-        if pendingEvents.count >= Self.eventBatch { try flushEvents(db: db) }
+
+        mutating func accepted(_ fix: Fix, events: [MonitorEvent]) throws {
+            accepted += 1
+            guard !events.isEmpty else { return }
+            pending.append(contentsOf: events)
+            if pending.count >= eventBatch {
+                try write(pending)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+
+        mutating func dropped(_ fix: Fix, reason: FixDropReason) {
+            dropped[reason, default: 0] += 1
+        }
     }
 
-    private func deviceRecord(_ device: String, db: Database) throws -> DeviceRecord {
-        let record: DeviceRecord
-        if let last = lastRecord, last.device == device {
-            record = last.record
-        } else if let known = devices[device], try isCurrent(known, device: device, db: db) {
-            record = known
-        } else {
-            try awaitWrites()
-            let text = try Store.deviceStateText(device, db: db)
-            record = DeviceRecord(
-                state: try text.map(Store.decodeDeviceState) ?? DeviceState(), storedText: text, monitor: monitor,
-                inputGeneration: inputGeneration)
-            devices[device] = record
-            summary.devices.insert(device)
-        }
-        if record.inputGeneration != inputGeneration {
-            record.inputGeneration = inputGeneration
-            record.progress.anchorAtStart = record.progress.anchor
-        }
-        lastRecord = (device, record)
-        return record
-    }
+    // MARK: - Devices
 
-    /// Whether a record kept from an earlier input still holds the stored state: always when
-    /// this session is the only writer; with `reloadsDevices` (other processes may ingest the
-    /// same device), only while the stored text is the one this session last read or saved.
-    private func isCurrent(_ record: DeviceRecord, device: String, db: Database) throws -> Bool {
-        guard options.reloadsDevices, record.inputGeneration != inputGeneration else { return true }
+    /// A device's progress at its first fix in an input: what the session kept, unless other
+    /// processes may write (`reloadsDevices`) and the stored state is no longer what the session
+    /// last read or saved; else the stored state.
+    private func resume(_ device: String, kept: DeviceProgress?, db: Database) throws -> DeviceProgress {
+        if let kept, !options.reloadsDevices { return kept }
         try awaitWrites()
-        return try Store.deviceStateText(device, db: db) == record.storedText
+        let text = try Store.deviceStateText(device, db: db)
+        if let kept, storedText[device] == .some(text) { return kept }
+        storedText[device] = .some(text)
+        summary.devices.insert(device)
+        let state = try text.map(Store.decodeDeviceState) ?? DeviceState()
+        return DeviceProgress(filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
     }
 
-    /// Hands the events so far to the background writes, which write them with their visit
-    /// changes and outbox rows (inside the input's transaction) while processing goes on.
-    private func flushEvents(db: Database) throws {
-        guard !pendingEvents.isEmpty else { return }
+    /// Saves the anchors and states of the devices an input touched.
+    private func saveDevices(_ devices: Set<String>, db: Database) throws {
         try awaitWrites()
-        writes.start(pendingEvents, writer: try EventWriter(now: Timestamp.format(Date()), db: db))
-        pendingEvents = []
-        pendingEvents.reserveCapacity(Self.eventBatch)
+        let now = Timestamp.format(Date())
+        for device in devices {
+            guard let progress = pipeline.progress(of: device) else { continue }
+            let state = DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: pipeline.monitor.state(of: progress.track))
+            storedText[device] = .some(try Store.save(device: device, state: state, now: now, db: db))
+        }
+    }
+
+    // MARK: - Event writes
+
+    /// Hands events to the background writes, which write them with their visit changes and
+    /// outbox rows (inside the input's transaction) while processing goes on.
+    private func write(_ events: [MonitorEvent], db: Database) throws {
+        guard !events.isEmpty else { return }
+        try awaitWrites()
+        writes.start(events, writer: try EventWriter(now: Timestamp.format(Date()), db: db))
     }
 
     /// Waits for the event writes in flight and counts what they did. Every use of the
@@ -305,14 +249,5 @@ public final class IngestSession {
         summary.events.merge(written.eventsByKind, uniquingKeysWith: +)
         summary.visitsOpened += written.visitsOpened
         summary.visitsClosed += written.visitsClosed
-    }
-
-    /// Saves the anchors and states of the devices this input touched.
-    private func saveDevices(db: Database) throws {
-        try awaitWrites()
-        let now = Timestamp.format(Date())
-        for (device, record) in devices where record.dirty {
-            record.storedText = try Store.save(device: device, state: record.state(monitor: monitor), now: now, db: db)
-        }
     }
 }

@@ -94,9 +94,10 @@ public final class TraceScan {
 
         /// Counts and keeps the events of one fix, and what they do to the visits (the visit
         /// tracker's rule: an enter opens its visit, an exit closes it).
-        mutating func accepted(_ fix: Fix, events new: [GeofenceEvent]) throws {
+        mutating func accepted(_ fix: Fix, events new: [MonitorEvent]) throws {
             summary.fixesAccepted += 1
-            for event in new {
+            for monitorEvent in new {
+                let event = GeofenceEvent(monitorEvent)
                 summary.events[event.kind, default: 0] += 1
                 if output.content == .events { try add(EventRow(event)) }
                 switch VisitChange(for: event) {

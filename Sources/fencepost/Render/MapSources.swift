@@ -70,11 +70,11 @@ enum MapSources {
             order.append(device)
         }
 
-        mutating func accepted(_ fix: Fix, events: [GeofenceEvent]) {
+        mutating func accepted(_ fix: Fix, events: [MonitorEvent]) {
             guard selection.contains(fix.time) else { return }
             recorder(fix.device)
             recorders[fix.device]!.accept(fix)
-            activity.events += events.map(MapEvent.init).filter { selection.includes(region: $0.regionID) && selection.contains($0.time) }
+            activity.events += events.map { MapEvent(GeofenceEvent($0)) }.filter { selection.includes(region: $0.regionID) && selection.contains($0.time) }
         }
 
         mutating func dropped(_ fix: Fix, reason: FixDropReason) {

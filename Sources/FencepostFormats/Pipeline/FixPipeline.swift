@@ -1,0 +1,170 @@
+public import FencepostCore
+
+/// The path every fix takes after it is read, from any input: the time order per device
+/// (``FixOrder``), the fix filter and the monitor, with each device's progress through them.
+/// `ingest` and the service put a store around it (device states loaded and saved, events
+/// written); `scan` and `render map --trace` use it on its own, in memory.
+///
+/// Each input (a file, a request) is put in time order per device; fixes at or before a
+/// device's last fix of an earlier input are `already_seen`; an input that fails leaves the
+/// devices as they were before it. Holds GEOS state through the monitor: one pipeline per thread.
+public final class FixPipeline {
+    public let monitor: Monitor
+    private let filter: FixFilterSettings
+    /// Every device's progress; see ``snapshot`` for undoing several inputs at once.
+    public private(set) var devices = Devices()
+    private var order: FixOrder
+
+    public init(monitor: Monitor, filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
+        self.monitor = monitor
+        self.filter = filter
+        self.order = FixOrder(runFixes: sortRunFixes)
+    }
+
+    public convenience init(
+        regions: [Region], monitor settings: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings()
+    ) throws {
+        self.init(monitor: try Monitor(regions: regions, settings: settings), filter: filter)
+    }
+
+    public var regionCount: Int { monitor.regionCount }
+
+    /// What one input held.
+    public struct InputTally: Sendable {
+        /// Fixes read, before the filter.
+        public var fixes = 0
+        /// The devices it had fixes of (their progress is what a store saves).
+        public var devices: Set<String> = []
+    }
+
+    /// How a device's progress is found at its first fix in an input: from the progress kept
+    /// since its last input (nil for a device not seen yet), or from elsewhere (a store).
+    public typealias Resume = (_ device: String, _ kept: DeviceProgress?) throws -> DeviceProgress
+
+    /// Takes one input: `read` hands each fix to `add`; `outcomes` is told what became of each,
+    /// in the order the monitor takes them (time order per device). `resume` gives each device's
+    /// progress at its first fix (by default what was kept, else a fresh one). If anything
+    /// throws, the input counts for nothing: the devices are left as they were before it.
+    @discardableResult
+    public func input(
+        _ read: (_ add: (Fix) throws -> Void) throws -> Void, into outcomes: inout some FixOutcomes, resume: Resume? = nil
+    ) throws -> InputTally {
+        // The devices are worked on as a local value: no run-time exclusivity checks per fix,
+        // and a failed input is undone by not keeping it.
+        var devices = self.devices
+        var order = self.order
+        defer {
+            order.reset()
+            self.order = order
+        }
+        devices.startInput()
+        var fixes = 0
+        let monitor = self.monitor
+        let resume = resume ?? { _, kept in kept ?? DeviceProgress(monitor: monitor) }
+        let filter = self.filter
+        try read { fix in
+            fixes += 1
+            try order.add(fix) { try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes) }
+        }
+        try order.finish { try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes) }
+        devices.putCurrentBack()
+        self.devices = devices
+        return InputTally(fixes: fixes, devices: devices.seenInInput)
+    }
+
+    /// The devices' progress as it is now, for ``restore(_:)`` when later inputs are undone
+    /// together (a store's transaction over several requests that rolled back).
+    public var snapshot: Devices { devices }
+
+    public func restore(_ snapshot: Devices) {
+        devices = snapshot
+    }
+
+    /// A device's progress, nil for one not seen.
+    public func progress(of device: String) -> DeviceProgress? {
+        devices.byID[device]
+    }
+
+    /// Every device's progress, the current one's kept out of the dictionary while its fixes come.
+    public struct Devices: Sendable {
+        fileprivate var byID: [String: DeviceProgress] = [:]
+        fileprivate var current: (device: String, progress: DeviceProgress)?
+        /// Devices seen in the current input: their anchor at its start decides what is already seen.
+        fileprivate var seenInInput: Set<String> = []
+        fileprivate var emitted: [MonitorEvent] = []
+
+        public init() {}
+
+        fileprivate mutating func startInput() {
+            putCurrentBack()
+            seenInInput.removeAll(keepingCapacity: true)
+        }
+
+        fileprivate mutating func putCurrentBack() {
+            if let current { byID[current.device] = current.progress }
+            current = nil
+        }
+
+        fileprivate mutating func take(
+            _ fix: Fix, monitor: Monitor, filter: FixFilterSettings, resume: Resume, into outcomes: inout some FixOutcomes
+        ) throws {
+            if current?.device != fix.device { try switchDevice(to: fix.device, resume: resume) }
+            if let reason = try monitor.take(fix, device: &current!.progress, filter: filter, emit: { emitted.append($0) }) {
+                return try outcomes.dropped(fix, reason: reason)
+            }
+            defer { if !emitted.isEmpty { emitted.removeAll(keepingCapacity: true) } }
+            try outcomes.accepted(fix, events: emitted)
+        }
+
+        private mutating func switchDevice(to device: String, resume: Resume) throws {
+            putCurrentBack()
+            var progress: DeviceProgress
+            if seenInInput.insert(device).inserted {
+                progress = try resume(device, byID.removeValue(forKey: device))
+                progress.anchorAtStart = progress.anchor
+            } else {
+                progress = byID.removeValue(forKey: device)!
+            }
+            current = (device, progress)
+        }
+    }
+}
+
+/// What a ``FixPipeline`` tells about each fix it takes.
+public protocol FixOutcomes {
+    /// The fix passed the filter; `events` are those it completed, in the order the monitor
+    /// emitted them (often none).
+    mutating func accepted(_ fix: Fix, events: [MonitorEvent]) throws
+    mutating func dropped(_ fix: Fix, reason: FixDropReason) throws
+}
+
+/// Every fix with what became of it, in the order the pipeline took them: for callers that want
+/// the outcomes of a small input at once (tests, a few fixes in memory).
+public struct FixOutcomeList: FixOutcomes {
+    public enum Outcome: Sendable, Hashable {
+        /// Passed the filter; the events it completed (with the ids ingest gives them).
+        case accepted([GeofenceEvent])
+        case dropped(FixDropReason)
+    }
+
+    public private(set) var items: [(fix: Fix, outcome: Outcome)] = []
+
+    public init() {}
+
+    public mutating func accepted(_ fix: Fix, events: [MonitorEvent]) {
+        items.append((fix, .accepted(events.map(GeofenceEvent.init))))
+    }
+
+    public mutating func dropped(_ fix: Fix, reason: FixDropReason) {
+        items.append((fix, .dropped(reason)))
+    }
+}
+
+extension FixPipeline {
+    /// Takes `fixes` as one input and returns what became of each.
+    public func outcomes(of fixes: [Fix]) throws -> [(fix: Fix, outcome: FixOutcomeList.Outcome)] {
+        var list = FixOutcomeList()
+        try input({ add in for fix in fixes { try add(fix) } }, into: &list)
+        return list.items
+    }
+}
