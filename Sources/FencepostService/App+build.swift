@@ -36,16 +36,16 @@ public struct ServiceSettings: Sendable {
 /// finishes those in flight, then the writer commits what is queued, then the jobs stop.
 ///
 /// Start-up reads only the regions (to build the monitor): no scan of events or the outbox.
-public func buildApplication(store: Store, settings: ServiceSettings, logger: Logger) throws -> some ApplicationProtocol {
+public func buildApplication(store: Store, settings: ServiceSettings, logger: Logger) async throws -> some ApplicationProtocol {
     let metrics = ServiceMetrics()
     let signal = ChangeSignal()
     let auth = Authenticator(store: store)
     let configuration = settings.configuration
     // A file store's log is checkpointed beside the writer, and synced before answers unless
     // the configuration trades that for speed.
-    let log = store.isInMemory ? nil : try WriteAheadLog(store: store)
+    let log = try WriteAheadLog.of(store)
     let durability = CommitDurability(log: configuration.durableCommits ? log : nil)
-    let ingestor = try LiveIngestor(
+    let ingestor = try await LiveIngestor(
         store: store, options: settings.ingest, metrics: metrics, signal: signal, durability: durability, log: log)
 
     let router = Router(context: BasicRequestContext.self)

@@ -2,7 +2,6 @@ public import FencepostCore
 import FencepostFormats
 import FencepostGeometry
 import Foundation
-import GRDB
 
 /// Options for one ingest run.
 public struct IngestOptions: Sendable {
@@ -11,19 +10,11 @@ public struct IngestOptions: Sendable {
     /// The most fixes of an unsorted input held in memory; beyond, sorted runs spill to
     /// temporary files and merge back in time order.
     public var sortRunFixes: Int
-    /// Check each device's stored state at every input and reload it when another process
-    /// changed it, rather than trusting what the session keeps between inputs: for a
-    /// long-lived session (the HTTP service) while other processes may write.
-    public var reloadsDevices: Bool
 
-    public init(
-        monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000,
-        reloadsDevices: Bool = false
-    ) {
+    public init(monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
         self.monitor = monitor
         self.filter = filter
         self.sortRunFixes = sortRunFixes
-        self.reloadsDevices = reloadsDevices
     }
 }
 
@@ -43,18 +34,21 @@ public struct BatchOutcome: Sendable {
 /// devices' anchors and states commit in one transaction, so a malformed input writes nothing,
 /// a crash loses nothing, and re-running converges (fixes at or before a device's anchor are
 /// skipped). Events are written in batches on a thread of their own (``BackgroundEventWrites``)
-/// while the session processes the next fixes, in the same transaction. Not thread-safe: one
-/// session per ingest.
+/// while the session processes the next fixes, in the same transaction.
+///
+/// Several sessions (processes, service instances) may ingest the same devices: a device's work
+/// is serialised in the database (its lock, taken in the transaction), and the progress a
+/// session keeps between inputs is used only while the stored state's version is the one it
+/// last read or saved. One call at a time: a session is not shared between tasks.
 public final class IngestSession {
     private let store: Store
     private let options: IngestOptions
     private var pipeline: FixPipeline
     /// The store's regions revision the pipeline's monitor was built from.
     private var regionsRevision: Int64
-    /// Per device, its state's JSON as last read or saved: with `reloadsDevices`, the progress
-    /// the pipeline kept is used in a later input only while the stored text is still exactly
-    /// this (no other writer).
-    private var storedText: [String: String?] = [:]
+    /// Per device, its stored state's version as last read or saved (0: not stored): the
+    /// progress the pipeline kept is used in a later input only while it is still this.
+    private var storedVersion: [String: Int64] = [:]
     /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
     private var collected: [GeofenceEvent]?
     /// The summary of committed inputs, and of the current one while it is read.
@@ -65,11 +59,11 @@ public final class IngestSession {
     /// The event writes in flight; see ``awaitWrites()`` for the rule that keeps them safe.
     private let writes = BackgroundEventWrites()
 
-    public init(store: Store, options: IngestOptions = IngestOptions()) throws {
+    public init(store: Store, options: IngestOptions = IngestOptions()) async throws {
         self.store = store
         self.options = options
-        let (regions, revision) = try store.writer.read { db in
-            (try Store.monitoredRegions(db).map(\.region), try Store.regionsRevision(db))
+        let (regions, revision) = try await store.read { tx in
+            (try Store.monitoredRegions(tx).map(\.region), try Store.regionsRevision(tx))
         }
         self.pipeline = try Self.pipeline(regions: regions, options: options)
         self.regionsRevision = revision
@@ -92,82 +86,77 @@ public final class IngestSession {
     /// If `read` throws (a malformed file), nothing of the input is written and the error is
     /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
     /// whatever the input's size.
-    public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
-        try transaction { db in
-            let tally = try input(read, db: db)
-            try saveDevices(tally.devices, db: db)
+    public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws {
+        try await transaction { tx in
+            let tally = try input(read, tx: tx)
+            try saveDevices(tally.devices, tx: tx)
         }
     }
 
     /// Ingests several inputs (requests, already parsed and validated) in one transaction:
     /// each is processed as ``ingest(_:)`` would, and the commit covers them all. Returns what
     /// each did; if anything fails, nothing of any of them is written.
-    public func ingest(batches: [[Fix]]) throws -> [BatchOutcome] {
+    public func ingest(batches: [[Fix]]) async throws -> [BatchOutcome] {
         var outcomes: [BatchOutcome] = []
-        try transaction { db in
+        try await transaction { tx in
             var touched = Set<String>()
             for batch in batches {
                 let before = summary
                 collected = []
                 defer { collected = nil }
-                touched.formUnion(try input({ add in for fix in batch { try add(fix) } }, db: db).devices)
+                touched.formUnion(try input({ add in for fix in batch { try add(fix) } }, tx: tx).devices)
                 var outcome = BatchOutcome(fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
                 for (reason, count) in summary.dropped where count != before.dropped[reason] {
                     outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
                 }
                 outcomes.append(outcome)
             }
-            try saveDevices(touched, db: db)
+            try saveDevices(touched, tx: tx)
         }
         return outcomes
     }
 
-    /// Runs `body` in one immediate transaction and commits it, once no event writes are in
-    /// flight. On failure, the devices' progress and the summary go back to what was committed.
-    private func transaction(_ body: (Database) throws -> Void) throws {
-        let (pipelineBefore, devices, summary, storedText) = (pipeline, pipeline.snapshot, self.summary, self.storedText)
+    /// Runs `body` in one write transaction and commits it, once no event writes are in flight.
+    /// On failure, the devices' progress and the summary go back to what was committed.
+    private func transaction(_ body: (any SQLTransaction) throws -> Void) async throws {
+        let (pipelineBefore, devices, summary, storedVersion) = (pipeline, pipeline.snapshot, self.summary, self.storedVersion)
         do {
-            try store.writer.writeWithoutTransaction { db in
-                // Immediate: take the write lock up front, so another process's commit cannot
-                // invalidate this transaction's first reads (SQLITE_BUSY_SNAPSHOT).
-                try db.inTransaction(.immediate) {
-                    do {
-                        try rebuildIfRegionsChanged(db: db)
-                        try body(db)
-                        try awaitWrites()
-                    } catch {
-                        // The writes in flight end before the error rolls the transaction back.
-                        writes.abandon()
-                        throw error
-                    }
-                    return .commit
+            try await store.write { tx in
+                do {
+                    try rebuildIfRegionsChanged(tx: tx)
+                    try body(tx)
+                    try awaitWrites()
+                } catch {
+                    // The writes in flight end before the error rolls the transaction back.
+                    writes.abandon()
+                    throw error
                 }
             }
         } catch {
             // A pipeline rebuilt in the transaction (regions changed) starts with no device.
             pipeline.restore(pipeline === pipelineBefore ? devices : FixPipeline.Devices())
-            (self.summary, self.storedText) = (summary, storedText)
+            (self.summary, self.storedVersion) = (summary, storedVersion)
             throw error
         }
     }
 
     /// Rebuilds the monitor if regions changed since it was built (another process applied a
     /// plan), dropping every kept device state.
-    private func rebuildIfRegionsChanged(db: Database) throws {
-        let revision = try Store.regionsRevision(db)
+    private func rebuildIfRegionsChanged(tx: any SQLTransaction) throws {
+        let revision = try Store.regionsRevision(tx)
         guard revision != regionsRevision else { return }
-        pipeline = try Self.pipeline(regions: try Store.monitoredRegions(db).map(\.region), options: options)
+        pipeline = try Self.pipeline(regions: try Store.monitoredRegions(tx).map(\.region), options: options)
         regionsRevision = revision
-        storedText.removeAll()
+        storedVersion.removeAll()
     }
 
     /// One input through the pipeline, its events written as they come.
-    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, db: Database) throws -> FixPipeline.InputTally {
-        var outcomes = Outcomes(eventBatch: Self.eventBatch) { [unowned self] events in try self.write(events, db: db) }
+    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, tx: any SQLTransaction) throws -> FixPipeline.InputTally {
+        var outcomes = Outcomes(eventBatch: Self.eventBatch) { [unowned self] events in try self.write(events, tx: tx) }
         let tally = try pipeline.input(read, into: &outcomes) { [unowned self] device, kept in
-            try self.resume(device, kept: kept, db: db)
+            try self.resume(device, kept: kept, tx: tx)
         }
-        try write(outcomes.pending, db: db)
+        try write(outcomes.pending, tx: tx)
         try awaitWrites()
         summary.fixesRead += tally.fixes
         summary.fixesAccepted += outcomes.accepted
@@ -205,28 +194,29 @@ public final class IngestSession {
 
     // MARK: - Devices
 
-    /// A device's progress at its first fix in an input: what the session kept, unless other
-    /// processes may write (`reloadsDevices`) and the stored state is no longer what the session
-    /// last read or saved; else the stored state.
-    private func resume(_ device: String, kept: DeviceProgress?, db: Database) throws -> DeviceProgress {
-        if let kept, !options.reloadsDevices { return kept }
+    /// A device's progress at its first fix in an input, with the device's lock taken for the
+    /// rest of the transaction: what the session kept, while the stored state is still the
+    /// version the session last read or saved; else the stored state.
+    private func resume(_ device: String, kept: DeviceProgress?, tx: any SQLTransaction) throws -> DeviceProgress {
         try awaitWrites()
-        let text = try Store.deviceStateText(device, db: db)
-        if let kept, storedText[device] == .some(text) { return kept }
-        storedText[device] = .some(text)
+        try tx.dialect.lock("device:" + device, in: tx)
         summary.devices.insert(device)
-        let state = try text.map(Store.decodeDeviceState) ?? DeviceState()
+        let stored = try tx.row("SELECT state, version FROM devices WHERE device = ?", device)
+        let version: Int64 = stored?["version"] ?? 0
+        if let kept, storedVersion[device] == version { return kept }
+        storedVersion[device] = version
+        let state = try stored.map { try Store.decodeDeviceState($0["state"]) } ?? DeviceState()
         return DeviceProgress(filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
     }
 
     /// Saves the anchors and states of the devices an input touched.
-    private func saveDevices(_ devices: Set<String>, db: Database) throws {
+    private func saveDevices(_ devices: Set<String>, tx: any SQLTransaction) throws {
         try awaitWrites()
         let now = Timestamp.format(Date())
-        for device in devices {
+        for device in devices.sorted() {
             guard let progress = pipeline.progress(of: device) else { continue }
             let state = DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: pipeline.monitor.state(of: progress.track))
-            storedText[device] = .some(try Store.save(device: device, state: state, now: now, db: db))
+            storedVersion[device] = try Store.save(device: device, state: state, now: now, tx: tx)
         }
     }
 
@@ -234,10 +224,10 @@ public final class IngestSession {
 
     /// Hands events to the background writes, which write them with their visit changes and
     /// outbox rows (inside the input's transaction) while processing goes on.
-    private func write(_ events: [MonitorEvent], db: Database) throws {
+    private func write(_ events: [MonitorEvent], tx: any SQLTransaction) throws {
         guard !events.isEmpty else { return }
         try awaitWrites()
-        writes.start(events, writer: try EventWriter(now: Timestamp.format(Date()), db: db))
+        writes.start(events, writer: try tx.eventWriter(now: Timestamp.format(Date())))
     }
 
     /// Waits for the event writes in flight and counts what they did. Every use of the

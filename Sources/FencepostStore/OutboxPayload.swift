@@ -1,5 +1,4 @@
 import FencepostCore
-import GRDB
 
 /// Reading outbox rows, whose payload is either stored text or, when NULL, a reference to the
 /// event or visit at the row's version, rendered here from the entity's row: the same bytes a
@@ -26,10 +25,12 @@ enum OutboxPayload {
         """
 
     /// The device of a row's event or visit (nil for a region), in SQL over ``select``.
-    static let device = "COALESCE(e.device, v.device, json_extract(o.payload, '$.device'))"
+    static func device(_ dialect: any SQLDialect) -> String {
+        "COALESCE(e.device, v.device, \(dialect.jsonText("o.payload", "device")))"
+    }
 
     /// The row as a change of the feed.
-    static func change(_ row: Row) -> SyncChange {
+    static func change(_ row: SQLRow) -> SyncChange {
         let entity: String = row["entity"], id: String = row["entity_id"], version: Int = row["version"]
         return SyncChange(seq: row["seq"], mutation: SyncMutation(
             key: row["idempotency_key"] ?? "\(entity):\(id):v\(version)", entity: entity, id: id,
@@ -37,7 +38,7 @@ enum OutboxPayload {
     }
 
     /// The row's payload: as stored, or rendered from the entity it refers to.
-    static func text(_ row: Row) -> String {
+    static func text(_ row: SQLRow) -> String {
         if let stored: String = row["payload"] { return stored }
         let id: String = row["entity_id"]
         switch row["entity"] as String {
@@ -66,11 +67,9 @@ enum OutboxPayload {
     /// Stores the rendered text of the rows referring to an event or visit before sync replaces
     /// it with another version. Rare (a newer version of an entity this store wrote itself) and
     /// so a scan of the outbox, rather than an index every ingest would pay for.
-    static func storeRenderedPayloads(entity: String, id: String, db: Database) throws {
-        let rows = try Row.fetchAll(
-            db, sql: select + " WHERE o.payload IS NULL AND o.entity = ? AND o.entity_id = ?", arguments: [entity, id])
-        for row in rows {
-            try db.execute(sql: "UPDATE outbox SET payload = ? WHERE seq = ?", arguments: [text(row), row["seq"] as Int64])
+    static func storeRenderedPayloads(entity: String, id: String, tx: any SQLTransaction) throws {
+        for row in try tx.rows(select + " WHERE o.payload IS NULL AND o.entity = ? AND o.entity_id = ?", entity, id) {
+            try tx.execute("UPDATE outbox SET payload = ? WHERE seq = ?", text(row), row["seq"] as Int64)
         }
     }
 }

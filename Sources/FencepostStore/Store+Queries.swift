@@ -1,5 +1,4 @@
 public import FencepostCore
-import GRDB
 
 /// Which events to read.
 public struct EventQuery: Sendable {
@@ -19,7 +18,7 @@ public struct EventQuery: Sendable {
 }
 
 extension EventRow {
-    init(row: Row) {
+    init(row: SQLRow) {
         let flags: String = row["flags"]
         self.init(
             id: row["id"], kind: row["kind"], source: row["source"], device: row["device"], region: row["region"],
@@ -30,71 +29,75 @@ extension EventRow {
 }
 
 extension VisitRow {
-    init(row: Row) {
+    init(row: SQLRow) {
         self.init(
             id: row["id"], device: row["device"], region: row["region"], enteredMs: row["entered_ms"], enteredAt: row["entered_at"],
             exitedMs: row["exited_ms"], exitedAt: row["exited_at"], status: row["status"], exitReason: row["exit_reason"],
             version: row["version"])
     }
-
-    /// From `RETURNING id, device, region, entered_ms, entered_at, exited_ms, exited_at, status,
-    /// exit_reason, version` (the columns' NOT NULL constraints hold for the non-optionals).
-    init(returned columns: DirectStatement.Columns) {
-        self.init(
-            id: columns.text(0) ?? "", device: columns.text(1) ?? "", region: columns.text(2) ?? "",
-            enteredMs: columns.int64(3) ?? 0, enteredAt: columns.text(4) ?? "", exitedMs: columns.int64(5),
-            exitedAt: columns.text(6), status: columns.text(7) ?? "", exitReason: columns.text(8),
-            version: Int(columns.int64(9) ?? 0))
-    }
 }
+
+/// The columns of an event row (`table.` before each when given), as every reader selects them.
+func eventColumns(of table: String? = nil) -> String {
+    let names = ["id", "kind", "source", "device", "region", "visit_id", "time_ms", "time", "flags", "lat", "lon", "properties"]
+    guard let table else { return names.joined(separator: ", ") }
+    return names.map { "\(table).\($0)" }.joined(separator: ", ")
+}
+
+/// The columns of a visit row.
+let visitColumns = "id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version"
 
 extension Store {
     /// Calls `body` for each matching event in time order, reading in one snapshot without
     /// holding them all in memory.
-    public func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) throws {
+    public func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) async throws {
         let (conditions, arguments) = Self.conditions(query)
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        try writer.read { db in
-            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM events \(filter) ORDER BY time_ms, id", arguments: arguments)
-            while let row = try rows.next() { try body(EventRow(row: row)) }
+        try await read { tx in
+            try tx.forEachRow("SELECT \(eventColumns()) FROM events \(filter) ORDER BY time_ms, id", arguments) { row in
+                try body(EventRow(row: row))
+            }
         }
     }
 
     /// Calls `body` for each matching visit in enter-time order.
-    public func forEachVisit(openOnly: Bool = false, device: String? = nil, region: String? = nil, _ body: (VisitRow) throws -> Void) throws {
+    public func forEachVisit(
+        openOnly: Bool = false, device: String? = nil, region: String? = nil, _ body: (VisitRow) throws -> Void
+    ) async throws {
         var conditions: [String] = []
-        var arguments: StatementArguments = []
+        var arguments: [SQLValue] = []
         if openOnly { conditions.append("status = 'open'") }
-        if let device { conditions.append("device = ?"); _ = arguments.append(contentsOf: [device]) }
-        if let region { conditions.append("region = ?"); _ = arguments.append(contentsOf: [region]) }
+        if let device { conditions.append("device = ?"); arguments.append(device.sqlValue) }
+        if let region { conditions.append("region = ?"); arguments.append(region.sqlValue) }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        try writer.read { db in
-            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM visits \(filter) ORDER BY entered_ms, id", arguments: arguments)
-            while let row = try rows.next() { try body(VisitRow(row: row)) }
+        try await read { tx in
+            try tx.forEachRow("SELECT \(visitColumns) FROM visits \(filter) ORDER BY entered_ms, id", arguments) { row in
+                try body(VisitRow(row: row))
+            }
         }
     }
 
     /// Outbox rows by status (`pending`, `inflight`, `delivered`, `dead`), zeros included.
-    public func outboxCounts() throws -> [String: Int] {
-        try writer.read(Self.outboxCounts)
+    public func outboxCounts() async throws -> [String: Int] {
+        try await read(Self.outboxCounts)
     }
 
     /// The outbox's statuses, in the order a row moves through them.
     public static let outboxStatuses = ["pending", "inflight", "delivered", "dead"]
 
-    static func outboxCounts(_ db: Database) throws -> [String: Int] {
+    static func outboxCounts(_ tx: any SQLTransaction) throws -> [String: Int] {
         var counts = Dictionary(uniqueKeysWithValues: outboxStatuses.map { ($0, 0) })
-        for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
+        for row in try tx.rows("SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
             counts[row["status"]] = row["n"]
         }
         return counts
     }
 
     /// Every device's anchor (its last processed fix time), in milliseconds since the epoch.
-    public func deviceAnchors() throws -> [String: Int64] {
-        try writer.read { db in
+    public func deviceAnchors() async throws -> [String: Int64] {
+        try await read { tx in
             var anchors: [String: Int64] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT device, anchor_ms FROM devices WHERE anchor_ms IS NOT NULL") {
+            for row in try tx.rows("SELECT device, anchor_ms FROM devices WHERE anchor_ms IS NOT NULL") {
                 anchors[row["device"]] = row["anchor_ms"]
             }
             return anchors
@@ -102,8 +105,8 @@ extension Store {
     }
 
     /// The saved state of a device, if it has been seen.
-    public func deviceState(_ device: String) throws -> DeviceState? {
-        try writer.read { db in try Self.deviceState(device, db: db) }
+    public func deviceState(_ device: String) async throws -> DeviceState? {
+        try await read { tx in try Self.deviceState(device, tx: tx) }
     }
 }
 
@@ -136,52 +139,54 @@ public struct FeedEvent: Sendable, Hashable {
 
 extension Store {
     /// At most `limit` matching events after `cursor`, in time order.
-    public func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) throws -> [EventRow] {
+    public func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) async throws -> [EventRow] {
         var (filter, arguments) = Self.conditions(query)
         if let cursor {
             filter.append("(time_ms > ? OR (time_ms = ? AND id > ?))")
-            _ = arguments.append(contentsOf: [cursor.timeMs, cursor.timeMs, cursor.id])
+            arguments += [cursor.timeMs.sqlValue, cursor.timeMs.sqlValue, cursor.id.sqlValue]
         }
-        _ = arguments.append(contentsOf: [limit])
+        arguments.append(limit.sqlValue)
         let clause = filter.isEmpty ? "" : "WHERE " + filter.joined(separator: " AND ")
-        return try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM events \(clause) ORDER BY time_ms, id LIMIT ?", arguments: arguments).map(EventRow.init)
+        return try await read { tx in
+            try tx.rows("SELECT \(eventColumns()) FROM events \(clause) ORDER BY time_ms, id LIMIT ?", arguments).map(EventRow.init)
         }
     }
 
     /// Events created or changed after outbox row `seq`, in outbox order: the live stream's
-    /// source, which sees other processes' writes too.
-    public func eventFeed(after seq: Int64, device: String?, limit: Int) throws -> [FeedEvent] {
-        var sql = """
-            SELECT o.seq AS feed_seq, e.* FROM outbox o JOIN events e ON e.id = o.entity_id
-            WHERE o.entity = 'event' AND o.seq > ?
-            """
-        var arguments: StatementArguments = [seq]
-        if let device { sql += " AND e.device = ?"; _ = arguments.append(contentsOf: [device]) }
-        sql += " ORDER BY o.seq LIMIT ?"
-        _ = arguments.append(contentsOf: [limit])
-        return try writer.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { FeedEvent(seq: $0["feed_seq"], event: EventRow(row: $0)) }
+    /// source, which sees other processes' writes too. Rows a transaction still running may
+    /// yet precede are held back (``SQLDialect/settledOutboxRow``).
+    public func eventFeed(after seq: Int64, device: String?, limit: Int) async throws -> [FeedEvent] {
+        try await read { tx in
+            var sql = """
+                SELECT o.seq AS feed_seq, \(eventColumns(of: "e"))
+                FROM outbox o JOIN events e ON e.id = o.entity_id
+                WHERE o.entity = 'event' AND o.seq > ? \(tx.dialect.settledOutboxRow)
+                """
+            var arguments: [SQLValue] = [seq.sqlValue]
+            if let device { sql += " AND e.device = ?"; arguments.append(device.sqlValue) }
+            sql += " ORDER BY o.seq LIMIT ?"
+            arguments.append(limit.sqlValue)
+            return try tx.rows(sql, arguments).map { FeedEvent(seq: $0["feed_seq"], event: EventRow(row: $0)) }
         }
     }
 
     /// The newest outbox row of an event, or 0: where a live stream without `Last-Event-ID` starts.
-    public func latestEventSeq() throws -> Int64 {
-        try writer.read(Self.latestEventSeq)
+    public func latestEventSeq() async throws -> Int64 {
+        try await read(Self.latestEventSeq)
     }
 
-    static func latestEventSeq(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
+    static func latestEventSeq(_ tx: any SQLTransaction) throws -> Int64 {
+        try tx.value("SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
     }
 
-    static func conditions(_ query: EventQuery) -> ([String], StatementArguments) {
+    static func conditions(_ query: EventQuery) -> ([String], [SQLValue]) {
         var conditions: [String] = []
-        var arguments: StatementArguments = []
-        if let since = query.since { conditions.append("time_ms >= ?"); _ = arguments.append(contentsOf: [Timestamp.milliseconds(since)]) }
-        if let until = query.until { conditions.append("time_ms < ?"); _ = arguments.append(contentsOf: [Timestamp.milliseconds(until)]) }
-        if let device = query.device { conditions.append("device = ?"); _ = arguments.append(contentsOf: [device]) }
-        if let region = query.region { conditions.append("region = ?"); _ = arguments.append(contentsOf: [region]) }
-        if let kind = query.kind { conditions.append("kind = ?"); _ = arguments.append(contentsOf: [kind]) }
+        var arguments: [SQLValue] = []
+        if let since = query.since { conditions.append("time_ms >= ?"); arguments.append(Timestamp.milliseconds(since).sqlValue) }
+        if let until = query.until { conditions.append("time_ms < ?"); arguments.append(Timestamp.milliseconds(until).sqlValue) }
+        if let device = query.device { conditions.append("device = ?"); arguments.append(device.sqlValue) }
+        if let region = query.region { conditions.append("region = ?"); arguments.append(region.sqlValue) }
+        if let kind = query.kind { conditions.append("kind = ?"); arguments.append(kind.sqlValue) }
         return (conditions, arguments)
     }
 }

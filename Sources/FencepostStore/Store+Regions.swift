@@ -1,6 +1,5 @@
 public import FencepostCore
 public import Foundation
-import GRDB
 
 /// A region as the store monitors it.
 public struct MonitoredRegion: Sendable, Hashable {
@@ -11,88 +10,38 @@ public struct MonitoredRegion: Sendable, Hashable {
     public var updatedAt: String
 }
 
-/// A region row; `feature` holds the whole region as canonical GeoJSON.
-struct RegionRecord: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "regions"
-
-    var id: String
-    var name: String?
-    var kind: String
-    var enabled: Bool
-    var feature: String
-    var contentHash: String
-    var geometryHash: String
-    var version: Int
-    var minLon: Double
-    var minLat: Double
-    var maxLon: Double
-    var maxLat: Double
-    var createdAt: String
-    var updatedAt: String
-
-    enum CodingKeys: String, CodingKey {
-        case id, name, kind, enabled, feature, version
-        case contentHash = "content_hash"
-        case geometryHash = "geometry_hash"
-        case minLon = "min_lon"
-        case minLat = "min_lat"
-        case maxLon = "max_lon"
-        case maxLat = "max_lat"
-        case createdAt = "created_at"
-        case updatedAt = "updated_at"
-    }
-
-    init(region: Region, version: Int, createdAt: String, updatedAt: String) {
-        let bounds = region.shape.bounds
-        self.id = region.id
-        self.name = region.name
-        self.kind = region.shape.kind
-        self.enabled = region.settings.enabled
-        self.feature = region.feature.canonicalText()
-        self.contentHash = region.contentHash
-        self.geometryHash = region.geometryHash
-        self.version = version
-        self.minLon = bounds.minX
-        self.minLat = bounds.minY
-        self.maxLon = bounds.maxX
-        self.maxLat = bounds.maxY
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-    }
-}
-
 extension Store {
     // MARK: - Reading
 
     /// Id and hashes of every monitored region: all a plan needs.
-    public func regionDigests() throws -> [MonitoredRegionDigest] {
-        try writer.read(Self.digests)
+    public func regionDigests() async throws -> [MonitoredRegionDigest] {
+        try await read(Self.digests)
     }
 
     /// Every monitored region, in id order.
-    public func monitoredRegions() throws -> [MonitoredRegion] {
-        try writer.read(Self.monitoredRegions)
+    public func monitoredRegions() async throws -> [MonitoredRegion] {
+        try await read(Self.monitoredRegions)
     }
 
-    static func monitoredRegions(_ db: Database) throws -> [MonitoredRegion] {
-        let records = try RegionRecord.order(Column("id")).fetchAll(db)
+    static func monitoredRegions(_ tx: any SQLTransaction) throws -> [MonitoredRegion] {
         let parser = RegionConfigParser()
-        return try records.map { record in
+        return try tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id").map { row in
+            let id: String = row["id"]
             let region: Region
             do {
-                region = try parser.region(fromFeature: Data(record.feature.utf8), source: "stored region \(record.id)")
+                region = try parser.region(fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)")
             } catch let error as RegionConfigError {
-                throw StoreError.corruptRegion(id: record.id, issues: error.issues.map(\.description))
+                throw StoreError.corruptRegion(id: id, issues: error.issues.map(\.description))
             }
-            return MonitoredRegion(region: region, version: record.version, createdAt: record.createdAt, updatedAt: record.updatedAt)
+            return MonitoredRegion(region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
         }
     }
 
     // MARK: - Reconciling
 
     /// The diff between `desired` and the monitored set; changes nothing.
-    public func planRegions(_ desired: [Region]) throws -> RegionPlan {
-        RegionPlan(desired: desired, monitored: try regionDigests())
+    public func planRegions(_ desired: [Region]) async throws -> RegionPlan {
+        RegionPlan(desired: desired, monitored: try await regionDigests())
     }
 
     /// Makes the monitored set equal `desired` in one transaction and returns what changed.
@@ -102,19 +51,22 @@ extension Store {
     /// (`region_removed`, `region_changed`) and run the retirement hooks in the same
     /// transaction. Any failure rolls everything back.
     @discardableResult
-    public func applyRegions(_ desired: [Region], at now: Date = Date()) throws -> RegionPlan {
-        try applyRegions(at: now) { _ in desired }
+    public func applyRegions(_ desired: [Region], at now: Date = Date()) async throws -> RegionPlan {
+        try await applyRegions(at: now) { _ in desired }
     }
 
     /// Applies the set `edit` makes from the monitored one (which it may read through the
     /// function it is given), read and written in one transaction: concurrent single-region
     /// edits cannot undo each other.
     @discardableResult
-    public func applyRegions(at now: Date = Date(), editing edit: (_ monitored: () throws -> [Region]) throws -> [Region]) throws -> RegionPlan {
+    public func applyRegions(
+        at now: Date = Date(), editing edit: (_ monitored: () throws -> [Region]) throws -> [Region]
+    ) async throws -> RegionPlan {
         let timestamp = Timestamp.format(now)
-        return try writer.write { db in
-            let desired = try edit { try Self.monitoredRegions(db).map(\.region) }
-            return try apply(desired, timestamp: timestamp, origin: .local, db: db)
+        return try await write { tx in
+            try tx.dialect.lock("regions", in: tx)
+            let desired = try edit { try Self.monitoredRegions(tx).map(\.region) }
+            return try apply(desired, timestamp: timestamp, origin: .local, tx: tx)
         }
     }
 
@@ -122,72 +74,91 @@ extension Store {
     /// added, updated or removed region); one pulled from the backend is not sent back.
     enum RegionChangeOrigin { case local, pulled }
 
-    /// Makes the monitored set equal `desired` inside the caller's transaction.
-    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, db: Database) throws -> RegionPlan {
-        let plan = RegionPlan(desired: desired, monitored: try Self.digests(db))
+    /// Makes the monitored set equal `desired` inside the caller's transaction (which holds the
+    /// regions lock).
+    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) throws -> RegionPlan {
+        let plan = RegionPlan(desired: desired, monitored: try Self.digests(tx))
         for change in plan.changes {
             let version: Int
             switch change {
             case .add(let region):
                 version = 1
-                try RegionRecord(region: region, version: version, createdAt: timestamp, updatedAt: timestamp).insert(db)
+                try Self.insert(region, version: version, createdAt: timestamp, updatedAt: timestamp, tx: tx)
             case .update(let region, _, _):
-                guard let current = try RegionRecord.fetchOne(db, key: region.id) else {
+                guard let current = try tx.row("SELECT version, created_at FROM regions WHERE id = ?", region.id) else {
                     preconditionFailure("planned update of \(region.id) has no row in the same transaction")
                 }
-                version = current.version + 1
-                try RegionRecord(region: region, version: version, createdAt: current.createdAt, updatedAt: timestamp).update(db)
+                version = current["version"] + 1
+                try Self.insert(region, version: version, createdAt: current["created_at"], updatedAt: timestamp, tx: tx)
             case .remove(let id):
-                version = (try Int.fetchOne(db, sql: "SELECT version FROM regions WHERE id = ?", arguments: [id]) ?? 0) + 1
-                _ = try RegionRecord.deleteOne(db, key: id)
+                version = (try tx.value("SELECT version FROM regions WHERE id = ?", id) ?? 0) + 1
+                try tx.execute("DELETE FROM regions WHERE id = ?", id)
             }
-            if origin == .local { try Self.enqueue(change, version: version, now: timestamp, db: db) }
+            if origin == .local { try Self.enqueue(change, version: version, now: timestamp, tx: tx) }
         }
-        if !plan.changes.isEmpty { try Self.bumpRegionsRevision(db) }
+        if !plan.changes.isEmpty { try Self.bumpRegionsRevision(tx) }
         for (regionID, reason) in plan.retirements {
-            try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, db: db)
+            try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, tx: tx)
             for hook in retirementHooks {
-                try hook(db, regionID, reason)
+                try hook(tx, regionID, reason)
             }
         }
         return plan
     }
 
+    /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON), over the
+    /// one it updates.
+    private static func insert(_ region: Region, version: Int, createdAt: String, updatedAt: String, tx: any SQLTransaction) throws {
+        let bounds = region.shape.bounds
+        try tx.execute(
+            """
+            INSERT INTO regions (id, name, kind, enabled, feature, content_hash, geometry_hash, version, min_lon, min_lat,
+                max_lon, max_lat, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET name = excluded.name, kind = excluded.kind, enabled = excluded.enabled,
+                feature = excluded.feature, content_hash = excluded.content_hash, geometry_hash = excluded.geometry_hash,
+                version = excluded.version, min_lon = excluded.min_lon, min_lat = excluded.min_lat, max_lon = excluded.max_lon,
+                max_lat = excluded.max_lat, updated_at = excluded.updated_at
+            """,
+            region.id, region.name, region.shape.kind, region.settings.enabled, region.feature.canonicalText(), region.contentHash,
+            region.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt)
+    }
+
     /// A region edit as a sync mutation. Its key is new for every edit (regions are edited by
     /// people, not derived, so the same content twice is two edits).
-    private static func enqueue(_ change: RegionChange, version: Int, now: String, db: Database) throws {
+    private static func enqueue(_ change: RegionChange, version: Int, now: String, tx: any SQLTransaction) throws {
         let edit = UUID().uuidString.prefix(8).lowercased()
         switch change {
         case .add(let region), .update(let region, _, _):
             try enqueue(
                 entity: "region", id: region.id, version: version, key: "region:\(region.id):v\(version):\(edit)",
-                payload: region.feature.canonicalText(), now: now, db: db)
+                payload: region.feature.canonicalText(), now: now, tx: tx)
         case .remove(let id):
             try enqueue(
                 entity: "region", id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)", payload: "{}",
-                now: now, db: db)
+                now: now, tx: tx)
         }
     }
 
     /// Grows by one on every apply that changes something; a running service compares it to
     /// the revision its monitor was built from.
-    public func regionsRevision() throws -> Int64 {
-        try writer.read(Self.regionsRevision)
+    public func regionsRevision() async throws -> Int64 {
+        try await read(Self.regionsRevision)
     }
 
-    static func regionsRevision(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT value FROM store_meta WHERE key = 'regions_revision'") ?? 0
+    static func regionsRevision(_ tx: any SQLTransaction) throws -> Int64 {
+        try tx.value("SELECT value FROM store_meta WHERE key = 'regions_revision'") ?? 0
     }
 
-    private static func bumpRegionsRevision(_ db: Database) throws {
-        try db.execute(sql: """
+    private static func bumpRegionsRevision(_ tx: any SQLTransaction) throws {
+        try tx.execute("""
             INSERT INTO store_meta (key, value) VALUES ('regions_revision', 1)
-            ON CONFLICT(key) DO UPDATE SET value = value + 1
+            ON CONFLICT(key) DO UPDATE SET value = store_meta.value + 1
             """)
     }
 
-    private static func digests(_ db: Database) throws -> [MonitoredRegionDigest] {
-        try Row.fetchAll(db, sql: "SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id").map { row in
+    private static func digests(_ tx: any SQLTransaction) throws -> [MonitoredRegionDigest] {
+        try tx.rows("SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id").map { row in
             MonitoredRegionDigest(id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"], enabled: row["enabled"])
         }
     }

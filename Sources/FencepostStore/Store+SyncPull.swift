@@ -1,6 +1,5 @@
 public import FencepostCore
 public import Foundation
-import GRDB
 
 /// What one page of pulled region changes did.
 public struct PulledRegions: Sendable {
@@ -17,13 +16,15 @@ extension Store {
     /// with each change applied becomes the desired set — and saves the pull cursor, in one
     /// transaction. Changes to regions with a local edit not yet pushed are skipped; the
     /// result is not queued back to the backend.
-    public func applyPulledRegions(_ changes: [SyncChange], cursorKey: String, cursor: Int64, at now: Date = Date()) throws -> PulledRegions {
+    public func applyPulledRegions(
+        _ changes: [SyncChange], cursorKey: String, cursor: Int64, at now: Date = Date()
+    ) async throws -> PulledRegions {
         let timestamp = Timestamp.format(now)
-        return try writer.write { db in
-            let waiting = Set(try String.fetchAll(db, sql: """
-                SELECT DISTINCT entity_id FROM outbox WHERE entity = 'region' AND status IN ('pending', 'inflight')
-                """))
-            var desired = Dictionary(uniqueKeysWithValues: try Self.monitoredRegions(db).map { ($0.region.id, $0.region) })
+        return try await write { tx in
+            try tx.dialect.lock("regions", in: tx)
+            let waiting = Set(try tx.values(
+                "SELECT DISTINCT entity_id FROM outbox WHERE entity = 'region' AND status IN ('pending', 'inflight')") as [String])
+            var desired = Dictionary(uniqueKeysWithValues: try Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
             var keptLocal: [String] = []
             var refused: [(String, String)] = []
             let parser = RegionConfigParser()
@@ -45,9 +46,9 @@ extension Store {
                     }
                 }
             }
-            let plan = try apply(desired.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .pulled, db: db)
-            try Self.setSyncState(cursorKey, String(cursor), db: db)
-            try Self.setSyncState("pull.last_success_at", timestamp, db: db)
+            let plan = try apply(desired.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .pulled, tx: tx)
+            try Self.setSyncState(cursorKey, String(cursor), tx: tx)
+            try Self.setSyncState("pull.last_success_at", timestamp, tx: tx)
             return PulledRegions(plan: plan, keptLocal: Array(Set(keptLocal)).sorted(), refused: refused)
         }
     }

@@ -1,6 +1,5 @@
 public import FencepostCore
 public import Foundation
-import GRDB
 
 /// What a sync caller may change: every device's data or one device's, and regions or not.
 public struct SyncPermissions: Sendable {
@@ -26,49 +25,48 @@ extension Store {
     /// Applies a batch in one transaction and answers per mutation, in order. A key applied
     /// before answers `duplicate` and changes nothing; a rejected mutation changes nothing and
     /// is not remembered, so it applies once its cause is fixed. (Every rejection is decided
-    /// before the mutation writes anything, so no savepoint is needed to undo one.)
+    /// before the mutation writes anything but its claimed key, which is then released, so no
+    /// savepoint is needed to undo one.)
     /// Applied events and visits enter this store's outbox too (webhooks, the live stream and
     /// further sync see them); a version older than the one held is applied as a no-op.
-    public func applyMutations(_ mutations: [SyncMutation], permissions: SyncPermissions, at now: Date = Date()) throws -> [SyncResult] {
+    public func applyMutations(
+        _ mutations: [SyncMutation], permissions: SyncPermissions, at now: Date = Date()
+    ) async throws -> [SyncResult] {
         let timestamp = Timestamp.format(now)
-        return try writer.write { db in
-            var applied = try Self.appliedKeys(mutations.map(\.key), db: db)
-            let remember = try db.cachedStatement(sql: """
-                INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at) VALUES (?, ?, ?, ?, ?)
-                """)
+        return try await write { tx in
             var results: [SyncResult] = []
             results.reserveCapacity(mutations.count)
             var regions = RegionSet()
             for mutation in mutations {
-                guard !applied.contains(mutation.key) else {
+                // The key is claimed first: another transaction applying the same key at the
+                // same time (another instance) waits on it and then finds it taken.
+                guard try Self.claim(mutation, timestamp: timestamp, tx: tx) else {
                     results.append(.duplicate)
                     continue
                 }
                 do {
-                    if mutation.entity != "region" { try regions.flush(into: self, timestamp: timestamp, db: db) }
-                    try apply(mutation, permissions: permissions, regions: &regions, timestamp: timestamp, db: db)
-                    try remember.execute(arguments: [mutation.key, mutation.entity, mutation.id, mutation.version, timestamp])
-                    applied.insert(mutation.key)
+                    if mutation.entity != "region" { try regions.flush(into: self, timestamp: timestamp, tx: tx) }
+                    try apply(mutation, permissions: permissions, regions: &regions, timestamp: timestamp, tx: tx)
                     results.append(.applied)
                 } catch let rejection as SyncRejection {
+                    // Not remembered: fixed and sent again, it applies.
+                    try tx.execute("DELETE FROM sync_applied WHERE idempotency_key = ?", mutation.key)
                     results.append(.rejected(reason: rejection.reason))
                 }
             }
-            try regions.flush(into: self, timestamp: timestamp, db: db)
+            try regions.flush(into: self, timestamp: timestamp, tx: tx)
             return results
         }
     }
 
-    /// Which of `keys` were applied before, looked up in chunks.
-    private static func appliedKeys(_ keys: [String], db: Database) throws -> Set<String> {
-        var applied = Set<String>()
-        for start in stride(from: 0, to: keys.count, by: 500) {
-            let chunk = Array(keys[start..<min(start + 500, keys.count)])
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            applied.formUnion(try String.fetchAll(
-                db, sql: "SELECT idempotency_key FROM sync_applied WHERE idempotency_key IN (\(marks))", arguments: StatementArguments(chunk)))
-        }
-        return applied
+    /// Records the mutation's key as applied; false when it was applied before.
+    private static func claim(_ mutation: SyncMutation, timestamp: String, tx: any SQLTransaction) throws -> Bool {
+        try tx.execute(
+            """
+            INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT DO NOTHING
+            """,
+            mutation.key, mutation.entity, mutation.id, mutation.version, timestamp) > 0
     }
 
     /// The monitored regions, read once per batch, with the batch's region edits applied to
@@ -79,28 +77,28 @@ extension Store {
         var byID: [String: Region]?
         var edited = false
 
-        mutating func flush(into store: Store, timestamp: String, db: Database) throws {
+        mutating func flush(into store: Store, timestamp: String, tx: any SQLTransaction) throws {
             guard edited, let byID else { return }
-            _ = try store.apply(byID.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .local, db: db)
+            _ = try store.apply(byID.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .local, tx: tx)
             edited = false
         }
     }
 
     private func apply(
-        _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, timestamp: String, db: Database
+        _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, timestamp: String, tx: any SQLTransaction
     ) throws {
         switch (mutation.entity, mutation.op) {
         case ("region", _):
             guard permissions.regions else { throw SyncRejection("regions can only be changed with an admin token") }
-            try applyRegion(mutation, regions: &regions, timestamp: timestamp, db: db)
+            try applyRegion(mutation, regions: &regions, tx: tx)
         case ("event", .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try Self.upsertEvent(mutation, fields, timestamp: timestamp, db: db)
+            try Self.upsertEvent(mutation, fields, timestamp: timestamp, tx: tx)
         case ("visit", .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try Self.upsertVisit(mutation, fields, timestamp: timestamp, db: db)
+            try Self.upsertVisit(mutation, fields, timestamp: timestamp, tx: tx)
         case ("event", .delete), ("visit", .delete):
             throw SyncRejection("deleting \(mutation.entity)s is not supported")
         default:
@@ -108,8 +106,9 @@ extension Store {
         }
     }
 
-    private func applyRegion(_ mutation: SyncMutation, regions: inout RegionSet, timestamp: String, db: Database) throws {
-        var byID = try regions.byID ?? Dictionary(uniqueKeysWithValues: Self.monitoredRegions(db).map { ($0.region.id, $0.region) })
+    private func applyRegion(_ mutation: SyncMutation, regions: inout RegionSet, tx: any SQLTransaction) throws {
+        if regions.byID == nil { try tx.dialect.lock("regions", in: tx) }
+        var byID = try regions.byID ?? Dictionary(uniqueKeysWithValues: Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
         switch mutation.op {
         case .delete:
             byID[mutation.id] = nil
@@ -157,78 +156,85 @@ extension Store {
     }
 
     /// The version stored for `id` in `table`, nil when absent.
-    private static func heldVersion(_ table: String, _ id: String, db: Database) throws -> Int? {
-        try Int.fetchOne(db.cachedStatement(sql: "SELECT version FROM \(table) WHERE id = ?"), arguments: [id])
+    private static func heldVersion(_ table: String, _ id: String, tx: any SQLTransaction) throws -> Int? {
+        try tx.value("SELECT version FROM \(table) WHERE id = ?", id)
     }
 
-    private static func upsertEvent(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, db: Database) throws {
+    private static func upsertEvent(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, tx: any SQLTransaction) throws {
         let kind = try text(fields, "kind")
         guard let time = try time(fields, "time") else { throw SyncRejection("the payload has no time") }
-        if let held = try heldVersion("events", mutation.id, db: db) {
+        if let held = try heldVersion("events", mutation.id, tx: tx) {
             guard held < mutation.version else { return }
-            try OutboxPayload.storeRenderedPayloads(entity: "event", id: mutation.id, db: db)
+            try OutboxPayload.storeRenderedPayloads(entity: "event", id: mutation.id, tx: tx)
         }
         let flags = (fields["flags"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
-        try db.cachedStatement(sql: """
+        let values: [any SQLValueConvertible] = [
+            mutation.id, kind, fields["source"]?.stringValue ?? "geofence", try text(fields, "device"), fields["region"]?.stringValue,
+            fields["visit_id"]?.stringValue, time.ms, time.text, fields["lat"]?.numberValue, fields["lon"]?.numberValue, flags,
+            (fields["properties"] ?? .object([:])).canonicalText(), mutation.version, timestamp,
+        ]
+        try tx.execute(
+            """
             INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, properties, version, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, source = excluded.source, device = excluded.device,
                 region = excluded.region, visit_id = excluded.visit_id, time_ms = excluded.time_ms, time = excluded.time,
                 lat = excluded.lat, lon = excluded.lon, flags = excluded.flags, properties = excluded.properties,
                 version = excluded.version
-            """).execute(arguments: [
-                mutation.id, kind, fields["source"]?.stringValue ?? "geofence", try text(fields, "device"), fields["region"]?.stringValue,
-                fields["visit_id"]?.stringValue, time.ms, time.text, fields["lat"]?.numberValue, fields["lon"]?.numberValue, flags,
-                (fields["properties"] ?? .object([:])).canonicalText(), mutation.version, timestamp,
-            ])
-        try enqueue(entity: "event", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, db: db)
+            """,
+            values.map(\.sqlValue))
+        try enqueue(entity: "event", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
     }
 
-    private static func upsertVisit(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, db: Database) throws {
+    private static func upsertVisit(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, tx: any SQLTransaction) throws {
         let region = try text(fields, "region")
         guard let entered = try time(fields, "entered_at") else { throw SyncRejection("the payload has no entered_at") }
         let exited = try time(fields, "exited_at")
         let status = try text(fields, "status")
         guard status == "open" || status == "closed" else { throw SyncRejection("status must be open or closed, not \(status)") }
         guard (status == "closed") == (exited != nil) else { throw SyncRejection("a closed visit needs exited_at, an open one none") }
-        if let held = try heldVersion("visits", mutation.id, db: db) {
+        if let held = try heldVersion("visits", mutation.id, tx: tx) {
             guard held < mutation.version else { return }
-            try OutboxPayload.storeRenderedPayloads(entity: "visit", id: mutation.id, db: db)
+            try OutboxPayload.storeRenderedPayloads(entity: "visit", id: mutation.id, tx: tx)
         }
-        try db.cachedStatement(sql: """
+        let values: [any SQLValueConvertible] = [
+            mutation.id, try text(fields, "device"), region, entered.ms, entered.text, exited?.ms, exited?.text, status,
+            fields["exit_reason"]?.stringValue, mutation.version, timestamp,
+        ]
+        try tx.execute(
+            """
             INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET device = excluded.device, region = excluded.region, entered_ms = excluded.entered_ms,
                 entered_at = excluded.entered_at, exited_ms = excluded.exited_ms, exited_at = excluded.exited_at,
                 status = excluded.status, exit_reason = excluded.exit_reason, version = excluded.version,
                 updated_at = excluded.updated_at
-            """).execute(arguments: [
-                mutation.id, try text(fields, "device"), region, entered.ms, entered.text, exited?.ms, exited?.text, status,
-                fields["exit_reason"]?.stringValue, mutation.version, timestamp,
-            ])
-        try enqueue(entity: "visit", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, db: db)
+            """,
+            values.map(\.sqlValue))
+        try enqueue(entity: "visit", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
     }
 
     // MARK: - The change feed
 
     /// Outbox rows after `seq`, in order: for `entities` (nil: all), and for a device-confined
     /// caller only regions and that device's events and visits.
-    public func syncChanges(after seq: Int64, entities: Set<String>?, device: String?, limit: Int) throws -> [SyncChange] {
-        var conditions = ["o.seq > ?"]
-        var arguments: StatementArguments = [seq]
-        if let entities {
-            conditions.append("o.entity IN (\(entities.map { _ in "?" }.joined(separator: ",")))")
-            for entity in entities.sorted() { arguments += [entity] }
-        }
-        if let device {
-            conditions.append("(o.entity = 'region' OR \(OutboxPayload.device) = ?)")
-            arguments += [device]
-        }
-        arguments += [limit]
-        return try writer.read { db in
-            try Row.fetchAll(
-                db, sql: OutboxPayload.select + " WHERE \(conditions.joined(separator: " AND ")) ORDER BY o.seq LIMIT ?",
-                arguments: arguments
+    public func syncChanges(after seq: Int64, entities: Set<String>?, device: String?, limit: Int) async throws -> [SyncChange] {
+        try await read { tx in
+            var conditions = ["o.seq > ?"]
+            var arguments: [SQLValue] = [seq.sqlValue]
+            if let entities {
+                conditions.append("o.entity IN (\(entities.map { _ in "?" }.joined(separator: ",")))")
+                arguments += entities.sorted().map(\.sqlValue)
+            }
+            if let device {
+                conditions.append("(o.entity = 'region' OR \(OutboxPayload.device(tx.dialect)) = ?)")
+                arguments.append(device.sqlValue)
+            }
+            arguments.append(limit.sqlValue)
+            return try tx.rows(
+                OutboxPayload.select
+                    + " WHERE \(conditions.joined(separator: " AND ")) \(tx.dialect.settledOutboxRow) ORDER BY o.seq LIMIT ?",
+                arguments
             ).map(OutboxPayload.change)
         }
     }

@@ -1,7 +1,6 @@
 public import Foundation
 import Crypto
 import FencepostCore
-import GRDB
 
 /// What a bearer token may do.
 public enum TokenScope: Sendable, Hashable, CustomStringConvertible {
@@ -42,46 +41,41 @@ public struct TokenInfo: Sendable, Hashable {
 extension Store {
     /// Creates a token with a new random secret and returns the secret; the store keeps only
     /// its SHA-256. Throws `StoreError.tokenExists` when the name is taken.
-    public func createToken(name: String, scope: TokenScope, at now: Date = Date()) throws -> String {
+    public func createToken(name: String, scope: TokenScope, at now: Date = Date()) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let secret = "fp_" + Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        try writer.write { db in
-            guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tokens WHERE name = ?)", arguments: [name])! else {
-                throw StoreError.tokenExists(name)
-            }
-            try db.execute(
-                sql: "INSERT INTO tokens (name, token_hash, scope, created_at) VALUES (?, ?, ?, ?)",
-                arguments: [name, Self.tokenHash(secret), scope.description, Timestamp.format(now)])
+        try await write { tx in
+            let inserted = try tx.execute(
+                "INSERT INTO tokens (name, token_hash, scope, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                name, Self.tokenHash(secret), scope.description, Timestamp.format(now))
+            guard inserted > 0 else { throw StoreError.tokenExists(name) }
         }
         return secret
     }
 
     /// The scope of a presented token, or nil when no such token exists.
-    public func tokenScope(secret: String) throws -> (name: String, scope: TokenScope)? {
-        try writer.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT name, scope FROM tokens WHERE token_hash = ?", arguments: [Self.tokenHash(secret)]),
+    public func tokenScope(secret: String) async throws -> (name: String, scope: TokenScope)? {
+        try await read { tx in
+            guard let row = try tx.row("SELECT name, scope FROM tokens WHERE token_hash = ?", Self.tokenHash(secret)),
                 let scope = TokenScope(row["scope"] as String)
             else { return nil }
             return (row["name"], scope)
         }
     }
 
-    public func tokens() throws -> [TokenInfo] {
-        try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT name, scope, created_at FROM tokens ORDER BY name").compactMap { row in
+    public func tokens() async throws -> [TokenInfo] {
+        try await read { tx in
+            try tx.rows("SELECT name, scope, created_at FROM tokens ORDER BY name").compactMap { row in
                 TokenScope(row["scope"] as String).map { TokenInfo(name: row["name"], scope: $0, createdAt: row["created_at"]) }
             }
         }
     }
 
     /// Removes a token; returns whether it existed.
-    public func revokeToken(name: String) throws -> Bool {
-        try writer.write { db in
-            try db.execute(sql: "DELETE FROM tokens WHERE name = ?", arguments: [name])
-            return db.changesCount > 0
-        }
+    public func revokeToken(name: String) async throws -> Bool {
+        try await write { tx in try tx.execute("DELETE FROM tokens WHERE name = ?", name) > 0 }
     }
 
     static func tokenHash(_ secret: String) -> String {

@@ -1,6 +1,5 @@
 public import Foundation
 import FencepostCore
-import GRDB
 
 /// An event a webhook refused or that ran out of attempts.
 public struct WebhookDeadLetter: Sendable, Hashable {
@@ -20,49 +19,49 @@ public struct WebhookDeadLetter: Sendable, Hashable {
 extension Store {
     /// The webhook's cursor; a webhook seen for the first time starts at the newest event
     /// (it receives new events, not the history).
-    public func webhookCursor(_ webhook: String, at now: Date = Date()) throws -> Int64 {
-        try writer.write { db in
-            if let seq = try Int64.fetchOne(db, sql: "SELECT last_seq FROM webhook_cursors WHERE webhook = ?", arguments: [webhook]) {
+    public func webhookCursor(_ webhook: String, at now: Date = Date()) async throws -> Int64 {
+        try await write { tx in
+            if let seq: Int64 = try tx.value("SELECT last_seq FROM webhook_cursors WHERE webhook = ?", webhook) {
                 return seq
             }
-            let latest = try Self.latestEventSeq(db)
-            try db.execute(
-                sql: "INSERT INTO webhook_cursors (webhook, last_seq, updated_at) VALUES (?, ?, ?)",
-                arguments: [webhook, latest, Timestamp.format(now)])
+            let latest = try Self.latestEventSeq(tx)
+            try tx.execute("INSERT INTO webhook_cursors (webhook, last_seq, updated_at) VALUES (?, ?, ?)", webhook, latest, Timestamp.format(now))
             return latest
         }
     }
 
     /// Records that the webhook acknowledged everything up to `seq`.
-    public func advanceWebhook(_ webhook: String, to seq: Int64, at now: Date = Date()) throws {
-        try writer.write { db in
-            try db.execute(
-                sql: "UPDATE webhook_cursors SET last_seq = MAX(last_seq, ?), updated_at = ? WHERE webhook = ?",
-                arguments: [seq, Timestamp.format(now), webhook])
+    public func advanceWebhook(_ webhook: String, to seq: Int64, at now: Date = Date()) async throws {
+        try await write { tx in
+            try tx.execute(
+                "UPDATE webhook_cursors SET last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, updated_at = ? WHERE webhook = ?",
+                seq, seq, Timestamp.format(now), webhook)
         }
     }
 
     /// Gives up on one event: dead-letters it and moves the cursor past it, in one transaction.
     public func deadLetterWebhook(
         _ webhook: String, seq: Int64, eventID: String, payload: String, attempts: Int, error: String, at now: Date = Date()
-    ) throws {
+    ) async throws {
         let timestamp = Timestamp.format(now)
-        try writer.write { db in
-            try db.execute(
-                sql: """
-                    INSERT OR IGNORE INTO webhook_dead_letters (webhook, outbox_seq, event_id, payload, attempts, last_error, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [webhook, seq, eventID, payload, attempts, error, timestamp])
-            try db.execute(
-                sql: "UPDATE webhook_cursors SET last_seq = MAX(last_seq, ?), updated_at = ? WHERE webhook = ?",
-                arguments: [seq, timestamp, webhook])
+        try await write { tx in
+            try tx.execute(
+                """
+                INSERT INTO webhook_dead_letters (webhook, outbox_seq, event_id, payload, attempts, last_error, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """,
+                webhook, seq, eventID, payload, attempts, error, timestamp)
+            try tx.execute(
+                "UPDATE webhook_cursors SET last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, updated_at = ? WHERE webhook = ?",
+                seq, seq, timestamp, webhook)
         }
     }
 
-    public func webhookDeadLetters() throws -> [WebhookDeadLetter] {
-        try writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM webhook_dead_letters ORDER BY id").map { row in
+    public func webhookDeadLetters() async throws -> [WebhookDeadLetter] {
+        try await read { tx in
+            try tx.rows(
+                "SELECT id, webhook, outbox_seq, event_id, payload, attempts, last_error, created_at FROM webhook_dead_letters ORDER BY id"
+            ).map { row in
                 WebhookDeadLetter(
                     id: row["id"], webhook: row["webhook"], outboxSeq: row["outbox_seq"], eventID: row["event_id"], payload: row["payload"],
                     attempts: row["attempts"], lastError: row["last_error"], createdAt: row["created_at"])
@@ -72,15 +71,14 @@ extension Store {
 
     /// Deletes outbox rows delivered before `cutoff` that every webhook has passed; returns
     /// how many.
-    public func deleteDeliveredOutbox(before cutoff: Date) throws -> Int {
-        try writer.write { db in
-            try db.execute(
-                sql: """
-                    DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ? AND entity != 'region'
-                    AND seq <= (SELECT COALESCE(MIN(last_seq), 9223372036854775807) FROM webhook_cursors)
-                    """,
-                arguments: [Timestamp.format(cutoff)])
-            return db.changesCount
+    public func deleteDeliveredOutbox(before cutoff: Date) async throws -> Int {
+        try await write { tx in
+            try tx.execute(
+                """
+                DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ? AND entity != 'region'
+                AND seq <= (SELECT COALESCE(MIN(last_seq), 9223372036854775807) FROM webhook_cursors)
+                """,
+                Timestamp.format(cutoff))
         }
     }
 }

@@ -1,66 +1,77 @@
-import CSQLiteSetup
-package import GRDB
 package import FencepostCore
 import Foundation
 
-/// The event repository: one SQLite database (WAL) that every Fencepost command shares.
+/// The event repository every Fencepost command and the service share: SQLite (a file, the
+/// default) or PostgreSQL (a `postgres://` URL), behind one API.
 ///
-/// The only target that touches SQLite. Writes that belong together happen in one `write {}`
+/// The only target that touches a database. Its SQL is written once (``SQLTransaction``); the
+/// few differences between the two live in each backend's ``SQLDialect``, and each backend keeps
+/// its own fast path for an ingest's writes. Writes that belong together happen in one
 /// transaction, so a crash at any point leaves either all of them or none.
 public struct Store: Sendable {
-    package let writer: any DatabaseWriter
+    let backend: any StoreBackend
     /// Run inside the apply transaction for each region whose open visits must close.
     let retirementHooks: [RegionRetirementHook]
 
-    /// The database file (`:memory:` for an in-memory store).
-    public var path: String { writer.path }
+    /// A file path, or the URL without its password.
+    public var location: String { backend.location }
 
-    /// A private in-memory database (``inMemory()``): no file, no write-ahead log.
-    public var isInMemory: Bool { !(writer is DatabasePool) }
+    /// A private SQLite database in memory (``inMemory()``): no file, no write-ahead log.
+    public var isInMemory: Bool { sqlite?.isInMemory ?? false }
 
-    /// Opens (creating when missing) the database at `path` and migrates it.
+    /// The SQLite backend, for what only a SQLite file has (its write-ahead log).
+    var sqlite: SQLiteBackend? { backend as? SQLiteBackend }
+
+    /// Opens the store `location` names (``StoreLocation``): a SQLite file, created when
+    /// missing, or a PostgreSQL database; migrates it. A location the store cannot use, a
+    /// server that cannot be reached or refuses the login, or a schema newer than this release
+    /// throws a ``StoreOpenError`` saying so.
+    public static func open(_ location: String) async throws -> Store {
+        switch try StoreLocation(location) {
+        case .file(let path):
+            return try Store(path: path)
+        case .postgres(let url):
+            return Store(backend: try await PostgresBackend.open(url))
+        }
+    }
+
+    /// Opens (creating when missing) the SQLite database at `path` and migrates it.
     public init(path: String) throws {
-        _ = Self.sqliteSetUp
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try self.init(writer: DatabasePool(path: path, configuration: Self.configuration()))
+        self.init(backend: try SQLiteBackend(path: path))
     }
 
-    /// A private in-memory database, for tests and dry runs.
+    /// A private SQLite database in memory, for tests and dry runs.
     public static func inMemory() throws -> Store {
-        _ = Self.sqliteSetUp
-        return try Store(writer: DatabaseQueue(configuration: configuration()))
+        Store(backend: try SQLiteBackend())
     }
 
-    /// Multi-thread mode, set once before the first connection opens (see `fencepost_sqlite_setup`):
-    /// SQLite's per-call mutexes were a tenth of an ingest's event writes.
-    private static let sqliteSetUp: Int32 = fencepost_sqlite_setup()
-
-    package init(writer: any DatabaseWriter, retirementHooks: [RegionRetirementHook] = []) throws {
-        self.writer = writer
+    init(backend: any StoreBackend, retirementHooks: [RegionRetirementHook] = []) {
+        self.backend = backend
         self.retirementHooks = retirementHooks
-        try Self.migrator.migrate(writer)
     }
 
     /// The same store with one more hook run when regions are retired.
-    package func adding(retirementHook: @escaping RegionRetirementHook) throws -> Store {
-        try Store(writer: writer, retirementHooks: retirementHooks + [retirementHook])
+    package func adding(retirementHook: @escaping RegionRetirementHook) -> Store {
+        Store(backend: backend, retirementHooks: retirementHooks + [retirementHook])
     }
 
-    private static func configuration() -> Configuration {
-        var configuration = Configuration()
-        // Another fencepost process may hold the write lock for a moment: wait, don't fail.
-        configuration.busyMode = .timeout(30)
-        configuration.label = "fencepost"
-        configuration.prepareDatabase { db in
-            // The writer's page cache: 16 MiB rather than SQLite's 2 MiB, so an ingest's inserts
-            // at random places in the id indexes mostly find their pages cached and a large
-            // transaction spills fewer pages to the log before it commits. Readers keep the default.
-            if !db.configuration.readonly { try db.execute(sql: "PRAGMA cache_size = -16384") }
-        }
-        return configuration
+    /// Closes the store's connections.
+    public func close() async {
+        await backend.close()
+    }
+
+    /// Runs `body` in a read transaction (one snapshot), off the caller's thread.
+    package func read<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+        try await backend.read(body)
+    }
+
+    /// Runs `body` in a write transaction, off the caller's thread: committed when it returns,
+    /// rolled back when it throws.
+    @discardableResult
+    package func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+        try await backend.write(body)
     }
 }
 
 /// Called inside the apply transaction for a region whose open visits must be closed.
-package typealias RegionRetirementHook = @Sendable (Database, String, RegionRetirementReason) throws -> Void
+package typealias RegionRetirementHook = @Sendable (any SQLTransaction, String, RegionRetirementReason) throws -> Void

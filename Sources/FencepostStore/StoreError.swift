@@ -14,3 +14,24 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// Why a store could not be opened: a one-line reason for the user (exit code 3).
+public enum StoreOpenError: Error, Equatable, CustomStringConvertible {
+    /// `--db` names something that is neither a file path nor a PostgreSQL URL.
+    case unsupportedURL(String)
+    /// The database was migrated by a newer release (the migrations it has that this one does not know).
+    case newerSchema([String])
+    /// The server could not be reached, or refused the connection or the login.
+    case unreachable(String)
+
+    public var description: String {
+        switch self {
+        case .unsupportedURL(let reason):
+            return "unsupported store location: \(reason)"
+        case .newerSchema(let migrations):
+            return "the store was upgraded by a newer fencepost (migrations \(migrations.joined(separator: ", "))): use that release or newer"
+        case .unreachable(let reason):
+            return reason
+        }
+    }
+}

@@ -1,5 +1,24 @@
-/// Where the database lives when no `--db` is given.
-public enum StoreLocation {
+import Foundation
+
+/// What `--db` and `FENCEPOST_DB` name: a SQLite file (a path) or a PostgreSQL database
+/// (`postgres://user:password@host:port/database`, also `postgresql://`, with
+/// `?sslmode=disable|require` and a Unix socket through `?host=/path`). A value that looks like
+/// a URL of any other scheme is refused, never taken for a path.
+public enum StoreLocation: Sendable, Equatable {
+    case file(String)
+    case postgres(PostgresURL)
+
+    public init(_ text: String) throws {
+        if let scheme = Self.scheme(of: text) {
+            guard scheme == "postgres" || scheme == "postgresql" else {
+                throw StoreOpenError.unsupportedURL("\(scheme)://: a store is a file path or a postgres:// URL")
+            }
+            self = .postgres(try PostgresURL(text))
+        } else {
+            self = .file(text)
+        }
+    }
+
     /// `$FENCEPOST_DB`, else `$XDG_DATA_HOME/fencepost/fencepost.db`, else
     /// `~/.local/share/fencepost/fencepost.db`.
     public static func defaultPath(environment: [String: String]) -> String {
@@ -7,5 +26,67 @@ public enum StoreLocation {
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/fencepost/fencepost.db" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "."
         return home + "/.local/share/fencepost/fencepost.db"
+    }
+
+    /// The scheme of `scheme://...`, lowercased; nil for anything else (a path).
+    private static func scheme(of text: String) -> String? {
+        guard let separator = text.range(of: "://") else { return nil }
+        let scheme = text[..<separator.lowerBound]
+        guard let first = scheme.first, first.isLetter,
+            scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." })
+        else { return nil }
+        return scheme.lowercased()
+    }
+}
+
+/// A PostgreSQL database's address and login, read from a `postgres://` URL.
+public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
+    public var user: String
+    public var password: String?
+    /// A host name or address; nil with `socket`.
+    public var host: String?
+    public var port: Int
+    /// A Unix-domain socket's path (`?host=/run/postgresql`, the folder, or the socket file).
+    public var socket: String?
+    public var database: String
+    public var requireTLS: Bool
+
+    init(_ text: String) throws {
+        guard let components = URLComponents(string: text) else { throw StoreOpenError.unsupportedURL("not a URL: \(Self.redacting(text))") }
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        for name in query.keys where !["sslmode", "host", "port", "user", "password", "dbname"].contains(name) {
+            throw StoreOpenError.unsupportedURL("unknown parameter \(name) in \(Self.redacting(text))")
+        }
+        user = query["user"] ?? components.user.map { $0.removingPercentEncoding ?? $0 } ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        password = query["password"] ?? components.password.map { $0.removingPercentEncoding ?? $0 }
+        port = try query["port"].map {
+            guard let port = Int($0), (1...65_535).contains(port) else { throw StoreOpenError.unsupportedURL("bad port \($0)") }
+            return port
+        } ?? components.port ?? 5432
+        if let socketHost = query["host"], socketHost.hasPrefix("/") {
+            // libpq's convention: the folder holds `.s.PGSQL.<port>`.
+            socket = socketHost.hasSuffix(".s.PGSQL.\(port)") ? socketHost : socketHost + "/.s.PGSQL.\(port)"
+            host = nil
+        } else {
+            host = query["host"] ?? components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+            socket = nil
+        }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = query["dbname"] ?? (path.isEmpty ? user : path)
+        switch query["sslmode"] ?? "disable" {
+        case "disable", "allow", "prefer": requireTLS = false
+        case "require": requireTLS = true
+        case let mode: throw StoreOpenError.unsupportedURL("sslmode \(mode) (disable or require)")
+        }
+    }
+
+    /// The URL without its password.
+    public var description: String {
+        let server = socket.map { "?host=\($0)" } ?? ""
+        return "postgres://\(user)@\(host ?? "")\(socket == nil ? ":\(port)" : "")/\(database)\(server)"
+    }
+
+    private static func redacting(_ text: String) -> String {
+        text.replacingOccurrences(of: #":[^:@/]*@"#, with: ":***@", options: .regularExpression)
     }
 }

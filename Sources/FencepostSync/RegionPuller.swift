@@ -35,7 +35,7 @@ public struct RegionPuller: Sendable {
     /// for up to `giveUpAfter`, then thrown as a ``SyncFailure``.
     public func pull(retries: RetrySchedule = RetrySchedule(), giveUpAfter: Duration = .seconds(60)) async throws -> PullReport {
         var report = PullReport()
-        report.cursor = Int64(try store.syncState(cursorKey) ?? "0") ?? 0
+        report.cursor = await Int64(try store.syncState(cursorKey) ?? "0") ?? 0
         var failures = FailureStreak(schedule: retries)
         while true {
             let page: (changes: [SyncChange], nextCursor: Int64, hasMore: Bool)
@@ -49,7 +49,7 @@ public struct RegionPuller: Sendable {
                 try await Task.sleep(for: .seconds(delay))
                 continue
             }
-            let applied = try store.applyPulledRegions(page.changes, cursorKey: cursorKey, cursor: page.nextCursor)
+            let applied = try await store.applyPulledRegions(page.changes, cursorKey: cursorKey, cursor: page.nextCursor)
             report.changes += page.changes.count
             report.added += applied.plan.addCount
             report.updated += applied.plan.updateCount

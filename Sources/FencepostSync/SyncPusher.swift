@@ -56,7 +56,7 @@ public struct PushReport: Sendable {
 /// each mutation leaves the queue only on the backend's answer for it: applied or duplicate →
 /// delivered, rejected → dead with the reason. A failed request puts its batch back to pending
 /// and is retried after the schedule's delay (0 s, 1 s, 3 s, then doubling with jitter to the
-/// cap; at least the backend's Retry-After). The caller holds the store's ``SyncLock``.
+/// cap; at least the backend's Retry-After). The caller holds the store's sync lock (``Store/exclusively(_:wait:_:)``).
 public struct SyncPusher: Sendable {
     let store: Store
     let transport: SyncTransport
@@ -72,23 +72,23 @@ public struct SyncPusher: Sendable {
     /// the requests. `progress` is called after every request.
     public func push(progress: (PushReport) -> Void = { _ in }) async throws -> PushReport {
         var report = PushReport()
-        try store.requeueInflight()
+        try await store.requeueInflight()
         var failures = FailureStreak(schedule: settings.retries)
         while true {
             try Task.checkCancellation()
-            let batch = try store.claimPushBatch(limit: settings.batchSize, maxBytes: settings.maxBatchBytes)
+            let batch = try await store.claimPushBatch(limit: settings.batchSize, maxBytes: settings.maxBatchBytes)
             guard !batch.isEmpty else { return report }
             report.requests += 1
             do {
                 let results = try await transport.push(batch)
-                let outcome = try store.acknowledge(batch, results: results)
+                let outcome = try await store.acknowledge(batch, results: results)
                 report.delivered += outcome.delivered
                 report.deadLettered += outcome.dead
                 failures.reset()
             } catch let failure as SyncFailure {
                 report.failedRequests += 1
                 if case .refused(_, let message) = failure {
-                    try store.recordPushFailure(batch, error: failure.description, counts: false, maxAttempts: settings.maxAttempts, retryAt: Date())
+                    try await store.recordPushFailure(batch, error: failure.description, counts: false, maxAttempts: settings.maxAttempts, retryAt: Date())
                     report.ending = .refused(message)
                     return report
                 }
@@ -99,7 +99,7 @@ public struct SyncPusher: Sendable {
                     counts = false
                     delay = min(delay, settings.unreachableRetryCap)
                 }
-                report.deadLettered += try store.recordPushFailure(
+                await report.deadLettered += try store.recordPushFailure(
                     batch, error: failure.description, counts: counts, maxAttempts: settings.maxAttempts,
                     retryAt: Date().addingTimeInterval(delay))
                 if let limit = settings.giveUpAfter, failures.outlasts(limit, waiting: delay) {
@@ -111,7 +111,7 @@ public struct SyncPusher: Sendable {
                 continue
             } catch {
                 // Cancelled or the store failed: the batch goes back to pending untouched.
-                _ = try? store.requeueInflight()
+                _ = try? await store.requeueInflight()
                 throw error
             }
             progress(report)

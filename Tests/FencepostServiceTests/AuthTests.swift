@@ -45,9 +45,9 @@ struct AuthTests {
     @Test("status by scope; a refused write writes nothing", arguments: Caller.allCases)
     func matrix(caller: Caller) async throws {
         for entry in Self.matrix {
-            let fixture = try ServiceFixture()
+            let fixture = try await ServiceFixture()
             defer { fixture.cleanUp() }
-            let before = try fixture.store.regionsRevision()
+            let before = try await fixture.store.regionsRevision()
             try await fixture.app().test(.router) { client in
                 let response = try await client.execute(
                     uri: entry.uri, method: entry.method, headers: .bearer(caller.token(fixture)),
@@ -55,16 +55,16 @@ struct AuthTests {
                 #expect(response.status.code == entry.expected[caller], "\(entry.name) as \(caller)")
             }
             if entry.expected[caller] != 200, entry.method != .get {
-                let counts = try fixture.counts()
+                let counts = try await fixture.counts()
                 #expect(counts.events == 0 && counts.devices == 0, "\(entry.name) as \(caller) wrote fixes")
-                #expect(try fixture.store.regionsRevision() == before, "\(entry.name) as \(caller) changed regions")
+                await #expect(try fixture.store.regionsRevision() == before, "\(entry.name) as \(caller) changed regions")
             }
         }
     }
 
     @Test("a device token reads only its own device's events and visits")
     func deviceTokenIsConfined() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             for device in ["phone", "other"] {
@@ -84,7 +84,7 @@ struct AuthTests {
 
     @Test("metrics can require a token")
     func metricsToken() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app(ServiceConfiguration(metricsRequireToken: true)).test(.router) { client in
             #expect(try await client.execute(uri: "/metrics", method: .get).status == .unauthorized)
@@ -96,11 +96,11 @@ struct AuthTests {
 
     @Test("a revoked token stops working within a second")
     func revoked() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             #expect(try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status == .ok)
-            #expect(try fixture.store.revokeToken(name: "reader"))
+            await #expect(try fixture.store.revokeToken(name: "reader"))
             try await Task.sleep(for: .milliseconds(1100))
             #expect(try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status == .unauthorized)
         }

@@ -12,7 +12,7 @@ import Testing
 struct LivePageTests {
     @Test("The page and its assets come from the binary; the page asks for a token and loads nothing from elsewhere")
     func pageAndAssets() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             let page = try await client.execute(uri: "/", method: .get)
@@ -34,7 +34,7 @@ struct LivePageTests {
 
     @Test("The map of the regions needs a token and carries data-region-id")
     func map() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             #expect(try await client.execute(uri: "/v1/live/map.svg", method: .get).status == .unauthorized)
@@ -51,7 +51,7 @@ struct LivePageTests {
 
     @Test("Posted fixes become the device's recent track; a device token sees only its own device")
     func tracksAndSnapshot() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             var walk = ServiceFixture.walk()
@@ -84,7 +84,7 @@ struct LivePageTests {
 
     @Test("map_tiles draws a basemap from a configured server; a bad template is refused")
     func mapTiles() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let good = fixture.directory.appendingPathComponent("tiles.json")
         try Data(#"{"map_tiles": "https://tiles.example.org/{z}/{x}/{y}.png", "map_tiles_attribution": "© Example"}"#.utf8).write(to: good)

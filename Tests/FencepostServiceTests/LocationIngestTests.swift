@@ -13,7 +13,7 @@ import Testing
 struct LocationIngestTests {
     @Test("a batch that crosses a region answers with its enter and exit; events and visits read them back")
     func batchCrossesRegion() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             let body = ServiceFixture.batchBody(ServiceFixture.walk())
@@ -38,12 +38,12 @@ struct LocationIngestTests {
             #expect(again.json?["accepted"]?.numberValue == 0)
             #expect(again.json?["dropped"]?["already_seen"]?.numberValue == 13)
         }
-        #expect(try fixture.counts().events == 2)
+        await #expect(try fixture.counts().events == 2)
     }
 
     @Test("a batch is read the same whatever its valid JSON looks like: member order, whitespace, escapes, other members")
     func batchInAnyShape() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let items = ServiceFixture.walk().enumerated().map { index, fix in
             index.isMultiple(of: 2)
@@ -68,7 +68,7 @@ struct LocationIngestTests {
         let configuration = try ServiceConfiguration.load(path: file.path)
         #expect(!configuration.durableCommits)
 
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app(configuration).test(.router) { client in
             let posted = try await client.execute(
@@ -76,12 +76,12 @@ struct LocationIngestTests {
                 body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
             #expect(posted.json?["accepted"]?.numberValue == 13)
         }
-        #expect(try fixture.counts().events == 2)
+        await #expect(try fixture.counts().events == 2)
     }
 
     @Test("a walk split over requests gives the same events as one request")
     func splitAcrossRequests() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let walk = ServiceFixture.walk()
         try await fixture.app().test(.router) { client in
@@ -92,7 +92,7 @@ struct LocationIngestTests {
                 #expect(response.status == .ok)
             }
         }
-        let whole = try ServiceFixture()
+        let whole = try await ServiceFixture()
         defer { whole.cleanUp() }
         try await whole.app().test(.router) { client in
             _ = try await client.execute(
@@ -100,17 +100,17 @@ struct LocationIngestTests {
                 body: ByteBuffer(string: ServiceFixture.batchBody(walk)))
         }
         var split: [String] = [], single: [String] = []
-        try fixture.store.forEachEvent(EventQuery()) { split.append("\($0.id) \($0.kind) \($0.time)") }
-        try whole.store.forEachEvent(EventQuery()) { single.append("\($0.id) \($0.kind) \($0.time)") }
+        try await fixture.store.forEachEvent(EventQuery()) { split.append("\($0.id) \($0.kind) \($0.time)") }
+        try await whole.store.forEachEvent(EventQuery()) { single.append("\($0.id) \($0.kind) \($0.time)") }
         #expect(split == single)
         #expect(split.count == 2)
     }
 
     @Test("OwnTracks payloads: the device is user/device from the headers, the answer a JSON array")
     func ownTracks() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
-        let token = try fixture.store.createToken(name: "alice", scope: .device("alice/phone"))
+        let token = try await fixture.store.createToken(name: "alice", scope: .device("alice/phone"))
         try await fixture.app().test(.router) { client in
             for fix in ServiceFixture.walk() {
                 let payload = #"{"_type":"location","lat":\#(fix.lat),"lon":\#(fix.lon),"tst":\#(Int(fix.time)),"acc":5,"tid":"ph"}"#
@@ -128,13 +128,13 @@ struct LocationIngestTests {
             #expect(lwt.status == .ok)
         }
         var kinds: [String] = []
-        try fixture.store.forEachEvent(EventQuery(device: "alice/phone")) { kinds.append($0.kind) }
+        try await fixture.store.forEachEvent(EventQuery(device: "alice/phone")) { kinds.append($0.kind) }
         #expect(kinds == ["enter", "exit"])
     }
 
     @Test("OsmAnd / Traccar Client: one fix per request, token as a query parameter, epoch seconds or milliseconds")
     func osmAnd() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             for (index, fix) in ServiceFixture.walk().enumerated() {
@@ -148,7 +148,7 @@ struct LocationIngestTests {
             #expect(wrongDevice.status == .forbidden)
         }
         var kinds: [String] = []
-        try fixture.store.forEachEvent(EventQuery(device: "phone")) { kinds.append($0.kind) }
+        try await fixture.store.forEachEvent(EventQuery(device: "phone")) { kinds.append($0.kind) }
         #expect(kinds == ["enter", "exit"])
     }
 
@@ -168,7 +168,7 @@ struct LocationIngestTests {
         (#"{"fixes":[],"fixes":null}"#, 400, "bad_request"),
     ])
     func malformed(body: String, status: Int, code: String) async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             let response = try await client.execute(
@@ -177,13 +177,13 @@ struct LocationIngestTests {
             #expect(response.json?["error"]?["code"]?.stringValue == code)
             #expect(response.json?["error"]?["message"]?.stringValue?.isEmpty == false)
         }
-        let counts = try fixture.counts()
+        let counts = try await fixture.counts()
         #expect(counts.events == 0 && counts.outbox == 0 && counts.devices == 0)
     }
 
     @Test("a body past the limit is refused with 413 and writes nothing")
     func tooLarge() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let body = ServiceFixture.batchBody(ServiceFixture.walk())
         try await fixture.app(ServiceConfiguration(maxBodyBytes: body.utf8.count - 1)).test(.router) { client in
@@ -192,6 +192,6 @@ struct LocationIngestTests {
             #expect(response.status == .contentTooLarge)
             #expect(response.json?["error"]?["code"]?.stringValue == "body_too_large")
         }
-        #expect(try fixture.counts().devices == 0)
+        await #expect(try fixture.counts().devices == 0)
     }
 }

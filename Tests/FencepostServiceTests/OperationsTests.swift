@@ -16,7 +16,7 @@ struct OperationsTests {
 
     @Test("request metrics count each request under its route pattern, method and status; ingest counters add up")
     func requestMetrics() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             for _ in 0..<3 { #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok) }
@@ -57,7 +57,7 @@ struct OperationsTests {
 
     @Test("the outbox clean-up job runs at start-up: delivered events and visits past the retention go, the rest stays")
     func outboxCleanupAtStart() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             let body = ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk()))
@@ -65,9 +65,9 @@ struct OperationsTests {
             #expect(posted.status == .ok)
         }
         // Everything pushed to a backend ten days ago.
-        let items = try fixture.store.claimPushBatch(limit: 100, maxBytes: 1 << 20)
+        let items = try await fixture.store.claimPushBatch(limit: 100, maxBytes: 1 << 20)
         #expect(items.count == 5)
-        try fixture.store.acknowledge(
+        try await fixture.store.acknowledge(
             items, results: Dictionary(uniqueKeysWithValues: items.map { ($0.mutation.key, .applied) }), at: Date().addingTimeInterval(-10 * 86_400))
 
         let off = ServiceConfiguration(jobs: .init(outboxCleanup: false))
@@ -75,21 +75,21 @@ struct OperationsTests {
             let health = try await client.execute(uri: "/healthz", method: .get)
             #expect(health.status == .ok)
         }
-        #expect(try fixture.store.syncStatus().counts["delivered"] == 5, "switched off, the job does not run")
+        await #expect(try fixture.store.syncStatus().counts["delivered"] == 5, "switched off, the job does not run")
         let on = ServiceConfiguration(jobs: .init(outboxCleanup: true, outboxRetentionDays: 7))
         try await fixture.app(on).test(.router) { client in
-            for _ in 0..<100 where try fixture.store.syncStatus().counts["delivered"] != 1 {
+            for _ in 0..<100 where try await fixture.store.syncStatus().counts["delivered"] != 1 {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
         // The region's row stays: a backend that starts later pulls regions from the outbox.
-        #expect(try fixture.store.syncStatus().counts["delivered"] == 1)
-        #expect(try fixture.store.syncChanges(after: 0, entities: nil, device: nil, limit: 100).map(\.mutation.entity) == ["region"])
+        await #expect(try fixture.store.syncStatus().counts["delivered"] == 1)
+        await #expect(try fixture.store.syncChanges(after: 0, entities: nil, device: nil, limit: 100).map(\.mutation.entity) == ["region"])
     }
 
     @Test("since is inclusive and until exclusive, in any offset, on the API as on the CLI")
     func sinceAndUntil() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             for hour in 0..<3 {

@@ -12,7 +12,7 @@ import Testing
 struct RegionsAndEventsTests {
     @Test("PUT adds a region the next fixes use; DELETE closes its open visit (region_removed)")
     func putAndDelete() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             let feature = ServiceFixture.circleFeature(id: "office", lat: 47.01, lon: 8.0, radius: 80)
@@ -42,7 +42,7 @@ struct RegionsAndEventsTests {
 
     @Test("a bad region config is refused whole with every problem, as the CLI reports them")
     func refusedPlan() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let body = #"""
             {"type":"FeatureCollection","features":[
@@ -63,12 +63,12 @@ struct RegionsAndEventsTests {
                 body: ByteBuffer(string: #"{"type":"FeatureCollection","features":[]}"#))
             #expect(plan.json?["remove"]?.numberValue == 1)
         }
-        #expect(try fixture.store.monitoredRegions().map(\.region.id) == ["home"])
+        await #expect(try fixture.store.monitoredRegions().map(\.region.id) == ["home"])
     }
 
     @Test("cursor pages walk every event once, in time order")
     func pagination() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             for round in 0..<4 {
@@ -98,7 +98,7 @@ struct RegionsAndEventsTests {
 
     @Test("unknown routes and unexpected failures still answer a JSON error")
     func jsonErrors() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             let missing = try await client.execute(uri: "/v1/nothing-here", method: .get, headers: .bearer(fixture.admin))

@@ -19,15 +19,15 @@ struct ServiceFixture {
 
     static let home = (lat: 47.0, lon: 8.0)
 
-    init() throws {
+    init() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try Store(path: directory.appendingPathComponent("store.db").path)
-        try store.applyRegions([try Self.region(id: "home", lat: Self.home.lat, lon: Self.home.lon, radius: 100)])
-        admin = try store.createToken(name: "admin", scope: .admin)
-        reader = try store.createToken(name: "reader", scope: .read)
-        phone = try store.createToken(name: "phone", scope: .device("phone"))
-        otherDevice = try store.createToken(name: "other", scope: .device("other"))
+        try await store.applyRegions([try Self.region(id: "home", lat: Self.home.lat, lon: Self.home.lon, radius: 100)])
+        admin = try await store.createToken(name: "admin", scope: .admin)
+        reader = try await store.createToken(name: "reader", scope: .read)
+        phone = try await store.createToken(name: "phone", scope: .device("phone"))
+        otherDevice = try await store.createToken(name: "other", scope: .device("other"))
     }
 
     func cleanUp() {
@@ -42,10 +42,10 @@ struct ServiceFixture {
         #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(radius)}}"#
     }
 
-    func app(_ configuration: ServiceConfiguration = ServiceConfiguration()) throws -> some ApplicationProtocol {
+    func app(_ configuration: ServiceConfiguration = ServiceConfiguration()) async throws -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        return try buildApplication(
+        return try await buildApplication(
             store: store, settings: ServiceSettings(configuration: configuration, pollInterval: .milliseconds(50)), logger: logger)
     }
 
@@ -62,11 +62,11 @@ struct ServiceFixture {
 
     /// How many events, event and visit outbox rows, and devices the store holds: "nothing
     /// written" checks.
-    func counts() throws -> (events: Int, outbox: Int, devices: Int) {
+    func counts() async throws -> (events: Int, outbox: Int, devices: Int) {
         var events = 0
-        try store.forEachEvent(EventQuery()) { _ in events += 1 }
-        let outbox = try store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 1_000_000).count
-        return (events, outbox, try store.deviceAnchors().count)
+        try await store.forEachEvent(EventQuery()) { _ in events += 1 }
+        let outbox = try await store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 1_000_000).count
+        return await (events, outbox, try store.deviceAnchors().count)
     }
 }
 

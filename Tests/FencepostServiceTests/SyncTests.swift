@@ -19,11 +19,11 @@ struct SyncTests {
     static let quickRetries = RetrySchedule(quick: [0, 0.05, 0.1], cap: 0.2)
 
     /// A client store with the fixture's region and `laps` walks through it by each device.
-    static func client(devices: [String], laps: Int) throws -> ServiceFixture {
-        let client = try ServiceFixture()
-        let session = try IngestSession(store: client.store)
+    static func client(devices: [String], laps: Int) async throws -> ServiceFixture {
+        let client = try await ServiceFixture()
+        let session = try await IngestSession(store: client.store)
         for device in devices {
-            try session.ingest { add in
+            try await session.ingest { add in
                 for lap in 0..<laps {
                     for fix in ServiceFixture.walk(start: 1_750_000_000 + Double(lap) * 3_600) {
                         try add(Fix(device: device, time: fix.time, lat: fix.lat, lon: fix.lon, accuracy: 5))
@@ -35,14 +35,14 @@ struct SyncTests {
     }
 
     /// Events and visits by id with their content (not the store's own timestamps).
-    static func contents(_ store: Store) throws -> (events: [String], visits: [String]) {
+    static func contents(_ store: Store) async throws -> (events: [String], visits: [String]) {
         var events: [String] = []
-        try store.forEachEvent(EventQuery()) { event in
+        try await store.forEachEvent(EventQuery()) { event in
             events.append([event.id, event.kind, event.source, event.device, event.region ?? "", event.visitID ?? "", event.time,
                 event.flags.joined(separator: ","), "\(event.lat ?? 0)", "\(event.lon ?? 0)", event.properties].joined(separator: " "))
         }
         var visits: [String] = []
-        try store.forEachVisit { visits.append("\($0.id) \($0.device) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "-") \($0.status) \($0.exitReason ?? "-") v\($0.version)") }
+        try await store.forEachVisit { visits.append("\($0.id) \($0.device) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "-") \($0.status) \($0.exitReason ?? "-") v\($0.version)") }
         return (events.sorted(), visits.sorted())
     }
 
@@ -59,11 +59,11 @@ struct SyncTests {
 
     @Test("every fault the proxy injects — dropped connections, 500, 429, timeouts, an applied batch whose answer is lost — ends with each event on the backend exactly once")
     func pushThroughFaults() async throws {
-        let backend = try ServiceFixture()
+        let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
-        let client = try Self.client(devices: ["phone", "tablet"], laps: 6)
+        let client = try await Self.client(devices: ["phone", "tablet"], laps: 6)
         defer { client.cleanUp() }
-        let queued = try client.store.syncStatus().counts["pending"]!
+        let queued = try await client.store.syncStatus().counts["pending"]!
         #expect(queued > 40)
 
         try await backend.app().test(.live) { live in
@@ -81,21 +81,21 @@ struct SyncTests {
             #expect(report.failedRequests >= 7)
             #expect(report.deadLettered == 0)
             #expect(proxy.seen.filter { $0 != .pass }.count == 7)
-            let status = try client.store.syncStatus()
+            let status = try await client.store.syncStatus()
             #expect(status.counts == ["pending": 0, "inflight": 0, "delivered": queued, "dead": 0])
-            #expect(try Self.contents(backend.store) == Self.contents(client.store))
+            await #expect(try Self.contents(backend.store) == Self.contents(client.store))
             // Exactly once: the backend's own outbox holds each event and visit version once.
-            let fed = try backend.store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
-            let sent = try client.store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+            let fed = try await backend.store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+            let sent = try await client.store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
             #expect(fed.map(\.mutation.key).sorted() == sent.map(\.mutation.key).sorted())
         }
     }
 
     @Test("a mutation the backend rejects lands in the dead-letter list with its reason, and applies once the cause is fixed")
     func rejectedThenRetried() async throws {
-        let backend = try ServiceFixture()
+        let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
-        let client = try Self.client(devices: ["phone", "tablet"], laps: 1)
+        let client = try await Self.client(devices: ["phone", "tablet"], laps: 1)
         defer { client.cleanUp() }
 
         try await backend.app().test(.live) { live in
@@ -103,34 +103,34 @@ struct SyncTests {
             // A device token may push only its own device's data: the tablet's and the region are refused.
             let first = try await Self.push(client.store, to: url, token: backend.phone)
             guard case .drained = first.ending else { Issue.record("push ended \(first.ending)"); return }
-            let dead = try client.store.syncDeadLetters()
+            let dead = try await client.store.syncDeadLetters()
             #expect(first.deadLettered == dead.count)
             #expect(dead.contains { $0.entity == "region" && $0.lastError == "rejected: regions can only be changed with an admin token" })
             #expect(dead.contains { $0.lastError == "rejected: this token may sync only device phone's data, not tablet's" })
-            #expect(try Self.contents(backend.store).events.allSatisfy { $0.contains(" phone ") })
+            await #expect(try Self.contents(backend.store).events.allSatisfy { $0.contains(" phone ") })
 
             // Fixed: an admin token. Requeued, the same keys apply.
-            #expect(try client.store.retryDeadLetters() == dead.count)
+            await #expect(try client.store.retryDeadLetters() == dead.count)
             let second = try await Self.push(client.store, to: url, token: backend.admin)
             #expect(second.delivered == dead.count && second.deadLettered == 0)
-            #expect(try Self.contents(backend.store) == Self.contents(client.store))
+            await #expect(try Self.contents(backend.store) == Self.contents(client.store))
         }
     }
 
     @Test("an unreachable backend only delays (attempts unused, rows stay pending); a failing one uses attempts up, then dead-letters")
     func outages() async throws {
-        let backend = try ServiceFixture()
+        let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
-        let client = try Self.client(devices: ["phone"], laps: 1)
+        let client = try await Self.client(devices: ["phone"], laps: 1)
         defer { client.cleanUp() }
-        let queued = try client.store.syncStatus().counts["pending"]!
+        let queued = try await client.store.syncStatus().counts["pending"]!
 
         // Port 9 on loopback: nothing listens, the connection is refused.
         let unreachable = try await Self.push(
             client.store, to: "http://127.0.0.1:9", token: backend.admin, maxAttempts: 1, timeout: .seconds(1), giveUpAfter: .milliseconds(500))
         guard case .gaveUp = unreachable.ending else { Issue.record("push ended \(unreachable.ending)"); return }
-        #expect(try client.store.syncStatus().counts["pending"] == queued)
-        #expect(try client.store.syncStatus().lastError?.contains("unreachable") == true)
+        await #expect(try client.store.syncStatus().counts["pending"] == queued)
+        await #expect(try client.store.syncStatus().lastError?.contains("unreachable") == true)
 
         try await backend.app().test(.live) { live in
             let proxy = try await FaultProxy.start(upstream: "http://127.0.0.1:\(live.port!)")
@@ -140,14 +140,14 @@ struct SyncTests {
             #expect(failing.failedRequests == 3)
             #expect(failing.deadLettered == queued)
             // (Under heavy load an attempt may time out instead of getting its 503; it counts the same.)
-            let letters = try client.store.syncDeadLetters()
+            let letters = try await client.store.syncDeadLetters()
             #expect(letters.count == queued && letters.allSatisfy { $0.attempts == 3 && $0.lastError.hasPrefix("gave up after 3 attempts: ") }, "\(letters.map(\.lastError))")
         }
     }
 
     @Test("the change feed pages by cursor; a device token sees regions and its own device's data only")
     func changeFeed() async throws {
-        let backend = try ServiceFixture()
+        let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
         try await backend.app().test(.router) { client in
             for (device, token) in [("phone", backend.phone), ("other", backend.otherDevice)] {
@@ -166,7 +166,7 @@ struct SyncTests {
                 cursor = page.json?["next_cursor"]?.stringValue ?? ""
                 if page.json?["has_more"] != .bool(true) { break }
             }
-            let all = try backend.store.syncChanges(after: 0, entities: nil, device: nil, limit: 1_000)
+            let all = try await backend.store.syncChanges(after: 0, entities: nil, device: nil, limit: 1_000)
             #expect(seen.compactMap { $0["key"]?.stringValue } == all.map(\.mutation.key))
             #expect(seen.contains { $0["payload"]?["device"]?.stringValue == "other" })
 
@@ -191,9 +191,9 @@ struct SyncTests {
 
     @Test("with sync.to configured, an edge service forwards what it ingests to the backend")
     func edgeForwards() async throws {
-        let backend = try ServiceFixture()
+        let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
-        let edge = try ServiceFixture()
+        let edge = try await ServiceFixture()
         defer { edge.cleanUp() }
         try await backend.app().test(.live) { live in
             let configuration = ServiceConfiguration(sync: .init(to: "http://127.0.0.1:\(live.port!)", token: backend.admin))
@@ -203,12 +203,12 @@ struct SyncTests {
                     body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
                 #expect(posted.status == .ok)
                 try await WebhookTests.eventually {
-                    let counts = try edge.store.syncStatus().counts
-                    let events = try Self.contents(backend.store).events.count
+                    let counts = try await edge.store.syncStatus().counts
+                    let events = try await Self.contents(backend.store).events.count
                     return counts["pending"] == 0 && counts["inflight"] == 0 && events == 2
                 }
-                #expect(try Self.contents(backend.store) == Self.contents(edge.store))
-                #expect(try edge.store.syncStatus().counts["delivered"] == 5)  // the region, 2 events, a visit opened and closed
+                await #expect(try Self.contents(backend.store) == Self.contents(edge.store))
+                await #expect(try edge.store.syncStatus().counts["delivered"] == 5)  // the region, 2 events, a visit opened and closed
             }
         }
     }

@@ -66,7 +66,7 @@ struct WebhookTests {
 
     @Test("every new event reaches the webhook, signed; a 500 is retried until it is acknowledged")
     func delivered() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let inbox = WebhookInbox(script: [500])
         try await inbox.receiver().test(.live) { receiver in
@@ -84,7 +84,7 @@ struct WebhookTests {
         }
         let deliveries = await inbox.deliveries
         var stored: [String] = []
-        try fixture.store.forEachEvent(EventQuery()) { stored.append($0.id) }
+        try await fixture.store.forEachEvent(EventQuery()) { stored.append($0.id) }
         // The first event is refused once (500), then delivered on its second attempt.
         #expect(deliveries.map(\.eventID) == [stored[0], stored[0], stored[1]])
         #expect(deliveries.map(\.attempt) == [1, 2, 1])
@@ -97,7 +97,7 @@ struct WebhookTests {
 
     @Test("a webhook that refuses (4xx) gets each event once; they land in the dead-letter list")
     func deadLetters() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let inbox = WebhookInbox(otherwise: 410)
         try await inbox.receiver().test(.live) { receiver in
@@ -106,7 +106,7 @@ struct WebhookTests {
                 _ = try await client.execute(
                     uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
                     body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
-                try await Self.eventually { try fixture.store.webhookDeadLetters().count == 2 }
+                try await Self.eventually { try await fixture.store.webhookDeadLetters().count == 2 }
                 let listed = try await client.execute(uri: "/v1/webhooks/dead-letters", method: .get, headers: .bearer(fixture.admin))
                 let letters = listed.json?["dead_letters"]?.arrayValue ?? []
                 #expect(letters.count == 2)
@@ -118,7 +118,7 @@ struct WebhookTests {
 
     @Test("a webhook answering 5xx gets each event webhook_max_attempts times, then it is dead-lettered and the next one goes")
     func givesUpAfterMaxAttempts() async throws {
-        let fixture = try ServiceFixture()
+        let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let inbox = WebhookInbox(otherwise: 503)
         try await inbox.receiver().test(.live) { receiver in
@@ -129,19 +129,19 @@ struct WebhookTests {
                     uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
                     body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
                 #expect(posted.status == .ok)
-                try await Self.eventually { try fixture.store.webhookDeadLetters().count == 2 }
+                try await Self.eventually { try await fixture.store.webhookDeadLetters().count == 2 }
             }
         }
         var stored: [String] = []
-        try fixture.store.forEachEvent(EventQuery()) { stored.append($0.id) }
+        try await fixture.store.forEachEvent(EventQuery()) { stored.append($0.id) }
         let deliveries = await inbox.deliveries
         // Two attempts each, a second apart, in outbox order; no third.
         #expect(deliveries.map(\.eventID) == [stored[0], stored[0], stored[1], stored[1]])
         #expect(deliveries.map(\.attempt) == [1, 2, 1, 2])
-        let letters = try fixture.store.webhookDeadLetters()
+        let letters = try await fixture.store.webhookDeadLetters()
         #expect(letters.map(\.eventID) == stored)
         #expect(letters.allSatisfy { $0.webhook == "ops" && $0.attempts == 2 && $0.lastError == "HTTP 503" })
         // Given up on, the events are behind the webhook's cursor: a restart does not resend them.
-        #expect(try fixture.store.webhookCursor("ops") == letters.map(\.outboxSeq).max())
+        await #expect(try fixture.store.webhookCursor("ops") == letters.map(\.outboxSeq).max())
     }
 }

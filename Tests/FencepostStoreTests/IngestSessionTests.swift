@@ -24,205 +24,206 @@ import Testing
         }
     }
 
-    func ingest(_ store: Store, _ inputs: [[Fix]], options: IngestOptions = IngestOptions()) throws -> IngestSummary {
-        let session = try IngestSession(store: store, options: options)
+    func ingest(_ store: Store, _ inputs: [[Fix]], options: IngestOptions = IngestOptions()) async throws -> IngestSummary {
+        let session = try await IngestSession(store: store, options: options)
         for input in inputs {
-            try session.ingest { add in
+            try await session.ingest { add in
                 for fix in input { try add(fix) }
             }
         }
         return session.summary
     }
 
-    func visits(_ store: Store) throws -> [String] {
+    func visits(_ store: Store) async throws -> [String] {
         var result: [String] = []
-        try store.forEachVisit { result.append("\($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.exitReason ?? "")") }
+        try await store.forEachVisit { result.append("\($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.exitReason ?? "")") }
         return result
     }
 
-    func events(_ store: Store) throws -> [String] {
+    func events(_ store: Store) async throws -> [String] {
         var result: [String] = []
-        try store.forEachEvent(EventQuery()) { result.append("\($0.id) \($0.kind) \($0.region ?? "") \($0.time)") }
+        try await store.forEachEvent(EventQuery()) { result.append("\($0.id) \($0.kind) \($0.region ?? "") \($0.time)") }
         return result
     }
 
-    @Test func largeInputsWriteEventsInBatchesWithinOneTransaction() throws {
+    @Test func largeInputsWriteEventsInBatchesWithinOneTransaction() async throws {
         // Far more events than one batch: many small circles along a long walk.
         let store = try Store.inMemory()
-        let summary = try ingest(store, [try lapsPastManyCircles(store)])
+        let summary = try await ingest(store, [try lapsPastManyCircles(store)])
         #expect(summary.events[.enter] == 3000 && summary.events[.exit] == 3000)
         var count = 0
-        try store.forEachEvent(EventQuery()) { _ in count += 1 }
+        try await store.forEachEvent(EventQuery()) { _ in count += 1 }
         #expect(count == 6000)
     }
 
     /// Ten laps past 300 small circles: 6,000 events, several batches of background writes.
-    func lapsPastManyCircles(_ store: Store) throws -> [Fix] {
-        try store.applyRegions((0..<300).map { grid.circle("c\($0)", x: Double($0) * 20, radius: 5) })
+    func lapsPastManyCircles(_ store: Store) async throws -> [Fix] {
+        try await store.applyRegions((0..<300).map { grid.circle("c\($0)", x: Double($0) * 20, radius: 5) })
         let walk = (0..<3060).map { grid.fix(Double($0) * 2 - 10, t: Double($0)) }
         return (0..<10).flatMap { lap in walk.map { fix -> Fix in var f = fix; f.time += Double(lap) * 4000; return f } }
     }
 
-    @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() throws {
+    @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
         let store = try Store.inMemory()
-        let laps = try lapsPastManyCircles(store)
-        let session = try IngestSession(store: store)
+        let laps = try await lapsPastManyCircles(store)
+        let session = try await IngestSession(store: store)
         struct Malformed: Error {}
-        #expect(throws: Malformed.self) {
-            try session.ingest { add in
+        await #expect(throws: Malformed.self) {
+            try await session.ingest { add in
                 for fix in laps { try add(fix) }
                 throw Malformed()
             }
         }
-        #expect(try events(store).isEmpty)
-        #expect(try store.outboxCounts()["pending"] == 300)  // the regions only
+        await #expect(try events(store).isEmpty)
+        await #expect(try store.outboxCounts()["pending"] == 300)  // the regions only
         #expect(session.summary.events.isEmpty && session.summary.visitsOpened == 0)
 
         // The writes themselves fail part-way (a trigger refuses the 2,501st event): the error
         // is the input's, and nothing of it stays.
-        try store.writer.write { db in
-            try db.execute(sql: "CREATE TRIGGER refuse AFTER INSERT ON events WHEN (SELECT count(*) FROM events) > 2500 BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        try await store.write { tx in
+            try tx.execute("CREATE TRIGGER refuse AFTER INSERT ON events WHEN (SELECT count(*) FROM events) > 2500 BEGIN SELECT RAISE(ABORT, 'refused'); END")
         }
-        #expect(throws: (any Error).self) {
-            try session.ingest { add in for fix in laps { try add(fix) } }
+        await #expect(throws: (any Error).self) {
+            try await session.ingest { add in for fix in laps { try add(fix) } }
         }
-        #expect(try events(store).isEmpty)
-        #expect(try store.outboxCounts()["pending"] == 300)
+        await #expect(try events(store).isEmpty)
+        await #expect(try store.outboxCounts()["pending"] == 300)
 
-        try store.writer.write { db in try db.execute(sql: "DROP TRIGGER refuse") }
-        try session.ingest { add in for fix in laps { try add(fix) } }
-        #expect(try events(store).count == 6000)
+        try await store.write { tx in try tx.execute("DROP TRIGGER refuse") }
+        try await session.ingest { add in for fix in laps { try add(fix) } }
+        await #expect(try events(store).count == 6000)
         #expect(session.summary.events == [.enter: 3000, .exit: 3000] && session.summary.visitsClosed == 3000)
     }
 
-    @Test func ingestWritesEventsVisitsAndOutboxAndIsIdempotent() throws {
+    @Test func ingestWritesEventsVisitsAndOutboxAndIsIdempotent() async throws {
         let store = try Store.inMemory()
-        try store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
-        let first = try ingest(store, [grid.walk()])
+        try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
+        let first = try await ingest(store, [grid.walk()])
         #expect(first.events == [.enter: 2, .exit: 2])
         #expect(first.visitsOpened == 2 && first.visitsClosed == 2)
-        #expect(try store.outboxCounts()["pending"] == 10)  // 2 regions added, 4 events, 2 visits opened and closed
-        let before = try events(store)
+        await #expect(try store.outboxCounts()["pending"] == 10)  // 2 regions added, 4 events, 2 visits opened and closed
+        let before = try await events(store)
 
-        let again = try ingest(store, [grid.walk()])
+        let again = try await ingest(store, [grid.walk()])
         #expect(again.fixesAccepted == 0)
         #expect(again.dropped == [.alreadySeen: 301])
-        #expect(try events(store) == before)
-        #expect(try store.outboxCounts()["pending"] == 10)
+        await #expect(try events(store) == before)
+        await #expect(try store.outboxCounts()["pending"] == 10)
     }
 
-    @Test func aVisitOpenAtTheEndOfOneInputIsClosedByTheNext() throws {
+    @Test func aVisitOpenAtTheEndOfOneInputIsClosedByTheNext() async throws {
         let regions = [grid.circle("a", x: 0, radius: 60)]
         let walk = grid.walk()
         let split = try Store.inMemory()
-        try split.applyRegions(regions)
-        _ = try ingest(split, [Array(walk[..<150])])
-        #expect(try visits(split).count == 1 && visits(split)[0].hasSuffix("open "))
-        _ = try ingest(split, [Array(walk[150...])])
+        try await split.applyRegions(regions)
+        _ = try await ingest(split, [Array(walk[..<150])])
+        let splitVisits = try await visits(split)
+        #expect(splitVisits.count == 1 && splitVisits[0].hasSuffix("open "))
+        _ = try await ingest(split, [Array(walk[150...])])
 
         let whole = try Store.inMemory()
-        try whole.applyRegions(regions)
-        _ = try ingest(whole, [walk])
-        #expect(try visits(split) == visits(whole))
-        #expect(try events(split) == events(whole))
+        try await whole.applyRegions(regions)
+        _ = try await ingest(whole, [walk])
+        await #expect(try visits(split) == visits(whole))
+        await #expect(try events(split) == events(whole))
     }
 
-    @Test func unsortedInputIsProcessedInTimeOrder() throws {
+    @Test func unsortedInputIsProcessedInTimeOrder() async throws {
         let sorted = try Store.inMemory(), reversed = try Store.inMemory()
-        for store in [sorted, reversed] { try store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
-        _ = try ingest(sorted, [grid.walk()])
-        let summary = try ingest(reversed, [grid.walk().reversed()])
+        for store in [sorted, reversed] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
+        _ = try await ingest(sorted, [grid.walk()])
+        let summary = try await ingest(reversed, [grid.walk().reversed()])
         #expect(summary.dropped.isEmpty)
-        #expect(try events(reversed) == events(sorted))
+        await #expect(try events(reversed) == events(sorted))
     }
 
-    @Test func aFailedInputWritesNothing() throws {
+    @Test func aFailedInputWritesNothing() async throws {
         let store = try Store.inMemory()
-        try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
-        let session = try IngestSession(store: store)
+        try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        let session = try await IngestSession(store: store)
         struct Malformed: Error {}
         // A reader that fails after the whole walk (and its events) went through.
-        #expect(throws: Malformed.self) {
-            try session.ingest { add in
+        await #expect(throws: Malformed.self) {
+            try await session.ingest { add in
                 for fix in grid.walk() { try add(fix) }
                 throw Malformed()
             }
         }
-        #expect(try events(store).isEmpty)
-        #expect(try store.deviceState("bus") == nil)
+        await #expect(try events(store).isEmpty)
+        await #expect(try store.deviceState("bus") == nil)
         #expect(session.summary.fixesRead == 0)
         // The next input for the same device starts from the committed (empty) state.
-        try session.ingest { add in
+        try await session.ingest { add in
             for fix in grid.walk() { try add(fix) }
         }
-        #expect(try events(store).count == 2)
+        await #expect(try events(store).count == 2)
     }
 
-    @Test func removingOrChangingARegionClosesItsOpenVisits() throws {
+    @Test func removingOrChangingARegionClosesItsOpenVisits() async throws {
         let store = try Store.inMemory()
         let a = grid.circle("a", x: 0, radius: 60), b = grid.circle("b", x: 0, radius: 30)
-        try store.applyRegions([a, b])
-        _ = try ingest(store, [Array(grid.walk()[..<150])])  // ends at x = -2: inside both
-        #expect(try visits(store).filter { $0.hasSuffix("open ") }.count == 2)
+        try await store.applyRegions([a, b])
+        _ = try await ingest(store, [Array(grid.walk()[..<150])])  // ends at x = -2: inside both
+        await #expect(try visits(store).filter { $0.hasSuffix("open ") }.count == 2)
 
         var moved = b
         moved.shape = .circle(center: grid.projection.unproject(x: 200, y: 0), radius: 30)
-        try store.applyRegions([moved])  // a removed, b's geometry changed
-        let closed = try visits(store)
+        try await store.applyRegions([moved])  // a removed, b's geometry changed
+        let closed = try await visits(store)
         #expect(closed.contains { $0.hasPrefix("a ") && $0.hasSuffix(" region_removed") })
         #expect(closed.contains { $0.hasPrefix("b ") && $0.hasSuffix(" region_changed") })
         // Closed at the device's last fix time, not the wall clock.
         #expect(closed.allSatisfy { $0.contains("2023-11-14T22:15:49.000Z region_") })
-        #expect(try store.deviceState("bus")?.monitor.memberships.isEmpty == true)
+        await #expect(try store.deviceState("bus")?.monitor.memberships.isEmpty == true)
 
         // The next fixes re-evaluate membership against the new geometry.
-        _ = try ingest(store, [Array(grid.walk()[150...])])
-        #expect(try visits(store).filter { $0.hasPrefix("b ") }.count == 2)
+        _ = try await ingest(store, [Array(grid.walk()[150...])])
+        await #expect(try visits(store).filter { $0.hasPrefix("b ") }.count == 2)
     }
 }
 
 extension IngestSessionTests {
-    @Test func disablingARegionClosesItsOpenVisitsLikeARemoval() throws {
+    @Test func disablingARegionClosesItsOpenVisitsLikeARemoval() async throws {
         let store = try Store.inMemory()
         let a = grid.circle("a", x: 0, radius: 60)
-        try store.applyRegions([a])
-        _ = try ingest(store, [Array(grid.walk()[..<150])])
+        try await store.applyRegions([a])
+        _ = try await ingest(store, [Array(grid.walk()[..<150])])
         var disabled = a
         disabled.settings.enabled = false
-        let plan = try store.applyRegions([disabled])
+        let plan = try await store.applyRegions([disabled])
         #expect(plan.changes.map(\.line) == ["~ update a"])
-        #expect(try visits(store).allSatisfy { $0.hasSuffix(" region_removed") })
+        await #expect(try visits(store).allSatisfy { $0.hasSuffix(" region_removed") })
         // Re-enabling starts afresh: the next fixes inside open a new visit.
-        try store.applyRegions([a])
-        _ = try ingest(store, [Array(grid.walk()[150...])])
-        #expect(try visits(store).count == 2)
+        try await store.applyRegions([a])
+        _ = try await ingest(store, [Array(grid.walk()[150...])])
+        await #expect(try visits(store).count == 2)
     }
 }
 
 extension IngestSessionTests {
-    @Test func anInputSortedByDeviceThenTimeStreams() throws {
+    @Test func anInputSortedByDeviceThenTimeStreams() async throws {
         // Two devices, one after the other, each in time order but overlapping in time, and
         // more fixes than the in-memory sort allows: it must stream, not be refused.
         let store = try Store.inMemory()
-        try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         let options = IngestOptions(sortRunFixes: 500)
         let inputs = grid.walk(device: "one") + grid.walk(device: "two")
-        let summary = try ingest(store, [inputs], options: options)
+        let summary = try await ingest(store, [inputs], options: options)
         #expect(summary.fixesAccepted == 602)
         #expect(summary.events == [.enter: 2, .exit: 2])
     }
 
-    @Test func unsortedInputsLargerThanMemorySortThroughSpilledRuns() throws {
+    @Test func unsortedInputsLargerThanMemorySortThroughSpilledRuns() async throws {
         // Three devices, shuffled together, sorted through runs of 100 fixes on disk.
         var mixed = grid.walk(device: "one") + grid.walk(device: "two") + grid.walk(device: "three")
         var generator = SystemRandomNumberGenerator()
         mixed.shuffle(using: &generator)
         let spilled = try Store.inMemory(), sorted = try Store.inMemory()
-        for store in [spilled, sorted] { try store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
-        let summary = try ingest(spilled, [mixed], options: IngestOptions(sortRunFixes: 100))
+        for store in [spilled, sorted] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
+        let summary = try await ingest(spilled, [mixed], options: IngestOptions(sortRunFixes: 100))
         #expect(summary.dropped.isEmpty)
-        _ = try ingest(sorted, [grid.walk(device: "one"), grid.walk(device: "two"), grid.walk(device: "three")])
-        #expect(try events(spilled) == events(sorted))
-        #expect(try visits(spilled) == visits(sorted))
+        _ = try await ingest(sorted, [grid.walk(device: "one"), grid.walk(device: "two"), grid.walk(device: "three")])
+        await #expect(try events(spilled) == events(sorted))
+        await #expect(try visits(spilled) == visits(sorted))
     }
 }

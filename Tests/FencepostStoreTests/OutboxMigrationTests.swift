@@ -20,7 +20,7 @@ import Testing
 
         // A store as the release before v7 left it: four rows, the newest since cleaned up.
         let older = try DatabaseQueue(path: path)
-        try Store.migrator.migrate(older, upTo: "v6-sync")
+        try SQLiteBackend.migrator.migrate(older, upTo: "v6-sync")
         let before: [Row] = try older.write { db in
             for (n, status) in ["delivered", "pending", "dead", "pending"].enumerated() {
                 try db.execute(
@@ -32,8 +32,8 @@ import Testing
         }
         try older.close()
 
-        let store = try Store(path: path)
-        try store.writer.write { db in
+        let backend = try SQLiteBackend(path: path)
+        try backend.writer.write { db in
             #expect(try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq") == before)
             // seq 4 was used once: the next row gets 5, as before the rebuild.
             try db.execute(sql: Self.insertRow, arguments: ["visit", "v", "visit:v:v1", "{}", "pending", 0, nil])

@@ -45,16 +45,16 @@ import Testing
     }
 
     /// A store with the fixture's regions and the trace's halves ingested (one, or both).
-    static func store(halves: Int) throws -> Store {
+    static func store(halves: Int) async throws -> Store {
         let store = try Store.inMemory()
         let config = try RegionConfigParser().parse(Data(bytes("regions.geojson.gz")), file: "regions.geojson")
-        try store.applyRegions(RegionConfig.merge([config]))
+        try await store.applyRegions(RegionConfig.merge([config]))
         // No enter delay: the fixture's events then depend on nothing a later monitor rule
         // for pending enters might change.
-        let session = try IngestSession(store: store, options: IngestOptions(monitor: MonitorSettings(enterDelay: 0)))
+        let session = try await IngestSession(store: store, options: IngestOptions(monitor: MonitorSettings(enterDelay: 0)))
         for half in ["half1.csv.gz", "half2.csv.gz"].prefix(halves) {
             var reader = try TraceOpener.open(file(half), format: nil, device: "trace")
-            try session.ingest { add in
+            try await session.ingest { add in
                 while let fix = try reader.next() { try add(fix) }
             }
         }
@@ -72,37 +72,37 @@ import Testing
         return differences
     }
 
-    @Test func theFeedGivesWhatTheStoredCopiesHeldAfterEachInput() throws {
+    @Test func theFeedGivesWhatTheStoredCopiesHeldAfterEachInput() async throws {
         let golden = try Self.golden()
         for (halves, count) in [(1, Self.rowsAfterFirstHalf), (2, golden.count)] {
-            let store = try Self.store(halves: halves)
-            let changes = try store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+            let store = try await Self.store(halves: halves)
+            let changes = try await store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
             #expect(Self.differences(changes, golden.prefix(count)) == [], "after \(halves) half(s)")
-            #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE payload IS NULL") } == count)
+            #expect(try await store.read { tx in try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL") as Int? } == count)
         }
     }
 
-    @Test func pushClaimsAndDeviceConfinedFeedsGiveTheSame() throws {
+    @Test func pushClaimsAndDeviceConfinedFeedsGiveTheSame() async throws {
         let golden = try Self.golden()
-        let store = try Self.store(halves: 2)
-        let claimed = try store.claimPushBatch(limit: 100_000, maxBytes: .max).filter { $0.mutation.entity != "region" }
+        let store = try await Self.store(halves: 2)
+        let claimed = try await store.claimPushBatch(limit: 100_000, maxBytes: .max).filter { $0.mutation.entity != "region" }
         #expect(Self.differences(claimed.map { SyncChange(seq: $0.seq, mutation: $0.mutation) }, golden[...]) == [])
         // A device token reads the regions and its own device's rows, referring or not.
-        let own = try store.syncChanges(after: 0, entities: nil, device: "trace", limit: 100_000)
+        let own = try await store.syncChanges(after: 0, entities: nil, device: "trace", limit: 100_000)
         #expect(own.count == 400 + golden.count)
-        let other = try store.syncChanges(after: 0, entities: nil, device: "other", limit: 100_000)
+        let other = try await store.syncChanges(after: 0, entities: nil, device: "other", limit: 100_000)
         #expect(other.count == 400 && other.allSatisfy { $0.mutation.entity == "region" })
     }
 
-    @Test func aNewerVersionFromSyncLeavesTheRowsReferringToTheOldOneAsTheyWere() throws {
+    @Test func aNewerVersionFromSyncLeavesTheRowsReferringToTheOldOneAsTheyWere() async throws {
         let golden = try Self.golden()
-        let store = try Self.store(halves: 2)
+        let store = try await Self.store(halves: 2)
         // A closed visit and an event of it, replaced by version 3 and 2 from elsewhere.
         let visit = try #require(golden.first { $0.mutation.entity == "visit" && $0.mutation.version == 2 })
         let event = try #require(golden.first { $0.mutation.entity == "event" })
         var newerVisit = visit.mutation.payload.replacingOccurrences(of: #""exit_reason":"exit""#, with: #""exit_reason":"region_removed""#)
         newerVisit = newerVisit.replacingOccurrences(of: #""version":2"#, with: #""version":3"#)
-        let results = try store.applyMutations(
+        let results = try await store.applyMutations(
             [
                 SyncMutation(key: "visit:\(visit.mutation.id):v3", entity: "visit", id: visit.mutation.id, op: .upsert, version: 3, payload: newerVisit),
                 SyncMutation(key: "event:\(event.mutation.id):v2", entity: "event", id: event.mutation.id, op: .upsert, version: 2,
@@ -110,11 +110,11 @@ import Testing
             ],
             permissions: SyncPermissions(device: nil, regions: true))
         #expect(results == [.applied, .applied])
-        let changes = try store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+        let changes = try await store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
         #expect(Self.differences(Array(changes.prefix(golden.count)), golden[...]) == [])
         #expect(changes.count == golden.count + 2)
-        #expect(try store.writer.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE payload IS NOT NULL AND entity != 'region'")
+        #expect(try await store.read { tx in
+            try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NOT NULL AND entity != 'region'") as Int?
         } == 5)  // the visit's two rows and the event's, kept as text, and the two new ones
     }
 }

@@ -18,16 +18,16 @@ struct RealTraceGoldenTests {
     }
 
     /// Ingests one trace into a fresh store; returns the store and the session's summary.
-    func ingest(_ trace: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) throws -> (Store, IngestSummary) {
-        try Self.ingest(path: TestData.sharedFile(trace), regions: regions, monitor: monitor, maxAccuracy: maxAccuracy)
+    func ingest(_ trace: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) async throws -> (Store, IngestSummary) {
+        try await Self.ingest(path: TestData.sharedFile(trace), regions: regions, monitor: monitor, maxAccuracy: maxAccuracy)
     }
 
-    static func ingest(path: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) throws -> (Store, IngestSummary) {
+    static func ingest(path: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) async throws -> (Store, IngestSummary) {
         let store = try Store.inMemory()
-        try store.applyRegions(regions)
-        let session = try IngestSession(store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
+        try await store.applyRegions(regions)
+        let session = try await IngestSession(store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
         var reader = try TraceOpener.open(path, format: nil, device: nil)
-        try session.ingest { add in
+        try await session.ingest { add in
             while let fix = try reader.next() { try add(fix) }
         }
         return (store, session.summary)
@@ -56,51 +56,51 @@ struct RealTraceGoldenTests {
         return result
     }
 
-    func kindsByRegion(_ store: Store) throws -> [String: [String]] {
+    func kindsByRegion(_ store: Store) async throws -> [String: [String]] {
         var result: [String: [String]] = [:]
-        try store.forEachEvent(EventQuery()) { event in
+        try await store.forEachEvent(EventQuery()) { event in
             if event.kind != "dwell" { result[event.region ?? "", default: []].append(event.kind) }
         }
         return result
     }
 
-    @Test func zurichGoogleTraceFlapsRawAndSettlesWithTheDefaults() throws {
+    @Test func zurichGoogleTraceFlapsRawAndSettlesWithTheDefaults() async throws {
         let districts = try regions("zurich/stadtkreise.geojson", RegionImportOptions(idProperty: "Kreisnummer", idPrefix: "zh-kreis-"))
         // Every fix, even the poor ones: the 140 district changes of the raw trace.
-        let (rawStore, rawSummary) = try ingest("zurich/google_trajectory.csv", regions: districts, monitor: Self.raw, maxAccuracy: 1e9)
+        let (rawStore, rawSummary) = try await ingest("zurich/google_trajectory.csv", regions: districts, monitor: Self.raw, maxAccuracy: 1e9)
         #expect(rawSummary.events[.enter] == 141 && rawSummary.events[.exit] == 140)
-        #expect(try kindsByRegion(rawStore) == bruteForce("zurich/google_trajectory.csv", regions: districts, maxAccuracy: 1e9))
+        await #expect(try kindsByRegion(rawStore) == bruteForce("zurich/google_trajectory.csv", regions: districts, maxAccuracy: 1e9))
 
         // With the accuracy filter and the default hysteresis, the flapping collapses.
-        let (_, filteredRaw) = try ingest("zurich/google_trajectory.csv", regions: districts, monitor: Self.raw)
-        let (store, summary) = try ingest("zurich/google_trajectory.csv", regions: districts)
+        let (_, filteredRaw) = try await ingest("zurich/google_trajectory.csv", regions: districts, monitor: Self.raw)
+        let (store, summary) = try await ingest("zurich/google_trajectory.csv", regions: districts)
         #expect(summary.dropped[.lowAccuracy] == 199)
         let rawVisits = filteredRaw.visitsOpened, visits = summary.visitsOpened
         #expect(rawVisits == 101)
         #expect(visits <= rawVisits / 10, "\(visits) visits from \(rawVisits) raw")
         // The trace stays inside the city: at the end the device is in at least one district.
         var open = 0
-        try store.forEachVisit(openOnly: true) { _ in open += 1 }
+        try await store.forEachVisit(openOnly: true) { _ in open += 1 }
         #expect(open >= 1)
     }
 
-    @Test func torontoTakeoutRecordsMatchBruteForceRaw() throws {
+    @Test func torontoTakeoutRecordsMatchBruteForceRaw() async throws {
         let neighbourhoods = try regions("toronto/toronto_neighbourhoods.geojson", RegionImportOptions(idProperty: "AREA_SHORT_CODE", idPrefix: "toronto:"))
-        let (store, _) = try ingest("google_takeout/records.json", regions: neighbourhoods, monitor: Self.raw)
-        #expect(try kindsByRegion(store) == bruteForce("google_takeout/records.json", regions: neighbourhoods))
+        let (store, _) = try await ingest("google_takeout/records.json", regions: neighbourhoods, monitor: Self.raw)
+        await #expect(try kindsByRegion(store) == bruteForce("google_takeout/records.json", regions: neighbourhoods))
     }
 }
 
 /// The sample the project ships (regions/ and samples/): always there, so never skipped.
 @Suite struct SampleTraceGoldenTests {
-    @Test func limerickBusVisitsEachOfItsStopsOnce() throws {
+    @Test func limerickBusVisitsEachOfItsStopsOnce() async throws {
         let stops = try RegionConfigLoader.load([TestData.packageRoot.appendingPathComponent("regions").path])
         #expect(stops.count == 36)
         let trace = TestData.packageRoot.appendingPathComponent("samples/bus304_to_UL_2019-02-18.gpx").path
-        let (store, summary) = try RealTraceGoldenTests.ingest(path: trace, regions: stops)
+        let (store, summary) = try await RealTraceGoldenTests.ingest(path: trace, regions: stops)
         #expect(summary.fixesAccepted == 2144)
         var visitsByStop: [String: Int] = [:]
-        try store.forEachVisit { visitsByStop[$0.region, default: 0] += 1 }
+        try await store.forEachVisit { visitsByStop[$0.region, default: 0] += 1 }
         #expect(visitsByStop.count == 36)
         #expect(visitsByStop.values.allSatisfy { $0 == 1 })
         #expect(summary.events[.dwell] ?? 0 > 0, "the stops have a 20 s dwell")

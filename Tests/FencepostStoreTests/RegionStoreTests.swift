@@ -25,98 +25,98 @@ import Testing
         }
     }
 
-    @Test func applyThenReapplyIsANoOp() throws {
+    @Test func applyThenReapplyIsANoOp() async throws {
         let store = try Store.inMemory()
         let desired = [Self.circle("a"), Self.circle("b"), Self.square]
-        let first = try store.applyRegions(desired)
+        let first = try await store.applyRegions(desired)
         #expect(first.summary == "3 to add, 0 to update, 0 to remove, 0 unchanged")
-        let second = try store.applyRegions(desired)
+        let second = try await store.applyRegions(desired)
         #expect(second.isEmpty)
         #expect(second.summary == "0 to add, 0 to update, 0 to remove, 3 unchanged")
-        let monitored = try store.monitoredRegions()
+        let monitored = try await store.monitoredRegions()
         #expect(monitored.map(\.region) == desired.sorted { $0.id < $1.id })
         #expect(monitored.allSatisfy { $0.version == 1 })
     }
 
-    @Test func planChangesNothing() throws {
+    @Test func planChangesNothing() async throws {
         let store = try Store.inMemory()
-        let plan = try store.planRegions([Self.circle("a")])
+        let plan = try await store.planRegions([Self.circle("a")])
         #expect(plan.addCount == 1)
-        #expect(try store.regionDigests().isEmpty)
+        await #expect(try store.regionDigests().isEmpty)
     }
 
-    @Test func geometryChangeUpdatesAndRetiresTheRegion() throws {
+    @Test func geometryChangeUpdatesAndRetiresTheRegion() async throws {
         let log = RetirementLog()
         let store = try Store.inMemory().adding(retirementHook: log.hook())
-        try store.applyRegions([Self.circle("a"), Self.circle("b")])
-        let plan = try store.applyRegions([Self.circle("a", radius: 30), Self.circle("b")])
+        try await store.applyRegions([Self.circle("a"), Self.circle("b")])
+        let plan = try await store.applyRegions([Self.circle("a", radius: 30), Self.circle("b")])
         #expect(plan.changes.map(\.line) == ["~ update a"])
         #expect(log.all == ["a region_changed"])
-        let a = try #require(try store.monitoredRegions().first { $0.region.id == "a" })
+        let a = try await #require(try store.monitoredRegions().first { $0.region.id == "a" })
         #expect(a.version == 2)
         #expect(a.region.shape == .circle(center: Position(lon: -8.62, lat: 52.66), radius: 30))
     }
 
-    @Test func propertyOnlyChangeUpdatesWithoutRetiring() throws {
+    @Test func propertyOnlyChangeUpdatesWithoutRetiring() async throws {
         let log = RetirementLog()
         let store = try Store.inMemory().adding(retirementHook: log.hook())
-        try store.applyRegions([Self.circle("a")])
+        try await store.applyRegions([Self.circle("a")])
         var renamed = Self.circle("a", name: "Stop A")
         renamed.settings.dwell = 60
-        let plan = try store.applyRegions([renamed])
+        let plan = try await store.applyRegions([renamed])
         #expect(plan.changes == [.update(renamed, geometryChanged: false)])
         #expect(log.all.isEmpty)
-        #expect(try store.monitoredRegions().first?.region.settings.dwell == 60)
+        await #expect(try store.monitoredRegions().first?.region.settings.dwell == 60)
     }
 
-    @Test func removalDeletesAndRetires() throws {
+    @Test func removalDeletesAndRetires() async throws {
         let log = RetirementLog()
         let store = try Store.inMemory().adding(retirementHook: log.hook())
-        try store.applyRegions([Self.circle("a"), Self.square])
-        let plan = try store.applyRegions([Self.square])
+        try await store.applyRegions([Self.circle("a"), Self.square])
+        let plan = try await store.applyRegions([Self.square])
         #expect(plan.changes.map(\.line) == ["- remove a"])
         #expect(log.all == ["a region_removed"])
-        #expect(try store.regionDigests().map(\.id) == ["square"])
+        await #expect(try store.regionDigests().map(\.id) == ["square"])
     }
 
-    @Test func aFailureMidApplyLeavesTheStoreAsItWas() throws {
+    @Test func aFailureMidApplyLeavesTheStoreAsItWas() async throws {
         let store = try Store.inMemory()
-        try store.applyRegions([Self.circle("a"), Self.circle("b")])
-        let before = try store.monitoredRegions()
+        try await store.applyRegions([Self.circle("a"), Self.circle("b")])
+        let before = try await store.monitoredRegions()
         // A real SQLite failure on the third write of the transaction.
-        try store.writer.write { db in
-            try db.execute(sql: """
+        try await store.write { tx in
+            try tx.execute("""
                 CREATE TRIGGER refuse_zz BEFORE INSERT ON regions WHEN NEW.id = 'zz'
                 BEGIN SELECT RAISE(ABORT, 'injected failure'); END
                 """)
         }
         let desired = [Self.circle("a", radius: 99), Self.circle("m"), Self.circle("zz")]
-        #expect(throws: DatabaseError.self) { try store.applyRegions(desired) }
-        #expect(try store.monitoredRegions() == before)
+        await #expect(throws: DatabaseError.self) { try await store.applyRegions(desired) }
+        await #expect(try store.monitoredRegions() == before)
     }
 
-    @Test func aFailingRetirementHookRollsBackTheWholeApply() throws {
+    @Test func aFailingRetirementHookRollsBackTheWholeApply() async throws {
         struct VisitCloserFailed: Error {}
         let store = try Store.inMemory().adding { _, _, _ in throw VisitCloserFailed() }
-        try store.applyRegions([Self.circle("a"), Self.circle("b")])
-        let before = try store.monitoredRegions()
-        #expect(throws: VisitCloserFailed.self) { try store.applyRegions([Self.circle("b"), Self.circle("c")]) }
-        #expect(try store.monitoredRegions() == before)
+        try await store.applyRegions([Self.circle("a"), Self.circle("b")])
+        let before = try await store.monitoredRegions()
+        await #expect(throws: VisitCloserFailed.self) { try await store.applyRegions([Self.circle("b"), Self.circle("c")]) }
+        await #expect(try store.monitoredRegions() == before)
     }
 
-    @Test func fileStoreUsesWALAndPersistsAcrossOpens() throws {
+    @Test func fileStoreUsesWALAndPersistsAcrossOpens() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("nested/fencepost.db").path
         do {
             let store = try Store(path: path)
-            try store.applyRegions([Self.circle("a"), Self.square])
-            let mode = try store.writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+            try await store.applyRegions([Self.circle("a"), Self.square])
+            let mode: String? = try await store.read { tx in try tx.value("PRAGMA journal_mode") }
             #expect(mode == "wal")
         }
         let reopened = try Store(path: path)
-        #expect(try reopened.regionDigests().map(\.id) == ["a", "square"])
-        #expect(try reopened.applyRegions([Self.circle("a"), Self.square]).isEmpty)
+        await #expect(try reopened.regionDigests().map(\.id) == ["a", "square"])
+        await #expect(try reopened.applyRegions([Self.circle("a"), Self.square]).isEmpty)
     }
 
     @Test func defaultLocationFollowsTheEnvironment() {

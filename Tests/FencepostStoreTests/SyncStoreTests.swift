@@ -10,119 +10,119 @@ import Testing
     let grid = IngestSessionTests().grid
 
     /// A client store with two regions and a walk through both (4 events, 2 visits twice).
-    func client(device: String = "bus") throws -> Store {
+    func client(device: String = "bus") async throws -> Store {
         let store = try Store.inMemory()
-        try store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
-        _ = try IngestSessionTests().ingest(store, [grid.walk(device: device)])
+        try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
+        _ = try await IngestSessionTests().ingest(store, [grid.walk(device: device)])
         return store
     }
 
     /// Every outbox mutation of `store`, in order.
-    func mutations(_ store: Store, entities: Set<String>? = nil) throws -> [SyncMutation] {
-        try store.syncChanges(after: 0, entities: entities, device: nil, limit: 100_000).map(\.mutation)
+    func mutations(_ store: Store, entities: Set<String>? = nil) async throws -> [SyncMutation] {
+        try await store.syncChanges(after: 0, entities: entities, device: nil, limit: 100_000).map(\.mutation)
     }
 
-    func rows(_ store: Store) throws -> (events: [String], visits: [String]) {
+    func rows(_ store: Store) async throws -> (events: [String], visits: [String]) {
         var events: [String] = []
-        try store.forEachEvent(EventQuery()) { events.append("\($0.id) \($0.kind) \($0.device) \($0.region ?? "") \($0.time) \($0.flags) \($0.properties)") }
+        try await store.forEachEvent(EventQuery()) { events.append("\($0.id) \($0.kind) \($0.device) \($0.region ?? "") \($0.time) \($0.flags) \($0.properties)") }
         var visits: [String] = []
-        try store.forEachVisit { visits.append("\($0.id) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.status) v\($0.version)") }
+        try await store.forEachVisit { visits.append("\($0.id) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.status) v\($0.version)") }
         return (events, visits)
     }
 
-    @Test func appliedOncePerKeyAndTheBackendHoldsTheClientsRows() throws {
-        let client = try client()
+    @Test func appliedOncePerKeyAndTheBackendHoldsTheClientsRows() async throws {
+        let client = try await client()
         let backend = try Store.inMemory()
-        let batch = try mutations(client)
+        let batch = try await mutations(client)
         #expect(batch.count == 10)  // 2 regions, 4 events, 2 visits opened and then closed
         let admin = SyncPermissions(device: nil, regions: true)
-        #expect(try backend.applyMutations(batch, permissions: admin) == Array(repeating: .applied, count: 10))
-        #expect(try rows(backend) == rows(client))
-        #expect(try backend.monitoredRegions().map(\.region.id) == ["a", "b"])
+        await #expect(try backend.applyMutations(batch, permissions: admin) == Array(repeating: .applied, count: 10))
+        await #expect(try rows(backend) == rows(client))
+        await #expect(try backend.monitoredRegions().map(\.region.id) == ["a", "b"])
 
         // The same batch again (a lost answer): every key is a duplicate, nothing changes.
-        let outboxBefore = try mutations(backend).count
-        #expect(try backend.applyMutations(batch, permissions: admin) == Array(repeating: .duplicate, count: 10))
-        #expect(try rows(backend) == rows(client))
-        #expect(try mutations(backend).count == outboxBefore)
+        let outboxBefore = try await mutations(backend).count
+        await #expect(try backend.applyMutations(batch, permissions: admin) == Array(repeating: .duplicate, count: 10))
+        await #expect(try rows(backend) == rows(client))
+        await #expect(try mutations(backend).count == outboxBefore)
     }
 
-    @Test func aRegionRemovedWithAVisitOpenConvergesOnTheBackend() throws {
+    @Test func aRegionRemovedWithAVisitOpenConvergesOnTheBackend() async throws {
         // The walk ends inside "b": its visit is open when the client removes "b".
         let client = try Store.inMemory()
-        try client.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 300, radius: 40)])
-        _ = try IngestSessionTests().ingest(client, [grid.walk()])
-        try client.applyRegions([grid.circle("a", x: -100, radius: 50)])
-        #expect(try rows(client).visits.contains { $0.contains(" closed v2") && $0.contains(" b ") })
+        try await client.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 300, radius: 40)])
+        _ = try await IngestSessionTests().ingest(client, [grid.walk()])
+        try await client.applyRegions([grid.circle("a", x: -100, radius: 50)])
+        await #expect(try rows(client).visits.contains { $0.contains(" closed v2") && $0.contains(" b ") })
 
         // The backend applies the region delete (which must not close the pushed visit itself)
         // and then the client's own close: both stores end the same.
         let backend = try Store.inMemory()
-        let results = try backend.applyMutations(try mutations(client), permissions: SyncPermissions(device: nil, regions: true))
+        let results = try await backend.applyMutations(try mutations(client), permissions: SyncPermissions(device: nil, regions: true))
         #expect(results.allSatisfy { $0 == .applied })
-        #expect(try rows(backend) == rows(client))
+        await #expect(try rows(backend) == rows(client))
     }
 
-    @Test func anOlderVersionDoesNotOverwriteANewerOne() throws {
-        let client = try client()
+    @Test func anOlderVersionDoesNotOverwriteANewerOne() async throws {
+        let client = try await client()
         let backend = try Store.inMemory()
-        let visits = try mutations(client, entities: ["visit"])
+        let visits = try await mutations(client, entities: ["visit"])
         let closed = visits.filter { $0.version == 2 }
         let opened = visits.filter { $0.version == 1 }
         let admin = SyncPermissions(device: nil, regions: true)
         // The closes arrive first (out of order); the opens after them change nothing.
-        #expect(try backend.applyMutations(closed, permissions: admin) == [.applied, .applied])
-        #expect(try backend.applyMutations(opened, permissions: admin) == [.applied, .applied])
-        #expect(try rows(backend).visits == rows(client).visits)
+        await #expect(try backend.applyMutations(closed, permissions: admin) == [.applied, .applied])
+        await #expect(try backend.applyMutations(opened, permissions: admin) == [.applied, .applied])
+        await #expect(try rows(backend).visits == rows(client).visits)
     }
 
-    @Test func rejectionsNameTheirReasonAndAreNotRemembered() throws {
-        let client = try client(device: "phone")
+    @Test func rejectionsNameTheirReasonAndAreNotRemembered() async throws {
+        let client = try await client(device: "phone")
         let backend = try Store.inMemory()
-        let events = try mutations(client, entities: ["event"])
+        let events = try await mutations(client, entities: ["event"])
         var broken = events[0]
         broken.payload = #"{"device":"phone","id":"\#(broken.id)","kind":"enter"}"#  // no time
         let device = SyncPermissions(device: "phone", regions: false)
         let other = SyncPermissions(device: "other", regions: false)
 
-        let results = try backend.applyMutations([broken, events[1]], permissions: device)
+        let results = try await backend.applyMutations([broken, events[1]], permissions: device)
         #expect(results == [.rejected(reason: "the payload has no time"), .applied])
-        #expect(try backend.applyMutations([events[2]], permissions: other) == [
+        await #expect(try backend.applyMutations([events[2]], permissions: other) == [
             .rejected(reason: "this token may sync only device other's data, not phone's")
         ])
-        let region = try mutations(client, entities: ["region"])[0]
-        #expect(try backend.applyMutations([region], permissions: device) == [.rejected(reason: "regions can only be changed with an admin token")])
-        #expect(try rows(backend).events.count == 1)
+        let region = try await mutations(client, entities: ["region"])[0]
+        await #expect(try backend.applyMutations([region], permissions: device) == [.rejected(reason: "regions can only be changed with an admin token")])
+        await #expect(try rows(backend).events.count == 1)
 
         // Fixed (the original payload), the same key applies: the rejection was not remembered.
-        #expect(try backend.applyMutations([events[0]], permissions: device) == [.applied])
+        await #expect(try backend.applyMutations([events[0]], permissions: device) == [.applied])
     }
 
-    @Test func regionEditsAreQueuedAndDeletesCarryTheirOwnKey() throws {
+    @Test func regionEditsAreQueuedAndDeletesCarryTheirOwnKey() async throws {
         let store = try Store.inMemory()
-        try store.applyRegions([grid.circle("a", x: 0, radius: 50)])
-        try store.applyRegions([grid.circle("a", x: 0, radius: 60)])
-        try store.applyRegions([])
-        try store.applyRegions([grid.circle("a", x: 0, radius: 50)])
-        let queued = try mutations(store)
+        try await store.applyRegions([grid.circle("a", x: 0, radius: 50)])
+        try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        try await store.applyRegions([])
+        try await store.applyRegions([grid.circle("a", x: 0, radius: 50)])
+        let queued = try await mutations(store)
         #expect(queued.map { "\($0.op.rawValue) v\($0.version)" } == ["upsert v1", "upsert v2", "delete v3", "upsert v1"])
         #expect(Set(queued.map(\.key)).count == 4)  // the re-added region is a new edit, not a duplicate
 
         // Replayed on a backend in order, the last edit wins.
         let backend = try Store.inMemory()
-        #expect(try backend.applyMutations(queued, permissions: SyncPermissions(device: nil, regions: true)).allSatisfy { $0 == .applied })
-        #expect(try backend.monitoredRegions().map(\.region.contentHash) == store.monitoredRegions().map(\.region.contentHash))
+        await #expect(try backend.applyMutations(queued, permissions: SyncPermissions(device: nil, regions: true)).allSatisfy { $0 == .applied })
+        await #expect(try backend.monitoredRegions().map(\.region.contentHash) == store.monitoredRegions().map(\.region.contentHash))
     }
 
-    @Test func theQueueClaimsAcknowledgesRetriesAndDeadLetters() throws {
-        let store = try client()
-        let first = try store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
+    @Test func theQueueClaimsAcknowledgesRetriesAndDeadLetters() async throws {
+        let store = try await client()
+        let first = try await store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
         #expect(first.map(\.seq) == [1, 2, 3, 4])
-        #expect(try store.syncStatus().counts["inflight"] == 4)
+        await #expect(try store.syncStatus().counts["inflight"] == 4)
 
         // A push killed here leaves them in flight; the next push requeues them first.
-        #expect(try store.requeueInflight() == 4)
-        let again = try store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
+        await #expect(try store.requeueInflight() == 4)
+        let again = try await store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
         #expect(again.map(\.seq) == [1, 2, 3, 4])
 
         // One acknowledged, one rejected, one duplicate, one without an answer.
@@ -130,49 +130,49 @@ import Testing
             again[0].mutation.key: .applied, again[1].mutation.key: .rejected(reason: "no such region"),
             again[2].mutation.key: .duplicate,
         ]
-        let outcome = try store.acknowledge(again, results: results)
+        let outcome = try await store.acknowledge(again, results: results)
         #expect(outcome.delivered == 2 && outcome.dead == 1)
-        let status = try store.syncStatus()
+        let status = try await store.syncStatus()
         #expect(status.counts == ["pending": 7, "inflight": 0, "delivered": 2, "dead": 1])
         #expect(status.lastSuccessAt != nil)
-        #expect(try store.syncDeadLetters().map(\.lastError) == ["rejected: no such region"])
+        await #expect(try store.syncDeadLetters().map(\.lastError) == ["rejected: no such region"])
 
         // Failures that reached the backend count; an unreachable backend does not.
-        let next = try store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
+        let next = try await store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
         #expect(next.map(\.seq) == [4, 5])
-        #expect(try store.recordPushFailure(next, error: "connection refused", counts: false, maxAttempts: 1, retryAt: Date()) == 0)
-        let retried = try store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
-        #expect(try store.recordPushFailure(retried, error: "HTTP 503", counts: true, maxAttempts: 1, retryAt: Date()) == 2)
-        #expect(try store.syncStatus().lastError == "HTTP 503")
-        #expect(try store.syncDeadLetters().map(\.seq) == [2, 4, 5])
+        await #expect(try store.recordPushFailure(next, error: "connection refused", counts: false, maxAttempts: 1, retryAt: Date()) == 0)
+        let retried = try await store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
+        await #expect(try store.recordPushFailure(retried, error: "HTTP 503", counts: true, maxAttempts: 1, retryAt: Date()) == 2)
+        await #expect(try store.syncStatus().lastError == "HTTP 503")
+        await #expect(try store.syncDeadLetters().map(\.seq) == [2, 4, 5])
 
-        #expect(try store.retryDeadLetters(seq: 2) == 1)
-        #expect(try store.retryDeadLetters() == 2)
-        #expect(try store.syncStatus().counts["dead"] == 0)
-        #expect(try store.claimPushBatch(limit: 100, maxBytes: 1 << 20).map(\.seq) == [2, 4, 5, 6, 7, 8, 9, 10])
+        await #expect(try store.retryDeadLetters(seq: 2) == 1)
+        await #expect(try store.retryDeadLetters() == 2)
+        await #expect(try store.syncStatus().counts["dead"] == 0)
+        await #expect(try store.claimPushBatch(limit: 100, maxBytes: 1 << 20).map(\.seq) == [2, 4, 5, 6, 7, 8, 9, 10])
     }
 
-    @Test func pulledRegionsGoThroughTheReconcilerAndNeverUndoAPendingLocalDelete() throws {
+    @Test func pulledRegionsGoThroughTheReconcilerAndNeverUndoAPendingLocalDelete() async throws {
         let backend = try Store.inMemory()
-        try backend.applyRegions([grid.circle("a", x: 0, radius: 50), grid.circle("b", x: 200, radius: 50), grid.circle("c", x: 400, radius: 50)])
+        try await backend.applyRegions([grid.circle("a", x: 0, radius: 50), grid.circle("b", x: 200, radius: 50), grid.circle("c", x: 400, radius: 50)])
 
         let edge = try Store.inMemory()
-        try edge.applyRegions([grid.circle("b", x: 200, radius: 50)])
+        try await edge.applyRegions([grid.circle("b", x: 200, radius: 50)])
         // The edge deletes b locally; the delete waits in its outbox.
-        try edge.applyRegions([])
-        let feed = try backend.syncChanges(after: 0, entities: ["region"], device: nil, limit: 100)
-        let pulled = try edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
+        try await edge.applyRegions([])
+        let feed = try await backend.syncChanges(after: 0, entities: ["region"], device: nil, limit: 100)
+        let pulled = try await edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
         #expect(pulled.keptLocal == ["b"])
         #expect(pulled.plan.addCount == 2)
-        #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "c"])
-        #expect(try edge.syncState("pull.cursor test") == String(feed.last!.seq))
+        await #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "c"])
+        await #expect(try edge.syncState("pull.cursor test") == String(feed.last!.seq))
         // Pulled regions are not queued back: the edge's outbox still holds only its own edits.
-        #expect(try mutations(edge).map(\.op) == [.upsert, .delete])
+        await #expect(try mutations(edge).map(\.op) == [.upsert, .delete])
 
         // Once the delete has been pushed (delivered), a later pull may bring b back.
-        let claimed = try edge.claimPushBatch(limit: 10, maxBytes: 1 << 20)
-        try edge.acknowledge(claimed, results: Dictionary(uniqueKeysWithValues: claimed.map { ($0.mutation.key, SyncResult.applied) }))
-        _ = try edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
-        #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "b", "c"])
+        let claimed = try await edge.claimPushBatch(limit: 10, maxBytes: 1 << 20)
+        try await edge.acknowledge(claimed, results: Dictionary(uniqueKeysWithValues: claimed.map { ($0.mutation.key, SyncResult.applied) }))
+        _ = try await edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
+        await #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "b", "c"])
     }
 }

@@ -11,16 +11,16 @@ import Testing
 /// checkout), ingested with the defaults, scored as eval_visits.py scores it against the
 /// truth, the visits that a containment test finds on the noiseless path.
 @Suite struct VisitQualityTests {
-    @Test func theDefaultsFindTheVisitsOfANoisyTrace() throws {
+    @Test func theDefaultsFindTheVisitsOfANoisyTrace() async throws {
         let workload = Workload(seed: 3, regions: 80, fixes: 30_000, sizeKilometres: 4)
         let truth = try workload.truth()
         #expect(truth.filter { $0.end - $0.start >= 60 }.count > 100, "enough visits to score")
 
-        let score = VisitScore(truth: truth, candidates: try workload.ingest(IngestOptions()), minimumDuration: 60)
+        let score = await VisitScore(truth: truth, candidates: try workload.ingest(IngestOptions()), minimumDuration: 60)
         #expect(score.f1 >= 0.95, "defaults: \(score)")
         // The trace is noisy enough for the score to mean something: raw containment flaps.
         let raw = MonitorSettings(hysteresis: 0, enterDelay: 0, exitDelay: 0, passThrough: false)
-        let flapping = VisitScore(truth: truth, candidates: try workload.ingest(IngestOptions(monitor: raw)), minimumDuration: 60)
+        let flapping = await VisitScore(truth: truth, candidates: try workload.ingest(IngestOptions(monitor: raw)), minimumDuration: 60)
         #expect(flapping.f1 < 0.8, "raw containment: \(flapping)")
     }
 }
@@ -128,15 +128,15 @@ struct Workload {
 
     /// The visits `fencepost ingest` with these options finds in the noisy fixes, from the
     /// events it stores (as eval_visits.py reads an export: enter to exit, per region).
-    func ingest(_ options: IngestOptions) throws -> [ScoredVisit] {
+    func ingest(_ options: IngestOptions) async throws -> [ScoredVisit] {
         let store = try Store.inMemory()
-        try store.applyRegions(regions)
-        let session = try IngestSession(store: store, options: options)
-        try session.ingest { add in
+        try await store.applyRegions(regions)
+        let session = try await IngestSession(store: store, options: options)
+        try await session.ingest { add in
             for fix in fixes { try add(fix) }
         }
         var events: [(time: Double, entering: Bool, region: String)] = []
-        try store.forEachEvent(EventQuery()) { event in
+        try await store.forEachEvent(EventQuery()) { event in
             guard event.kind == "enter" || event.kind == "exit", let region = event.region else { return }
             events.append((Double(event.timeMs) / 1000, event.kind == "enter", region))
         }

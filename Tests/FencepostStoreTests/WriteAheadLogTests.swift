@@ -1,15 +1,15 @@
-import FencepostStore
+@testable import FencepostStore
 import Foundation
 import GRDB
 import Testing
 
 @Suite struct WriteAheadLogTests {
     /// Writes about `pages` pages of 4 KiB to the store, in transactions of 100 rows.
-    static func fill(_ store: Store, pages: Int) throws {
-        try store.writer.write { db in try db.execute(sql: "CREATE TABLE IF NOT EXISTS filler (bytes BLOB)") }
+    static func fill(_ store: Store, pages: Int) async throws {
+        try await store.write { tx in try tx.execute("CREATE TABLE IF NOT EXISTS filler (bytes BLOB)") }
         for _ in 0..<(pages / 100) {
-            try store.writer.write { db in
-                for _ in 0..<100 { try db.execute(sql: "INSERT INTO filler VALUES (randomblob(4000))") }
+            try await store.write { tx in
+                for _ in 0..<100 { try tx.execute("INSERT INTO filler VALUES (randomblob(4000))") }
             }
         }
     }
@@ -21,25 +21,26 @@ import Testing
         return (result.walFrameCount, result.checkpointedFrameCount)
     }
 
-    @Test func whileCheckpointingTheWriterLeavesCheckpointsToTheLog() throws {
+    @Test func whileCheckpointingTheWriterLeavesCheckpointsToTheLog() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(path: directory.appendingPathComponent("store.db").path)
-        let log = try WriteAheadLog(store: store)
+        let path = directory.appendingPathComponent("store.db").path
+        let store = try Store(path: path)
+        let log = try #require(try WriteAheadLog.of(store))
         try log.startCheckpointing()
 
         // Past SQLite's 1,000-page threshold the writer would have checkpointed and restarted
         // the log; started, it leaves every frame for the checkpointer, which copies them all.
-        try Self.fill(store, pages: 3_000)
+        try await Self.fill(store, pages: 3_000)
         let first = try log.checkpoint()
         #expect(first.logFrames > 3_000)
         #expect(first.checkpointedFrames == first.logFrames)
-        #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM filler") } == 3_000)
+        #expect(try await store.read { tx in try tx.value("SELECT count(*) FROM filler") as Int? } == 3_000)
         try log.sync()
 
         // Stopped, the writer checkpoints at commit again: the log restarts instead of growing.
         try log.stopCheckpointing()
-        try Self.fill(store, pages: 3_000)
-        #expect(try Self.frames(store.path).frames < 2_000)
+        try await Self.fill(store, pages: 3_000)
+        #expect(try Self.frames(path).frames < 2_000)
     }
 }

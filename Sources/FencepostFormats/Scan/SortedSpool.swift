@@ -84,7 +84,7 @@ final class SortedSpool {
 
     private func spill() throws {
         sortHeld()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-spool-\(UUID().uuidString).bin")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-scan-run-\(UUID().uuidString).bin")
         var bytes: [UInt8] = []
         for record in held where !discarded.contains(record.input) {
             RunReader.append(record, to: &bytes)

@@ -26,13 +26,13 @@ struct EventsController {
 
     /// `{"events":[...],"next_cursor":...}`, or the whole selection as csv, jsonl, geojson or ics.
     @Sendable func events(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         let query = try Self.query(request, caller: caller)
         if let format = request.query("format"), format != "json" {
             guard let exportFormat = ExportFormat(rawValue: format) else {
                 throw APIError.badRequest("format must be json, csv, jsonl, geojson or ics, not \(format)")
             }
-            return try export(exportFormat, query: query, zone: try Self.zone(request))
+            return try await export(exportFormat, query: query, zone: try Self.zone(request))
         }
         var limit = Self.defaultLimit
         if let text = request.query("limit") {
@@ -44,7 +44,7 @@ struct EventsController {
             guard let parsed = EventCursor(token: token) else { throw APIError.badRequest("cursor is not one this service gave out") }
             cursor = parsed
         }
-        let page = try store.events(query, after: cursor, limit: limit)
+        let page = try await store.events(query, after: cursor, limit: limit)
         let next: JSONValue = page.count == limit ? page.last.map { .string(EventCursor(timeMs: $0.timeMs, id: $0.id).token) } ?? .null : .null
         let body = JSONValue.object(["events": .array(page.map { EventExport.json($0) }), "next_cursor": next])
         return .json(body.canonicalText())
@@ -52,7 +52,7 @@ struct EventsController {
 
     /// csv and jsonl stream page by page (flat memory on any store); geojson and ics are
     /// built whole before they are sent.
-    private func export(_ format: ExportFormat, query: EventQuery, zone: TimeZone?) throws -> Response {
+    private func export(_ format: ExportFormat, query: EventQuery, zone: TimeZone?) async throws -> Response {
         let headers: HTTPFields = [.contentType: format.contentType]
         switch format {
         case .csv, .jsonl:
@@ -61,7 +61,7 @@ struct EventsController {
                 if format == .csv { try await writer.write(ByteBuffer(string: EventExport.csvHeader(zone: zone))) }
                 var cursor: EventCursor?
                 while true {
-                    let page = try store.events(query, after: cursor, limit: 2_000)
+                    let page = try await store.events(query, after: cursor, limit: 2_000)
                     var text = ""
                     for event in page {
                         text += format == .csv ? EventExport.csvLine(event, zone: zone) : EventExport.json(event, zone: zone).canonicalText() + "\n"
@@ -74,17 +74,17 @@ struct EventsController {
             })
         case .geojson, .ics:
             var sink = StringSink()
-            try EventExport.write(format, query: query, zone: zone, store: store, to: &sink)
+            try await EventExport.write(format, query: query, zone: zone, store: store, to: &sink)
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sink.text)))
         }
     }
 
     /// `{"visits":[...]}` in enter-time order; `open=true` for open visits only.
     @Sendable func visits(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         let device = try Self.device(request, caller: caller)
         var visits: [JSONValue] = []
-        try store.forEachVisit(openOnly: request.query("open") == "true", device: device, region: request.query("region")) { visit in
+        try await store.forEachVisit(openOnly: request.query("open") == "true", device: device, region: request.query("region")) { visit in
             visits.append(visit.json)
         }
         return .json(JSONValue.object(["visits": .array(visits)]).canonicalText())
@@ -94,14 +94,14 @@ struct EventsController {
     /// A client that reconnects with `Last-Event-ID` gets what it missed; without one, the
     /// stream starts at the newest event. Ends when the client leaves or the service stops.
     @Sendable func stream(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         let device = try Self.device(request, caller: caller)
         let start: Int64
         if let last = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("last_event_id") {
             guard let value = Int64(last), value >= 0 else { throw APIError.badRequest("Last-Event-ID must be an id this stream sent") }
             start = value
         } else {
-            start = try store.latestEventSeq()
+            start = try await store.latestEventSeq()
         }
         let store = self.store, signal = self.signal, pollInterval = self.pollInterval
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
@@ -113,7 +113,7 @@ struct EventsController {
             // which the stream notices within one poll interval.
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 do {
-                    let feed = try store.eventFeed(after: seq, device: device, limit: 500)
+                    let feed = try await store.eventFeed(after: seq, device: device, limit: 500)
                     if feed.isEmpty {
                         if quiet >= .seconds(15) {
                             try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))

@@ -25,7 +25,7 @@ struct LocationsController {
     /// `{"fixes":[...]}` → `{"accepted":N,"dropped":{"reason":N},"events":[...]}`.
     @Sendable func postBatch(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let device = try context.parameters.require("device")
-        try auth.caller(request).requirePost(device: device)
+        try await auth.caller(request).requirePost(device: device)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
         let outcome = try await ingest(fixes)
@@ -35,7 +35,7 @@ struct LocationsController {
     /// OwnTracks: the device is `user/device` from `X-Limit-U`/`X-Limit-D` (or the basic-auth
     /// user and the payload's `tid`); the app expects a JSON array back.
     @Sendable func postOwnTracks(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
         let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         let payloadDevice = request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue
@@ -52,7 +52,7 @@ struct LocationsController {
     /// OsmAnd / Traccar Client: one fix in the query (or a form body). The token may come as a
     /// `token` parameter, since these apps cannot set headers.
     @Sendable func osmAnd(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request, allowQueryToken: true)
+        let caller = try await auth.caller(request, allowQueryToken: true)
         var form: [String: String] = [:]
         if request.method == .post, request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
             let body = try await request.collectBody(limit: maxBodyBytes)

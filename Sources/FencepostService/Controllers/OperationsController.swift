@@ -17,7 +17,7 @@ struct OperationsController {
     /// Cheap on any store: one trivial read proves the database answers.
     @Sendable func health(_ request: Request, context: BasicRequestContext) async throws -> Response {
         do {
-            _ = try store.regionsRevision()
+            _ = try await store.regionsRevision()
         } catch {
             throw APIError(.serviceUnavailable, "store_unavailable", "the store cannot be read: \(error)")
         }
@@ -25,8 +25,8 @@ struct OperationsController {
     }
 
     @Sendable func exposition(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        if metricsRequireToken { _ = try auth.caller(request) }
-        let text = try metrics.exposition(store: store)
+        if metricsRequireToken { _ = try await auth.caller(request) }
+        let text = try await metrics.exposition(store: store)
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: text)))

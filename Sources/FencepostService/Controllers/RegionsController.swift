@@ -22,15 +22,15 @@ struct RegionsController {
     }
 
     @Sendable func list(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.caller(request)
-        let features = try store.monitoredRegions().map { Self.feature($0) }
+        _ = try await auth.caller(request)
+        let features = try await store.monitoredRegions().map { Self.feature($0) }
         return .json(JSONValue.object(["type": .string("FeatureCollection"), "features": .array(features)]).canonicalText())
     }
 
     @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.caller(request)
+        _ = try await auth.caller(request)
         let id = try context.parameters.require("id")
-        guard let region = try store.monitoredRegions().first(where: { $0.region.id == id }) else {
+        guard let region = try await store.monitoredRegions().first(where: { $0.region.id == id }) else {
             throw APIError.notFound("no region \(id)")
         }
         return .json(Self.feature(region).canonicalText())
@@ -38,7 +38,7 @@ struct RegionsController {
 
     /// Adds or replaces one region; the body is a GeoJSON Feature whose id (if any) matches.
     @Sendable func put(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.admin(request)
+        _ = try await auth.admin(request)
         let id = try context.parameters.require("id")
         let body = try await request.collectBody(limit: maxBodyBytes)
         let region: Region
@@ -48,15 +48,15 @@ struct RegionsController {
             throw Self.refused(error)
         }
         guard region.id == id else { throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)") }
-        let plan = try store.applyRegions { monitored in try monitored().filter { $0.id != id } + [region] }
+        let plan = try await store.applyRegions { monitored in try monitored().filter { $0.id != id } + [region] }
         try await durability.ensure()
         return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
     }
 
     @Sendable func delete(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.admin(request)
+        _ = try await auth.admin(request)
         let id = try context.parameters.require("id")
-        let plan = try store.applyRegions { monitored in
+        let plan = try await store.applyRegions { monitored in
             let regions = try monitored()
             guard regions.contains(where: { $0.id == id }) else { throw APIError.notFound("no region \(id)") }
             return regions.filter { $0.id != id }
@@ -67,16 +67,16 @@ struct RegionsController {
 
     /// The plan for a FeatureCollection body as the whole desired set; changes nothing.
     @Sendable func plan(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.admin(request)
+        _ = try await auth.admin(request)
         let desired = try await desiredSet(request)
-        return .json(try store.planRegions(desired).json.canonicalText())
+        return await .json(try store.planRegions(desired).json.canonicalText())
     }
 
     /// Makes the monitored set equal the FeatureCollection body, in one transaction.
     @Sendable func apply(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.admin(request)
+        _ = try await auth.admin(request)
         let desired = try await desiredSet(request)
-        let plan = try store.applyRegions(desired)
+        let plan = try await store.applyRegions(desired)
         try await durability.ensure()
         return .json(plan.json.canonicalText())
     }

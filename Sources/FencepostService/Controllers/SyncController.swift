@@ -24,7 +24,7 @@ struct SyncController {
     }
 
     @Sendable func mutations(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         let permissions: SyncPermissions
         switch caller.scope {
         case .admin: permissions = SyncPermissions(device: nil, regions: true)
@@ -43,8 +43,7 @@ struct SyncController {
         guard mutations.count <= Self.maxMutations else {
             throw APIError(.contentTooLarge, "too_many_mutations", "at most \(Self.maxMutations) mutations per request")
         }
-        let store = store
-        let results = try await NIOThreadPool.singleton.runIfActive { try store.applyMutations(mutations, permissions: permissions) }
+        let results = try await store.applyMutations(mutations, permissions: permissions)
         if results.contains(.applied) { signal.notify() }
         // The client forgets what is acknowledged: it must be on disk first.
         try await durability.ensure()
@@ -52,7 +51,7 @@ struct SyncController {
     }
 
     @Sendable func changes(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         let cursor: Int64 = try request.query("cursor").map { text in
             guard let seq = Int64(text), seq >= 0 else { throw APIError.badRequest("cursor must be a number from next_cursor") }
             return seq
@@ -70,7 +69,7 @@ struct SyncController {
             }
             return names
         }
-        let page = try store.syncChanges(after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
+        let page = try await store.syncChanges(after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
         let changes = Array(page.prefix(limit))
         let next = changes.last?.seq ?? cursor
         return .json(SyncWire.changesBody(changes, nextCursor: next, hasMore: page.count > limit))

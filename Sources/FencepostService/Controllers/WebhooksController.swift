@@ -12,8 +12,8 @@ struct WebhooksController {
     }
 
     @Sendable func deadLetters(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.admin(request)
-        let letters: [JSONValue] = try store.webhookDeadLetters().map { letter in
+        _ = try await auth.admin(request)
+        let letters: [JSONValue] = try await store.webhookDeadLetters().map { letter in
             .object([
                 "id": .number(Double(letter.id)), "webhook": .string(letter.webhook), "event_id": .string(letter.eventID),
                 "attempts": .number(Double(letter.attempts)), "last_error": .string(letter.lastError),

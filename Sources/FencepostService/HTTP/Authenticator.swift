@@ -47,18 +47,18 @@ struct Authenticator: Sendable {
     }
 
     /// The caller, or 401 when no valid token came with the request.
-    func caller(_ request: Request, allowQueryToken: Bool = false) throws -> Caller {
+    func caller(_ request: Request, allowQueryToken: Bool = false) async throws -> Caller {
         guard let secret = Self.presentedSecret(request, allowQueryToken: allowQueryToken) else { throw APIError.unauthorized }
         if let caller = recent.caller(for: secret) { return caller }
-        guard let (name, scope) = try store.tokenScope(secret: secret) else { throw APIError.unauthorized }
+        guard let (name, scope) = try await store.tokenScope(secret: secret) else { throw APIError.unauthorized }
         let caller = Caller(tokenName: name, scope: scope)
         recent.remember(caller, for: secret)
         return caller
     }
 
     /// An admin caller, else 403.
-    func admin(_ request: Request) throws -> Caller {
-        let caller = try caller(request)
+    func admin(_ request: Request) async throws -> Caller {
+        let caller = try await caller(request)
         guard case .admin = caller.scope else { throw APIError.forbidden("this needs an admin token") }
         return caller
     }

@@ -30,10 +30,8 @@ final class LiveIngestor: Service, Sendable {
     init(
         store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal, durability: CommitDurability,
         log: WriteAheadLog?
-    ) throws {
-        var options = options
-        options.reloadsDevices = true
-        self.session = SessionBox(try IngestSession(store: store, options: options))
+    ) async throws {
+        self.session = SessionBox(try await IngestSession(store: store, options: options))
         self.metrics = metrics
         self.signal = signal
         self.durability = durability
@@ -81,7 +79,7 @@ final class LiveIngestor: Service, Sendable {
         do {
             let session = self.session
             let started = ContinuousClock.now
-            let outcomes = try await thread.run { try session.value.ingest(batches: batches) }
+            let outcomes = try await session.value.ingest(batches: batches)
             metrics.recordGroup(fixes: batches.reduce(0) { $0 + $1.count }, duration: .now - started)
             for (pending, outcome) in zip(group, outcomes) {
                 metrics.recordIngest(fixes: pending.fixes.count, outcome: outcome)

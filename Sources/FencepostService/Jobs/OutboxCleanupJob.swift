@@ -15,7 +15,7 @@ struct OutboxCleanupJob: Service {
             while !Task.isCancelled {
                 do {
                     let cutoff = Date().addingTimeInterval(-Double(retention.components.seconds))
-                    let deleted = try store.deleteDeliveredOutbox(before: cutoff)
+                    let deleted = try await store.deleteDeliveredOutbox(before: cutoff)
                     if deleted > 0 { logger.info("outbox cleanup", metadata: ["deleted": "\(deleted)"]) }
                 } catch {
                     logger.error("outbox cleanup failed", metadata: ["error": "\(error)"])

@@ -31,11 +31,13 @@ struct SyncPushJob: Service {
 
     private func round(_ pusher: SyncPusher) async {
         do {
-            guard let lock = try SyncLock.acquire(storePath: store.path, wait: false) else { return }  // a CLI push runs
-            defer { withExtendedLifetime(lock) {} }
-            let report = try await pusher.push { report in
-                if report.failedRequests > 0 { logger.warning("sync push retrying", metadata: ["failed_requests": "\(report.failedRequests)"]) }
-            }
+            // Another process (a CLI push, another instance) may hold the sync lock: skip the round.
+            let logger = self.logger
+            guard let report = try await store.exclusively("sync", wait: false, {
+                try await pusher.push { report in
+                    if report.failedRequests > 0 { logger.warning("sync push retrying", metadata: ["failed_requests": "\(report.failedRequests)"]) }
+                }
+            }) else { return }
             if report.delivered > 0 || report.deadLettered > 0 {
                 logger.info("sync push", metadata: ["delivered": "\(report.delivered)", "dead_lettered": "\(report.deadLettered)"])
             }

@@ -40,9 +40,10 @@ struct WebhookDeliveryJob: Service {
         var cursor: Int64?
         while !Task.isCancelled {
             do {
-                let after = try cursor ?? store.webhookCursor(webhook.key)
+                let after: Int64
+                if let cursor { after = cursor } else { after = try await store.webhookCursor(webhook.key) }
                 cursor = after
-                let feed = try store.eventFeed(after: after, device: nil, limit: 100)
+                let feed = try await store.eventFeed(after: after, device: nil, limit: 100)
                 if feed.isEmpty {
                     await signal.wait(timeout: pollInterval)
                     continue
@@ -78,7 +79,7 @@ struct WebhookDeliveryJob: Service {
                 _ = try? await response.body.collect(upTo: 1 << 16)
                 let code = Int(response.status.code)
                 if (200..<300).contains(code) {
-                    try store.advanceWebhook(webhook.key, to: item.seq)
+                    try await store.advanceWebhook(webhook.key, to: item.seq)
                     return true
                 }
                 let transient = code >= 500 || code == 408 || code == 429
@@ -90,7 +91,7 @@ struct WebhookDeliveryJob: Service {
                 logger.warning("webhook gave up on an event", metadata: [
                     "webhook": "\(webhook.key)", "event": "\(item.event.id)", "attempts": "\(attempt)", "error": "\(failure.message)",
                 ])
-                try store.deadLetterWebhook(
+                try await store.deadLetterWebhook(
                     webhook.key, seq: item.seq, eventID: item.event.id, payload: body, attempts: attempt, error: failure.message)
                 return true
             }

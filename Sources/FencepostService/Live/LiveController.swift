@@ -63,10 +63,10 @@ struct LiveController {
 
     /// The regions drawn by the same renderer as `render map`, cached until they change.
     @Sendable func map(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try auth.caller(request)
-        let revision = try store.regionsRevision()
-        let svg = try mapCache.svg(revision: revision) {
-            let regions = try store.monitoredRegions().map(\.region)
+        _ = try await auth.caller(request)
+        let revision = try await store.regionsRevision()
+        let svg = try await mapCache.svg(revision: revision) {
+            let regions = try await store.monitoredRegions().map(\.region)
             let renderer = MapRenderer(options: .init(width: 1200, padding: 40, zoomableLabels: true))
             return renderer.svg(MapScene(regions: regions))
         }
@@ -78,17 +78,17 @@ struct LiveController {
     /// Where the page starts: each device's last position (from the store) and recent track
     /// (from memory), the latest events, and the stream position to follow from.
     @Sendable func snapshot(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         let own = caller.confinedDevice
-        let latest = try store.latestEventSeq()
-        let recent = try store.eventFeed(after: max(0, latest - 2_000), device: own, limit: 2_000).suffix(50)
+        let latest = try await store.latestEventSeq()
+        let recent = try await store.eventFeed(after: max(0, latest - 2_000), device: own, limit: 2_000).suffix(50)
         let (trackSeq, changed) = tracks.changes(after: 0, device: own)
         var devices: [String: [String: JSONValue]] = [:]
         for (device, points) in changed { devices[device] = ["device": .string(device), "track": Self.json(points)] }
-        let anchors = try store.deviceAnchors().filter { own == nil || $0.key == own }
+        let anchors = try await store.deviceAnchors().filter { own == nil || $0.key == own }
         // The most recently seen devices' last positions; the page needs no thousands of them.
         for (device, _) in anchors.sorted(by: { $0.value > $1.value }).prefix(500) {
-            guard let last = try store.deviceState(device)?.monitor.lastFix else { continue }
+            guard let last = try await store.deviceState(device)?.monitor.lastFix else { continue }
             devices[device, default: ["device": .string(device), "track": .array([])]]["last"] = .object([
                 "lat": .number(last.lat), "lon": .number(last.lon), "time": .string(Timestamp.format(seconds: last.time)),
             ])
@@ -105,7 +105,7 @@ struct LiveController {
 
     /// The tracks that moved since `after` (the page polls this about once a second).
     @Sendable func trackChanges(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try auth.caller(request)
+        let caller = try await auth.caller(request)
         guard let after = Int64(request.query("after") ?? "0"), after >= 0 else { throw APIError.badRequest("after must be a sequence number") }
         let (seq, changed) = tracks.changes(after: after, device: caller.confinedDevice)
         let body = JSONValue.object([
@@ -125,9 +125,9 @@ struct LiveController {
 private final class MapCache: Sendable {
     private let cached = Mutex<(revision: Int64, svg: String)?>(nil)
 
-    func svg(revision: Int64, draw: () throws -> String) throws -> String {
+    func svg(revision: Int64, draw: () async throws -> String) async throws -> String {
         if let hit = cached.withLock({ $0 }), hit.revision == revision { return hit.svg }
-        let svg = try draw()
+        let svg = try await draw()
         cached.withLock { $0 = (revision, svg) }
         return svg
     }

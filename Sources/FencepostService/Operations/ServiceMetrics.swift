@@ -26,7 +26,7 @@ final class ServiceMetrics: Sendable {
             namespace: "fencepost", metricName: "fixes_ingested", unitName: "total", helpText: "Fixes received by the service."))
         groupFixes = registry.makeValueHistogram(
             descriptor: MetricNameDescriptor(
-                namespace: "fencepost", metricName: "writer_group_fixes",
+                namespace: "fencepost", metricName: "writer_group", unitName: "fixes",
                 helpText: "Fixes per group the live writer committed in one transaction."),
             buckets: [1, 10, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 20_000])
         commitTime = registry.makeDurationHistogram(
@@ -110,8 +110,8 @@ final class ServiceMetrics: Sendable {
     }
 
     /// The exposition text, with the outbox depth read from the store at scrape time.
-    func exposition(store: Store) throws -> String {
-        for (status, count) in try store.outboxCounts() {
+    func exposition(store: Store) async throws -> String {
+        for (status, count) in try await store.outboxCounts() {
             registry.makeGauge(
                 descriptor: MetricNameDescriptor(
                     namespace: "fencepost", metricName: "outbox_depth", unitName: "rows", helpText: "Outbox rows by status."),

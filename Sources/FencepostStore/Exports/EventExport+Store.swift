@@ -6,29 +6,31 @@ extension EventExport {
     /// Writes every event (or, for ics, visit) `query` selects from the store, in `format`;
     /// `zone` adds local times to csv and jsonl. geojson has the events, then (without a kind
     /// filter) the visits with their regions' shapes.
-    public static func write(_ format: ExportFormat, query: EventQuery, zone: TimeZone?, store: Store, to sink: inout some TextSink) throws {
+    public static func write(
+        _ format: ExportFormat, query: EventQuery, zone: TimeZone?, store: Store, to sink: inout some TextSink
+    ) async throws {
         switch format {
         case .csv:
             try sink.write(csvHeader(zone: zone))
-            try store.forEachEvent(query) { event in try sink.write(csvLine(event, zone: zone)) }
+            try await store.forEachEvent(query) { event in try sink.write(csvLine(event, zone: zone)) }
         case .jsonl:
-            try store.forEachEvent(query) { event in try sink.write(jsonLine(event, zone: zone)) }
+            try await store.forEachEvent(query) { event in try sink.write(jsonLine(event, zone: zone)) }
         case .geojson:
             var features = GeoJSONExport()
             try sink.write(GeoJSONExport.header)
-            try store.forEachEvent(query) { event in try sink.write(features.feature(GeoJSONExport.feature(event))) }
+            try await store.forEachEvent(query) { event in try sink.write(features.feature(GeoJSONExport.feature(event))) }
             if query.kind == nil {
-                let regions = Dictionary(uniqueKeysWithValues: try store.monitoredRegions().map { ($0.region.id, $0.region) })
-                try VisitSelection(query).forEach(store) { visit in
+                let regions = Dictionary(uniqueKeysWithValues: try await store.monitoredRegions().map { ($0.region.id, $0.region) })
+                try await VisitSelection(query).forEach(store) { visit in
                     try sink.write(features.feature(GeoJSONExport.feature(visit, region: regions[visit.region])))
                 }
             }
             try sink.write(GeoJSONExport.footer)
         case .ics:
-            let names = Dictionary(uniqueKeysWithValues: try store.monitoredRegions().map { ($0.region.id, $0.region.name ?? $0.region.id) })
-            let lastFix = try store.deviceAnchors()
+            let names = Dictionary(uniqueKeysWithValues: try await store.monitoredRegions().map { ($0.region.id, $0.region.name ?? $0.region.id) })
+            let lastFix = try await store.deviceAnchors()
             try sink.write(ICSExport.text(ICSExport.header))
-            try VisitSelection(query).forEach(store) { visit in
+            try await VisitSelection(query).forEach(store) { visit in
                 try sink.write(ICSExport.text(ICSExport.vevent(visit, regionName: names[visit.region] ?? visit.region, lastFix: lastFix[visit.device])))
             }
             try sink.write(ICSExport.text(ICSExport.footer))
@@ -44,9 +46,9 @@ struct VisitSelection {
         self.query = query
     }
 
-    func forEach(_ store: Store, _ body: (VisitRow) throws -> Void) throws {
+    func forEach(_ store: Store, _ body: (VisitRow) throws -> Void) async throws {
         let since = query.since.map(Timestamp.milliseconds), until = query.until.map(Timestamp.milliseconds)
-        try store.forEachVisit(device: query.device, region: query.region) { visit in
+        try await store.forEachVisit(device: query.device, region: query.region) { visit in
             if let since, visit.enteredMs < since { return }
             if let until, visit.enteredMs >= until { return }
             try body(visit)

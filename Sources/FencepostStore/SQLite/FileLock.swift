@@ -4,10 +4,9 @@ import Glibc
 import Darwin
 #endif
 
-/// One sync at a time per store: an exclusive `flock` on `<store>.sync-lock`, released when
-/// this value is released or the process dies (the kernel drops the lock with the process,
-/// so a killed sync never leaves a stale lock behind).
-public final class SyncLock: Sendable {
+/// An exclusive `flock` on a file beside a SQLite store, held while this value lives; the
+/// kernel drops it with the process, so a killed holder never leaves a stale lock behind.
+final class FileLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) {
@@ -15,30 +14,27 @@ public final class SyncLock: Sendable {
     }
 
     deinit {
-        guard descriptor >= 0 else { return }
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 
-    /// Takes the lock, waiting for it when `wait`; nil when another sync holds it and not `wait`.
-    /// An in-memory store (no path) cannot be shared between processes and needs no lock.
-    public static func acquire(storePath: String, wait: Bool) throws -> SyncLock? {
-        if storePath.isEmpty || storePath == ":memory:" { return SyncLock(descriptor: -1) }
-        let path = storePath + ".sync-lock"
+    /// Takes the lock on `path`, waiting for it when `wait`; nil when another process holds it
+    /// and not `wait`.
+    static func acquire(_ path: String, wait: Bool) throws -> FileLock? {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw SyncLockError(path: path, errno: errno) }
+        guard descriptor >= 0 else { throw FileLockError(path: path, errno: errno) }
         if flock(descriptor, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
             let code = errno
             close(descriptor)
             if code == EWOULDBLOCK { return nil }
-            throw SyncLockError(path: path, errno: code)
+            throw FileLockError(path: path, errno: code)
         }
-        return SyncLock(descriptor: descriptor)
+        return FileLock(descriptor: descriptor)
     }
 }
 
-public struct SyncLockError: Error, CustomStringConvertible {
-    public var path: String
-    public var errno: Int32
-    public var description: String { "cannot lock \(path): \(String(cString: strerror(errno)))" }
+struct FileLockError: Error, CustomStringConvertible {
+    var path: String
+    var errno: Int32
+    var description: String { "cannot lock \(path): \(String(cString: strerror(errno)))" }
 }

@@ -1,6 +1,6 @@
 import GRDB
 
-extension Store {
+extension SQLiteBackend {
     /// Named, versioned schema migrations; each runs once, in order, in its own transaction.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -173,6 +173,20 @@ extension Store {
         }
         migrator.registerMigration("v8-outbox-references") { db in
             try rebuildOutboxWithReferences(db)
+        }
+        migrator.registerMigration("v9-instances") { db in
+            try db.execute(sql: """
+                -- Grows on every save of a device's state: a process that kept the state since
+                -- it last read or saved it sees whether another one changed it.
+                ALTER TABLE devices ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+                -- Jobs that must run in one process at a time (a webhook's delivery, the sync
+                -- push, the outbox clean-up): who holds each, until when.
+                CREATE TABLE leases (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    holder TEXT NOT NULL,
+                    expires_ms INTEGER NOT NULL
+                );
+                """)
         }
         return migrator
     }

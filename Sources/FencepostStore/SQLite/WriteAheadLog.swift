@@ -25,7 +25,7 @@ import Synchronization
 ///   so a writer can answer a group of commits after one sync while it already works on the
 ///   next group (group commit), instead of syncing inside each commit (`synchronous = FULL`).
 public final class WriteAheadLog: Sendable {
-    private let store: Store
+    private let backend: SQLiteBackend
     private let checkpointConnection: DatabaseQueue
     private let descriptor: Int32
     /// Frames in the log at the last checkpoint, background or the writer's.
@@ -33,16 +33,21 @@ public final class WriteAheadLog: Sendable {
     /// The log is started over once it holds this many frames (4 KiB pages: 64 MiB).
     public static let restartFrames = 16_384
 
-    /// The log of `store`, which must be a database file (not in memory).
-    public init(store: Store) throws {
-        precondition(!store.isInMemory, "an in-memory store has no write-ahead log")
+    /// The log of `store`; nil when the store has none (it is in memory, or on PostgreSQL,
+    /// which looks after its own log).
+    public static func of(_ store: Store) throws -> WriteAheadLog? {
+        guard let backend = store.sqlite, !backend.isInMemory else { return nil }
+        return try WriteAheadLog(backend)
+    }
+
+    private init(_ backend: SQLiteBackend) throws {
         var configuration = Configuration()
         configuration.label = "fencepost.checkpoint"
-        checkpointConnection = try DatabaseQueue(path: store.path, configuration: configuration)
+        checkpointConnection = try DatabaseQueue(path: backend.location, configuration: configuration)
         // The pool keeps the log file in place while it is open (GRDB creates it on opening).
-        descriptor = open(store.path + "-wal", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw WriteAheadLogError(operation: "open \(store.path)-wal", code: errno) }
-        self.store = store
+        descriptor = open(backend.location + "-wal", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw WriteAheadLogError(operation: "open \(backend.location)-wal", code: errno) }
+        self.backend = backend
     }
 
     deinit {
@@ -51,7 +56,7 @@ public final class WriteAheadLog: Sendable {
 
     /// Puts every commit made so far on disk.
     public func sync() throws {
-        guard fdatasync(descriptor) == 0 else { throw WriteAheadLogError(operation: "fdatasync \(store.path)-wal", code: errno) }
+        guard fdatasync(descriptor) == 0 else { throw WriteAheadLogError(operation: "fdatasync \(backend.location)-wal", code: errno) }
     }
 
     /// Takes checkpoints over from the writer.
@@ -74,7 +79,7 @@ public final class WriteAheadLog: Sendable {
     @discardableResult
     public func restartIfLarge() throws -> Bool {
         guard frames.load(ordering: .relaxed) > Self.restartFrames else { return false }
-        let result = try store.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        let result = try backend.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         // Every frame copied: the next transaction starts over; otherwise try again next time.
         frames.store(result.checkpointedFrameCount == result.walFrameCount ? 0 : result.walFrameCount, ordering: .relaxed)
         return true
@@ -86,7 +91,7 @@ public final class WriteAheadLog: Sendable {
     }
 
     private func setWriterCheckpoints(pages: Int) throws {
-        try store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
+        try backend.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
     }
 }
 

@@ -57,13 +57,13 @@ struct EventsExport: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             let query = EventQuery(
                 since: since.flatMap(Timestamp.parse), until: until.flatMap(Timestamp.parse),
                 device: device, region: region, kind: kind)
             let zone = tz.flatMap(TimeZone.init(identifier:))
             var sink = try OutputSink(path: output)
-            try EventExport.write(format, query: query, zone: zone, store: store.open(), to: &sink)
+            try await EventExport.write(format, query: query, zone: zone, store: await store.open(), to: &sink)
             try sink.close()
         }
     }

@@ -18,8 +18,8 @@ struct QueueStatus: AsyncParsableCommand {
     var format: TableOrJSON = .table
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let counts = try store.open().outboxCounts()
+        try await CommandFailure.reporting {
+            let counts = try await store.open().outboxCounts()
             switch format {
             case .table:
                 Console.output(Table.render(header: ["STATUS", "COUNT"], rows: Store.outboxStatuses.map { [$0, String(counts[$0] ?? 0)] }))

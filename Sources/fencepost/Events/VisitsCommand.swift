@@ -32,13 +32,13 @@ struct VisitsList: AsyncParsableCommand {
     var format: Format = .table
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             var sink = try OutputSink(path: nil)
             var rows: [[String]] = []
             var count = 0
             if format == .csv { try sink.write(VisitExport.csvHeader) }
             if format == .json { try sink.write("[") }
-            try store.open().forEachVisit(openOnly: open, device: device, region: region) { visit in
+            try await store.open().forEachVisit(openOnly: open, device: device, region: region) { visit in
                 switch format {
                 case .table:
                     rows.append([visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "-", visit.status, visit.exitReason ?? ""])

@@ -79,23 +79,23 @@ struct HealthImport: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             let options = try options()
-            let store = try store.open()
+            let store = try await store.open()
             do {
                 let export = try HealthExportFile(path: file)
                 let source = try export.document()
                 var reader = HealthExportReader(source: source)
                 var progress = Progress()
-                let importer = HealthImporter(options: options, anchors: try store.healthAnchors(owner: owner))
+                let importer = HealthImporter(options: options, anchors: try await store.healthAnchors(owner: owner))
                 let plan = try importer.plan(reading: &reader) { items in
                     progress.update("\(export.documentName): \(items) items, \(Self.percent(source))")
                 }
                 progress.clear()
                 // Routes first: their ingest is idempotent, so a crash before the commit below
                 // leaves the workouts new and their routes are fed again, harmlessly.
-                let routes = try ingestRoutes(plan.routes, from: export, store: store)
-                let committed = try store.commitHealth(owner: owner, events: plan.events, anchors: plan.anchors, sources: plan.sources)
+                let routes = try await ingestRoutes(plan.routes, from: export, store: store)
+                let committed = try await store.commitHealth(owner: owner, events: plan.events, anchors: plan.anchors, sources: plan.sources)
                 report(plan.summary, committed, routes)
             } catch let error as TraceReadError {
                 throw CommandFailure.invalidInput(["error: \(error) (nothing of the export was written)"])
@@ -103,18 +103,18 @@ struct HealthImport: AsyncParsableCommand {
         }
     }
 
-    private func ingestRoutes(_ routes: [WorkoutRouteInput], from export: HealthExportFile, store: Store) throws -> IngestSummary? {
+    private func ingestRoutes(_ routes: [WorkoutRouteInput], from export: HealthExportFile, store: Store) async throws -> IngestSummary? {
         guard !routes.isEmpty else { return nil }
-        let session = try IngestSession(store: store)
+        let session = try await IngestSession(store: store)
         for input in routes {
             switch input.route.points {
             case .file(let path):
                 var reader = try TraceOpener.open(try export.referencedFile(path), format: .gpx, device: input.route.source)
-                try session.ingest { add in
+                try await session.ingest { add in
                     while let fix = try reader.next() { try add(fix) }
                 }
             case .inline(let fixes):
-                try session.ingest { add in
+                try await session.ingest { add in
                     for fix in fixes { try add(fix) }
                 }
             }
@@ -176,8 +176,8 @@ struct HealthSources: AsyncParsableCommand {
     var format: TableOrJSON = .table
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let sources = try store.open().healthSources(owner: owner)
+        try await CommandFailure.reporting {
+            let sources = try await store.open().healthSources(owner: owner)
             switch format {
             case .table:
                 Console.output(Table.render(header: ["SOURCE", "RECORDS"], rows: sources.map { [$0.source, String($0.records)] }))

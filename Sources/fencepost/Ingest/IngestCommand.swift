@@ -50,10 +50,10 @@ struct IngestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let session = try IngestSession(store: store.open(), options: options)
+        try await CommandFailure.reporting {
+            let session = try await IngestSession(store: store.open(), options: options)
             var feed = TraceFeed(format: format.format, device: device)
-            let refused = try feed.feed(files, to: session.ingest, skipped: session.addSkipped)
+            let refused = try await feed.feed(files, to: { try await session.ingest($0) }, skipped: session.addSkipped)
             if json {
                 Console.output(IngestReport.json(session.summary, regions: session.regionCount).canonicalText())
             } else {

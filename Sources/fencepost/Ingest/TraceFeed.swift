@@ -6,7 +6,7 @@ import Foundation
 /// own ahead of the consumer, with progress on a terminal.
 struct TraceFeed {
     /// Takes one input: calls `read`, which hands each of its fixes to `add`.
-    typealias Consumer = (_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws -> Void
+    typealias Consumer = (_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Void
 
     let format: TraceFormat?
     let device: String?
@@ -19,11 +19,11 @@ struct TraceFeed {
 
     /// Feeds every file to `consume` and the readers' skipped-record counts to `skipped`;
     /// returns the refusal of each malformed file (the others still count).
-    mutating func feed(_ files: [String], to consume: Consumer, skipped: ([String: Int]) -> Void) throws -> [String] {
+    mutating func feed(_ files: [String], to consume: Consumer, skipped: ([String: Int]) -> Void) async throws -> [String] {
         var refused: [String] = []
         for file in files {
             do {
-                try feed(file, to: consume, skipped: skipped)
+                try await feed(file, to: consume, skipped: skipped)
             } catch let error as TraceReadError {
                 progress.clear()
                 refused.append("error: \(error) (nothing of it was written)")
@@ -32,12 +32,14 @@ struct TraceFeed {
         return refused
     }
 
-    private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) throws {
+    private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) async throws {
         let source = try ByteSource(path: file)
         let (format, device) = (format, device)
         let reader = PrefetchingReader { () throws(TraceReadError) in try TraceOpener.open(source, format: format, device: device) }
         var count = 0
-        try consume { add in
+        var progress = self.progress
+        defer { self.progress = progress }
+        try await consume { add in
             while let fix = try reader.next() {
                 try add(fix)
                 count += 1

@@ -47,9 +47,9 @@ struct RegionsPlan: AsyncParsableCommand {
     @OptionGroup var config: RegionConfigArguments
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             let desired = try config.loadRegions()
-            let plan = try store.open().planRegions(desired)
+            let plan = try await store.open().planRegions(desired)
             Console.output(RegionPlanOutput.render(plan, format: config.format))
         }
     }
@@ -65,9 +65,9 @@ struct RegionsApply: AsyncParsableCommand {
     @OptionGroup var config: RegionConfigArguments
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             let desired = try config.loadRegions()
-            let plan = try store.open().applyRegions(desired)
+            let plan = try await store.open().applyRegions(desired)
             Console.output(RegionPlanOutput.render(plan, format: config.format))
         }
     }

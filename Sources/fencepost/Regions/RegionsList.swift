@@ -19,8 +19,8 @@ struct RegionsList: AsyncParsableCommand {
     var format: Format = .table
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let regions = try store.open().monitoredRegions()
+        try await CommandFailure.reporting {
+            let regions = try await store.open().monitoredRegions()
             switch format {
             case .table: Console.output(Self.table(regions))
             case .json: Console.output(JSONValue.array(regions.map(Self.summary)).canonicalText())

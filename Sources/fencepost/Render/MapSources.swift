@@ -87,10 +87,12 @@ enum MapSources {
 
     /// What the store shows: geofence events in the window, open visits, and per device the
     /// line through its crossings ending at its last known position (the store keeps no fixes).
-    static func storeActivity(_ store: Store, selection: RenderSelection) throws -> (events: [MapEvent], open: [MapVisit], tracks: [DeviceTrack]) {
+    static func storeActivity(
+        _ store: Store, selection: RenderSelection
+    ) async throws -> (events: [MapEvent], open: [MapVisit], tracks: [DeviceTrack]) {
         var events: [MapEvent] = []
         let query = EventQuery(since: selection.sinceTime, until: selection.untilTime, device: selection.device)
-        try store.forEachEvent(query) { row in
+        try await store.forEachEvent(query) { row in
             guard row.source == "geofence", let region = row.region, selection.includes(region: region) else { return }
             let position = row.lon.flatMap { lon in row.lat.map { Position(lon: lon, lat: $0) } }
             events.append(MapEvent(
@@ -98,7 +100,7 @@ enum MapSources {
                 time: Double(row.timeMs) / 1_000, flags: row.flags, position: position))
         }
         var open: [MapVisit] = []
-        try store.forEachVisit(openOnly: true, device: selection.device) { visit in
+        try await store.forEachVisit(openOnly: true, device: selection.device) { visit in
             guard selection.includes(region: visit.region) else { return }
             open.append(MapVisit(id: visit.id, device: visit.device, regionID: visit.region, enteredAt: Double(visit.enteredMs) / 1_000))
         }
@@ -112,7 +114,7 @@ enum MapSources {
                 event.position.map { TrackPoint(lon: $0.lon, lat: $0.lat, time: event.time) }
             }
             var last: TrackPoint?
-            if let fix = try store.deviceState(device)?.monitor.lastFix, selection.contains(fix.time) {
+            if let fix = try await store.deviceState(device)?.monitor.lastFix, selection.contains(fix.time) {
                 last = TrackPoint(lon: fix.lon, lat: fix.lat, time: fix.time)
             }
             let points = crossings + (last.map { [$0] } ?? [])

@@ -43,13 +43,13 @@ struct RenderMap: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             var scene = MapScene()
             var sources: [String] = []
             var issues: [String] = []
             if regions.isEmpty {
-                let store = try openExistingStore(needed: true)!
-                scene.regions = try store.monitoredRegions().map(\.region)
+                let store = try await openExistingStore(needed: true)!
+                scene.regions = try await store.monitoredRegions().map(\.region)
                 sources.append("regions from the store")
             } else {
                 let loaded = MapSources.regions(paths: regions)
@@ -81,8 +81,8 @@ struct RenderMap: AsyncParsableCommand {
                     warnings.append(
                         "warning: \(activity.outOfOrder) fixes came after later ones of their device once the trace streamed, and were dropped (as ingest drops them)")
                 }
-            } else if let store = try openExistingStore(needed: false) {
-                (scene.events, scene.openVisits, scene.tracks) = try MapSources.storeActivity(store, selection: selection)
+            } else if let store = try await openExistingStore(needed: false) {
+                (scene.events, scene.openVisits, scene.tracks) = try await MapSources.storeActivity(store, selection: selection)
                 sources.append("events from the store")
             }
             scene.caption = caption(scene, sources: sources)
@@ -106,12 +106,12 @@ struct RenderMap: AsyncParsableCommand {
 
     /// The store, when there is one: a picture never creates a store. Missing and `needed`
     /// (regions from the store) is an error; missing and not needed is no events.
-    private func openExistingStore(needed: Bool) throws -> Store? {
-        guard FileManager.default.fileExists(atPath: store.path) else {
-            if needed { throw CommandFailure.io("error: no store at \(store.path); name region configs with --regions, or set --db") }
+    private func openExistingStore(needed: Bool) async throws -> Store? {
+        if case .file(let path)? = try? StoreLocation(store.path), !FileManager.default.fileExists(atPath: path) {
+            if needed { throw CommandFailure.io("error: no store at \(path); name region configs with --regions, or set --db") }
             return nil
         }
-        return try store.open()
+        return try await store.open()
     }
 
     /// `1 region`, `2 regions`.

@@ -26,12 +26,12 @@ struct RenderTimeline: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
-            guard FileManager.default.fileExists(atPath: store.path) else {
-                throw CommandFailure.io("error: no store at \(store.path); set --db or FENCEPOST_DB")
+        try await CommandFailure.reporting {
+            if case .file(let path)? = try? StoreLocation(store.path), !FileManager.default.fileExists(atPath: path) {
+                throw CommandFailure.io("error: no store at \(path); set --db or FENCEPOST_DB")
             }
-            let store = try self.store.open()
-            let scene = try timeline(store)
+            let store = try await self.store.open()
+            let scene = try await timeline(store)
             try output.write(TimelineRenderer(width: Double(selection.width)).svg(scene))
             let open = scene.visits.filter(\.isOpen).count
             Console.error([
@@ -40,10 +40,10 @@ struct RenderTimeline: AsyncParsableCommand {
         }
     }
 
-    private func timeline(_ store: Store) throws -> TimelineScene {
+    private func timeline(_ store: Store) async throws -> TimelineScene {
         var scene = TimelineScene(since: selection.sinceTime, until: selection.untilTime)
         let since = selection.sinceTime ?? -.infinity, until = selection.untilTime ?? .infinity
-        try store.forEachVisit(device: selection.device) { row in
+        try await store.forEachVisit(device: selection.device) { row in
             guard selection.includes(region: row.region) else { return }
             let entered = Double(row.enteredMs) / 1_000, exited = row.exitedMs.map { Double($0) / 1_000 }
             guard entered < until, (exited ?? .infinity) >= since else { return }
@@ -52,15 +52,15 @@ struct RenderTimeline: AsyncParsableCommand {
         }
         // The flags of the visits' enter and exit events: pass-throughs and gaps.
         var flags: [String: Set<String>] = [:]
-        try store.forEachEvent(EventQuery(since: selection.sinceTime, until: selection.untilTime, device: selection.device)) { row in
+        try await store.forEachEvent(EventQuery(since: selection.sinceTime, until: selection.untilTime, device: selection.device)) { row in
             if row.source == "geofence", let visit = row.visitID, !row.flags.isEmpty { flags[visit, default: []].formUnion(row.flags) }
             if row.source == "health", let bar = Self.healthBar(row) { scene.health.append(bar) }
         }
         for index in scene.visits.indices { scene.visits[index].flags = flags[scene.visits[index].id] ?? [] }
         for device in Set(scene.visits.filter(\.isOpen).map(\.device)) {
-            if let last = try store.deviceState(device)?.monitor.lastFix { scene.lastFix[device] = last.time }
+            if let last = try await store.deviceState(device)?.monitor.lastFix { scene.lastFix[device] = last.time }
         }
-        for region in try store.monitoredRegions().map(\.region) {
+        for region in try await store.monitoredRegions().map(\.region) {
             if let name = region.name { scene.regionNames[region.id] = name }
         }
         var parts = ["\(scene.visits.count) visits", "\(scene.health.count) health events"]

@@ -58,7 +58,7 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             let regions: [Region]
             do {
                 regions = try RegionConfigLoader.load(regionPaths)
@@ -70,7 +70,7 @@ struct ScanCommand: AsyncParsableCommand {
                 regions: regions, monitor: monitor.monitor, filter: monitor.filter,
                 output: ScanOutput(content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:))))
             var feed = TraceFeed(format: inputFormat.format, device: device)
-            let refused = try feed.feed(files, to: scan.scan, skipped: scan.addSkipped)
+            let refused = try await feed.feed(files, to: { try scan.scan($0) }, skipped: scan.addSkipped)
             var sink = try OutputSink(path: output)
             try scan.finish(to: &sink)
             try sink.close()

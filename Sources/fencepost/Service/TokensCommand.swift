@@ -32,11 +32,11 @@ struct TokensCreate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
+        try await CommandFailure.reporting {
             let scope = TokenScope(scope)!
             let name = self.name ?? "\(scope)-\(UUID().uuidString.prefix(8).lowercased())"
             do {
-                Console.output(try store.open().createToken(name: name, scope: scope))
+                Console.output(try await store.open().createToken(name: name, scope: scope))
             } catch let error as StoreError {
                 throw CommandFailure.invalidInput(["error: \(error)"])
             }
@@ -53,8 +53,8 @@ struct TokensList: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let tokens = try store.open().tokens()
+        try await CommandFailure.reporting {
+            let tokens = try await store.open().tokens()
             if json {
                 let items: [JSONValue] = tokens.map { token in
                     .object(["name": .string(token.name), "scope": .string(token.scope.description), "created_at": .string(token.createdAt)])
@@ -76,8 +76,8 @@ struct TokensRevoke: AsyncParsableCommand {
     var name: String
 
     func run() async throws {
-        try CommandFailure.reporting {
-            guard try store.open().revokeToken(name: name) else { throw CommandFailure.invalidInput(["error: no token named \(name)"]) }
+        try await CommandFailure.reporting {
+            guard try await store.open().revokeToken(name: name) else { throw CommandFailure.invalidInput(["error: no token named \(name)"]) }
             Console.error(["revoked \(name)"])
         }
     }

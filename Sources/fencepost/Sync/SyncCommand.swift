@@ -52,13 +52,13 @@ struct BackendOptions: ParsableArguments {
         }
     }
 
-    /// The store's sync lock, or exit 75 (or wait, with --wait).
-    func lock(_ store: Store) throws -> SyncLock {
-        guard let lock = try SyncLock.acquire(storePath: store.path, wait: wait) else {
-            Console.error(["error: another sync is running on \(store.path); try again later or pass --wait"])
+    /// Runs `body` holding the store's sync lock, or exits 75 (or waits, with --wait).
+    func exclusively<T>(_ store: Store, _ body: () async throws -> T) async throws -> T {
+        guard let result = try await CommandFailure.reporting({ try await store.exclusively("sync", wait: wait, body) }) else {
+            Console.error(["error: another sync is running on \(store.location); try again later or pass --wait"])
             throw SyncCommand.busy
         }
-        return lock
+        return result
     }
 }
 

@@ -23,34 +23,34 @@ struct SyncPull: AsyncParsableCommand {
 
     func run() async throws {
         let endpoint = try backend.endpoint()
-        let store: Store = try CommandFailure.reporting { try self.store.open() }
-        let lock = try CommandFailure.reporting { try backend.lock(store) }
-        defer { withExtendedLifetime(lock) {} }
-        let report: PullReport
-        do {
-            report = try await withHTTPClient { client in
-                try await RegionPuller(store: store, endpoint: endpoint, client: client).pull()
+        let store: Store = try await self.store.open()
+        try await backend.exclusively(store) {
+            let report: PullReport
+            do {
+                report = try await withHTTPClient { client in
+                    try await RegionPuller(store: store, endpoint: endpoint, client: client).pull()
+                }
+            } catch let failure as SyncFailure {
+                Console.error(["error: pull from \(endpoint.baseURL) failed: \(failure)"])
+                throw SyncCommand.incomplete
+            } catch {
+                Console.error(["error: \(error)"])
+                throw ExitCode(3)
             }
-        } catch let failure as SyncFailure {
-            Console.error(["error: pull from \(endpoint.baseURL) failed: \(failure)"])
-            throw SyncCommand.incomplete
-        } catch {
-            Console.error(["error: \(error)"])
-            throw ExitCode(3)
+            var lines = ["pulled \(report.changes) region changes: \(report.added) added, \(report.updated) updated, \(report.removed) removed"]
+            if !report.keptLocal.isEmpty { lines.append("kept local edits not yet pushed: \(report.keptLocal.joined(separator: ", "))") }
+            for (id, reason) in report.refused { lines.append("refused region \(id): \(reason)") }
+            Console.error(lines)
+            if json {
+                Console.output(JSONValue.object([
+                    "changes": .number(Double(report.changes)), "added": .number(Double(report.added)),
+                    "updated": .number(Double(report.updated)), "removed": .number(Double(report.removed)),
+                    "kept_local": .array(report.keptLocal.map(JSONValue.string)),
+                    "refused": .array(report.refused.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
+                    "cursor": .string(String(report.cursor)),
+                ]).canonicalText())
+            }
+            if !report.refused.isEmpty { throw SyncCommand.incomplete }
         }
-        var lines = ["pulled \(report.changes) region changes: \(report.added) added, \(report.updated) updated, \(report.removed) removed"]
-        if !report.keptLocal.isEmpty { lines.append("kept local edits not yet pushed: \(report.keptLocal.joined(separator: ", "))") }
-        for (id, reason) in report.refused { lines.append("refused region \(id): \(reason)") }
-        Console.error(lines)
-        if json {
-            Console.output(JSONValue.object([
-                "changes": .number(Double(report.changes)), "added": .number(Double(report.added)),
-                "updated": .number(Double(report.updated)), "removed": .number(Double(report.removed)),
-                "kept_local": .array(report.keptLocal.map(JSONValue.string)),
-                "refused": .array(report.refused.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
-                "cursor": .string(String(report.cursor)),
-            ]).canonicalText())
-        }
-        if !report.refused.isEmpty { throw SyncCommand.incomplete }
     }
 }

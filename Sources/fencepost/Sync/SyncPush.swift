@@ -41,46 +41,46 @@ struct SyncPush: AsyncParsableCommand {
 
     func run() async throws {
         let endpoint = try backend.endpoint()
-        let store: Store = try CommandFailure.reporting { try self.store.open() }
-        let lock = try CommandFailure.reporting { try backend.lock(store) }
-        defer { withExtendedLifetime(lock) {} }
-        let settings = PushSettings(batchSize: batch, maxAttempts: maxAttempts, giveUpAfter: .milliseconds(Int64(giveUpAfter * 1000)))
-        var progress = Progress()
-        let started = Date()
-        let report = try await CommandFailure.reporting {
-            try await withHTTPClient { client in
-                try await SyncPusher(store: store, endpoint: endpoint, settings: settings, client: client).push { report in
-                    progress.update("pushed \(report.delivered), dead-lettered \(report.deadLettered), failed requests \(report.failedRequests)")
+        let store: Store = try await self.store.open()
+        try await backend.exclusively(store) {
+            let settings = PushSettings(batchSize: batch, maxAttempts: maxAttempts, giveUpAfter: .milliseconds(Int64(giveUpAfter * 1000)))
+            var progress = Progress()
+            let started = Date()
+            let report = try await CommandFailure.reporting {
+                try await withHTTPClient { client in
+                    try await SyncPusher(store: store, endpoint: endpoint, settings: settings, client: client).push { report in
+                        progress.update("pushed \(report.delivered), dead-lettered \(report.deadLettered), failed requests \(report.failedRequests)")
+                    }
                 }
             }
-        }
-        progress.clear()
-        let status = try CommandFailure.reporting { try store.syncStatus() }
-        let seconds = Date().timeIntervalSince(started)
-        let left = (status.counts["pending"] ?? 0) + (status.counts["inflight"] ?? 0)
-        let dead = status.counts["dead"] ?? 0
-        var lines = ["pushed \(report.delivered) mutations in \(report.requests) requests (\(report.failedRequests) failed) in "
-            + String(format: "%.1f s", seconds) + "; dead-lettered \(report.deadLettered)"]
-        switch report.ending {
-        case .drained: break
-        case .gaveUp(let reason): lines.append("stopped retrying after \(Int(giveUpAfter)) s of failures: \(reason)")
-        case .refused(let reason): lines.append("error: the backend refused the requests: \(reason)")
-        }
-        lines.append("queue: \(left) pending, \(dead) dead-lettered, \(status.counts["delivered"] ?? 0) delivered")
-        if json {
-            var object: [String: JSONValue] = [
-                "delivered": .number(Double(report.delivered)), "dead_lettered": .number(Double(report.deadLettered)),
-                "requests": .number(Double(report.requests)), "failed_requests": .number(Double(report.failedRequests)),
-                "pending": .number(Double(left)), "dead": .number(Double(dead)), "seconds": .number((seconds * 1000).rounded() / 1000),
-            ]
+            progress.clear()
+            let status = try await CommandFailure.reporting { try await store.syncStatus() }
+            let seconds = Date().timeIntervalSince(started)
+            let left = (status.counts["pending"] ?? 0) + (status.counts["inflight"] ?? 0)
+            let dead = status.counts["dead"] ?? 0
+            var lines = ["pushed \(report.delivered) mutations in \(report.requests) requests (\(report.failedRequests) failed) in "
+                + String(format: "%.1f s", seconds) + "; dead-lettered \(report.deadLettered)"]
             switch report.ending {
-            case .drained: object["ending"] = .string("drained")
-            case .gaveUp(let reason): object["ending"] = .string("gave_up"); object["error"] = .string(reason)
-            case .refused(let reason): object["ending"] = .string("refused"); object["error"] = .string(reason)
+            case .drained: break
+            case .gaveUp(let reason): lines.append("stopped retrying after \(Int(giveUpAfter)) s of failures: \(reason)")
+            case .refused(let reason): lines.append("error: the backend refused the requests: \(reason)")
             }
-            Console.output(JSONValue.object(object).canonicalText())
+            lines.append("queue: \(left) pending, \(dead) dead-lettered, \(status.counts["delivered"] ?? 0) delivered")
+            if json {
+                var object: [String: JSONValue] = [
+                    "delivered": .number(Double(report.delivered)), "dead_lettered": .number(Double(report.deadLettered)),
+                    "requests": .number(Double(report.requests)), "failed_requests": .number(Double(report.failedRequests)),
+                    "pending": .number(Double(left)), "dead": .number(Double(dead)), "seconds": .number((seconds * 1000).rounded() / 1000),
+                ]
+                switch report.ending {
+                case .drained: object["ending"] = .string("drained")
+                case .gaveUp(let reason): object["ending"] = .string("gave_up"); object["error"] = .string(reason)
+                case .refused(let reason): object["ending"] = .string("refused"); object["error"] = .string(reason)
+                }
+                Console.output(JSONValue.object(object).canonicalText())
+            }
+            Console.error(lines)
+            if left > 0 || dead > 0 { throw SyncCommand.incomplete }
         }
-        Console.error(lines)
-        if left > 0 || dead > 0 { throw SyncCommand.incomplete }
     }
 }

@@ -14,8 +14,8 @@ struct SyncStatusCommand: AsyncParsableCommand {
     var format: TableOrJSON = .table
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let status = try store.open().syncStatus()
+        try await CommandFailure.reporting {
+            let status = try await store.open().syncStatus()
             let age = status.oldestPendingAt.flatMap { Timestamp.parse(Substring($0)) }.map { Date().timeIntervalSince1970 - $0 }
             switch format {
             case .json:
@@ -53,8 +53,8 @@ struct SyncDeadLetterList: AsyncParsableCommand {
     var format: TableOrJSON = .table
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let letters = try store.open().syncDeadLetters()
+        try await CommandFailure.reporting {
+            let letters = try await store.open().syncDeadLetters()
             switch format {
             case .json:
                 Console.output(JSONValue.array(letters.map { letter in
@@ -90,8 +90,8 @@ struct SyncDeadLetterRetry: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandFailure.reporting {
-            let count = try store.open().retryDeadLetters(seq: all ? nil : id)
+        try await CommandFailure.reporting {
+            let count = try await store.open().retryDeadLetters(seq: all ? nil : id)
             if !all && count == 0 { throw CommandFailure.invalidInput(["error: no dead-lettered mutation with ID \(id!)"]) }
             Console.error(["requeued \(count) mutation\(count == 1 ? "" : "s"); run fencepost sync push to send"])
         }

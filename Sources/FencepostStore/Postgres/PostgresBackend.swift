@@ -1,0 +1,197 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The store in a PostgreSQL database, shared by any number of processes and service
+/// instances: postgres-nio's `PostgresClient` pool, migrated once under an advisory lock.
+///
+/// The store's SQL runs on one leased connection per transaction, on a store thread
+/// (``BlockingWork``), each statement waited for there; readers see one snapshot (repeatable
+/// read), writers read committed and take the advisory locks the store asks for (a region
+/// apply, a device's fixes).
+final class PostgresBackend: StoreBackend {
+    let client: PostgresClient
+    let url: PostgresURL
+    private let running: Task<Void, Never>
+    /// postgres-nio's own logging stays quiet: what fails reaches the caller as an error.
+    static let logger = Logger(label: "fencepost.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    var location: String { url.description }
+
+    private init(client: PostgresClient, url: PostgresURL) {
+        self.client = client
+        self.url = url
+        running = Task { await client.run() }
+    }
+
+    /// Connects (within `timeout`) and migrates; a server that cannot be reached, refuses the
+    /// login or holds a newer schema throws a ``StoreOpenError`` with one line to show.
+    static func open(_ url: PostgresURL, timeout: Duration = .seconds(10)) async throws -> PostgresBackend {
+        var configuration: PostgresClient.Configuration
+        if let socket = url.socket {
+            configuration = .init(unixSocketPath: socket, username: url.user, password: url.password, database: url.database)
+        } else {
+            configuration = .init(
+                host: url.host ?? "localhost", port: url.port, username: url.user, password: url.password, database: url.database,
+                tls: url.requireTLS ? .require(.makeClientConfiguration()) : .disable)
+        }
+        configuration.options.connectTimeout = timeout
+        configuration.options.maximumConnections = 16
+        let backend = PostgresBackend(client: PostgresClient(configuration: configuration, backgroundLogger: logger), url: url)
+        do {
+            try await backend.firstConnection(timeout: timeout)
+            try await backend.migrate()
+        } catch {
+            await backend.close()
+            throw error
+        }
+        return backend
+    }
+
+    func close() async {
+        running.cancel()
+        _ = await running.value
+    }
+
+    // MARK: - Transactions
+
+    func read<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+        try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+        try await transaction(begin: "BEGIN", body)
+    }
+
+    private func transaction<T>(begin: String, _ body: (any SQLTransaction) throws -> T) async throws -> T {
+        do {
+            // The whole lease runs on the store's threads: the statements block one of them,
+            // never a thread of the cooperative pool.
+            return try await withTaskExecutorPreference(StoreThreads.shared) {
+                try await client.withConnection { connection in
+                    let transaction = PostgresTransaction(connection)
+                    try transaction.execute(begin, [])
+                    do {
+                        let result = try body(transaction)
+                        try transaction.execute("COMMIT", [])
+                        return result
+                    } catch {
+                        _ = try? transaction.execute("ROLLBACK", [])
+                        throw error
+                    }
+                }
+            }
+        } catch let error as PSQLError where Self.isConnectionFailure(error) {
+            throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(Self.describe(error))")
+        }
+    }
+
+    func exclusively<T>(_ name: String, wait: Bool, _ body: () async throws -> T) async throws -> T? {
+        try await client.withConnection { connection in
+            let key = PostgresBindings.key(name)
+            let lock = PostgresQuery(unsafeSQL: wait ? "SELECT pg_advisory_lock(\(key))" : "SELECT pg_try_advisory_lock(\(key))")
+            let taken = try await connection.query(lock, logger: Self.logger).collect().first?.decode(Bool?.self) ?? true
+            guard wait || taken else { return nil }
+            do {
+                let result = try await body()
+                _ = try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Self.logger)
+                return result
+            } catch {
+                _ = try? await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Self.logger)
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Opening
+
+    /// One connection of its own first, so that a bad address, a stopped server, a missing
+    /// database or a refused login fails the opening at once with the server's reason (the pool
+    /// would retry forever).
+    private func firstConnection(timeout: Duration) async throws {
+        var configuration: PostgresConnection.Configuration
+        if let socket = url.socket {
+            configuration = .init(unixSocketPath: socket, username: url.user, password: url.password, database: url.database)
+        } else {
+            configuration = .init(
+                host: url.host ?? "localhost", port: url.port, username: url.user, password: url.password, database: url.database,
+                tls: url.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
+        }
+        configuration.options.connectTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: Self.logger)
+            try? await connection.close()
+        } catch let error as PSQLError {
+            throw StoreOpenError.unreachable("cannot open PostgreSQL at \(location): \(Self.describe(error))")
+        } catch {
+            throw StoreOpenError.unreachable("cannot open PostgreSQL at \(location): \(error)")
+        }
+    }
+
+    /// The named migrations (``PostgresMigrations``) not applied yet, in order, each in its
+    /// transaction, under an advisory lock: instances starting together migrate once.
+    private func migrate() async throws {
+        try await withTaskExecutorPreference(StoreThreads.shared) {
+            try await client.withConnection { connection in
+                let transaction = PostgresTransaction(connection)
+                try transaction.execute("SELECT pg_advisory_lock(\(PostgresBindings.key("migrations")))", [])
+                defer { _ = try? transaction.execute("SELECT pg_advisory_unlock(\(PostgresBindings.key("migrations")))", []) }
+                try transaction.execute(
+                    "CREATE TABLE IF NOT EXISTS fencepost_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", [])
+                let applied = Set(try transaction.values("SELECT name FROM fencepost_migrations") as [String])
+                let known = PostgresMigrations.all.map(\.name)
+                let unknown = applied.subtracting(known)
+                if !unknown.isEmpty { throw StoreOpenError.newerSchema(unknown.sorted()) }
+                for migration in PostgresMigrations.all where !applied.contains(migration.name) {
+                    try transaction.execute("BEGIN", [])
+                    do {
+                        // One statement at a time: the extended protocol takes one per query.
+                        for statement in migration.sql.components(separatedBy: ";\n") where !statement.allSatisfy(\.isWhitespace) {
+                            try transaction.execute(statement, [])
+                        }
+                        try transaction.execute(
+                            "INSERT INTO fencepost_migrations (name, applied_at) VALUES (?, ?)", migration.name, Timestamp.format(Date()))
+                        try transaction.execute("COMMIT", [])
+                    } catch {
+                        _ = try? transaction.execute("ROLLBACK", [])
+                        throw error
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: - Errors
+
+    private static func isConnectionFailure(_ error: PSQLError) -> Bool {
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The server's own message where it sent one (a refused login), else the failure's kind.
+    static func describe(_ error: PSQLError) -> String {
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying { return "\(underlying)" }
+        return "\(error.code)"
+    }
+}
+
+/// The database went away (a restart, a lost connection): the operation may be tried again.
+public struct StoreUnavailable: Error, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+}
+
+import FencepostCore
+
+extension PostgresBindings {
+    /// A store-wide advisory lock's key, as SQL: a 64-bit hash of its name.
+    static func key(_ name: String) -> String {
+        "hashtextextended('fencepost:\(name.replacingOccurrences(of: "'", with: "''"))', 0)"
+    }
+}

@@ -1,0 +1,167 @@
+import FencepostCore
+
+/// PostgreSQL's fast path for an ingest's writes (``EventWriting``): a batch of events takes a
+/// handful of statements, each writing many rows at once (one round trip for a batch's events,
+/// one for its visits, one for its outbox rows) instead of a statement per row.
+///
+/// The outcome is the SQLite writer's, row for row: a new event and each visit change with
+/// its outbox row, in the batch's order; a visit the batch both opens and closes written once,
+/// closed; a repeated event or visit (a re-run) ignored.
+struct PostgresEventWriter: EventWriting {
+    let now: String
+    let transaction: PostgresTransaction
+    /// Rows per statement: PostgreSQL takes at most 65,535 values per statement.
+    private static let rowsPerStatement = 2_000
+
+    func write(_ events: [GeofenceEvent]) throws -> WrittenEvents {
+        var written = WrittenEvents()
+        for event in events { written.eventsByKind[event.kind, default: 0] += 1 }
+        let newEvents = try insertEvents(events)
+        written.newEvents = events.filter { newEvents.contains($0.id) }
+
+        // Visits: opened (closed at once when the batch also holds the exit), then the
+        // closes of visits opened before this batch.
+        var exits: [String: Double] = [:]
+        for event in events where event.kind == .exit { exits[event.visitID] = event.time }
+        let opens = events.filter { $0.kind == .enter }
+        let opened = try insertVisits(opens, exits: exits)
+        let closes = events.filter { $0.kind == .exit && !(opened[$0.visitID] == true) }
+        let closedVersions = try closeVisits(closes.map { ($0.visitID, $0.time, VisitExitReason.exit) })
+
+        // The outbox rows, in the order the events came.
+        var rows: [(entity: String, id: String, version: Int)] = []
+        for event in events {
+            if newEvents.contains(event.id) { rows.append(("event", event.id, 1)) }
+            switch event.kind {
+            case .enter:
+                guard opened[event.visitID] != nil else { break }
+                rows.append(("visit", event.visitID, 1))
+                written.visitsOpened += 1
+            case .exit:
+                if opened[event.visitID] == true {
+                    rows.append(("visit", event.visitID, 2))
+                } else if let version = closedVersions[event.visitID] {
+                    rows.append(("visit", event.visitID, version))
+                } else {
+                    break
+                }
+                written.visitsClosed += 1
+            case .dwell:
+                break
+            }
+        }
+        try enqueue(rows)
+        return written
+    }
+
+    func close(visitID: String, at: Double, reason: VisitExitReason) throws -> Bool {
+        guard let version = try closeVisits([(visitID, at, reason)])[visitID] else { return false }
+        try enqueue([("visit", visitID, version)])
+        return true
+    }
+
+    // MARK: - Statements
+
+    /// Inserts the events that are not stored yet; returns their ids.
+    private func insertEvents(_ events: [GeofenceEvent]) throws -> Set<String> {
+        var inserted = Set<String>()
+        for chunk in Self.chunks(events) {
+            var values: [SQLValue] = []
+            values.reserveCapacity(chunk.count * 11)
+            for event in chunk {
+                values += [
+                    .text(event.id), .text(event.kind.rawValue), .text(event.device), .text(event.regionID), .text(event.visitID),
+                    .integer(Timestamp.milliseconds(event.time)), .text(Timestamp.format(seconds: event.time)),
+                    event.position.map { .double($0.lat) } ?? .null, event.position.map { .double($0.lon) } ?? .null,
+                    .text(event.flags.names.joined(separator: ",")), .text(now),
+                ]
+            }
+            let rows = Self.placeholders(rows: chunk.count, columns: 11, template: "(?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)")
+            inserted.formUnion(try transaction.values(
+                """
+                INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
+                VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id
+                """,
+                values) as [String])
+        }
+        return inserted
+    }
+
+    /// Inserts the visits the enters open that are not stored yet: closed (version 2) when
+    /// `exits` holds their exit. Returns, per visit inserted, whether it was inserted closed.
+    private func insertVisits(_ enters: [GeofenceEvent], exits: [String: Double]) throws -> [String: Bool] {
+        var inserted: [String: Bool] = [:]
+        for chunk in Self.chunks(enters) {
+            var values: [SQLValue] = []
+            for enter in chunk {
+                let exit = exits[enter.visitID]
+                values += [
+                    .text(enter.visitID), .text(enter.device), .text(enter.regionID), .integer(Timestamp.milliseconds(enter.time)),
+                    .text(Timestamp.format(seconds: enter.time)), exit.map { .integer(Timestamp.milliseconds($0)) } ?? .null,
+                    exit.map { .text(Timestamp.format(seconds: $0)) } ?? .null, .text(exit == nil ? "open" : "closed"),
+                    exit == nil ? .null : .text(VisitExitReason.exit.rawValue), .integer(exit == nil ? 1 : 2), .text(now),
+                ]
+            }
+            let rows = Self.placeholders(rows: chunk.count, columns: 11, template: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            for row in try transaction.rows(
+                """
+                INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version,
+                    updated_at)
+                VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id, status
+                """,
+                values)
+            {
+                inserted[row["id"]] = (row["status"] as String) == "closed"
+            }
+        }
+        return inserted
+    }
+
+    /// Closes the open visits among `closes`; returns each closed visit's new version.
+    private func closeVisits(_ closes: [(id: String, at: Double, reason: VisitExitReason)]) throws -> [String: Int] {
+        var versions: [String: Int] = [:]
+        for chunk in Self.chunks(closes) {
+            var values: [SQLValue] = [.text(now)]
+            for close in chunk {
+                values += [
+                    .text(close.id), .integer(Timestamp.milliseconds(close.at)), .text(Timestamp.format(seconds: close.at)),
+                    .text(close.reason.rawValue),
+                ]
+            }
+            let rows = Self.placeholders(rows: chunk.count, columns: 4, template: "(?::text, ?::bigint, ?::text, ?::text)")
+            for row in try transaction.rows(
+                """
+                UPDATE visits AS v SET exited_ms = c.exited_ms, exited_at = c.exited_at, status = 'closed',
+                    exit_reason = c.reason, version = v.version + 1, updated_at = ?
+                FROM (VALUES \(rows)) AS c (id, exited_ms, exited_at, reason)
+                WHERE v.id = c.id AND v.status = 'open'
+                RETURNING v.id, v.version
+                """,
+                values)
+            {
+                versions[row["id"]] = row["version"]
+            }
+        }
+        return versions
+    }
+
+    /// Outbox rows that refer to their entity (``OutboxPayload``), in order.
+    private func enqueue(_ rows: [(entity: String, id: String, version: Int)]) throws {
+        for chunk in Self.chunks(rows) {
+            var values: [SQLValue] = []
+            for row in chunk { values += [.text(row.entity), .text(row.id), .integer(Int64(row.version)), .text(now)] }
+            let placeholders = Self.placeholders(rows: chunk.count, columns: 4, template: "(?, ?, 'upsert', ?, ?)")
+            try transaction.execute(
+                "INSERT INTO outbox (entity, entity_id, op, version, created_at) VALUES \(placeholders) ON CONFLICT DO NOTHING", values)
+        }
+    }
+
+    private static func chunks<Element>(_ elements: [Element]) -> [ArraySlice<Element>] {
+        stride(from: 0, to: elements.count, by: rowsPerStatement).map { elements[$0..<min($0 + rowsPerStatement, elements.count)] }
+    }
+
+    /// `template` (one row's `(?, ...)`) repeated for `rows` rows.
+    private static func placeholders(rows: Int, columns: Int, template: String) -> String {
+        Array(repeating: template, count: rows).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,86 @@
+import CSQLiteSetup
+import Foundation
+import GRDB
+
+/// The store in a SQLite file (WAL), or in memory for tests: GRDB's pool of one writer and
+/// several readers, migrated on opening.
+final class SQLiteBackend: StoreBackend {
+    let writer: any DatabaseWriter
+    let location: String
+
+    /// Multi-thread mode, set once before the first connection opens (see `fencepost_sqlite_setup`):
+    /// SQLite's per-call mutexes were a tenth of an ingest's event writes.
+    private static let sqliteSetUp: Int32 = fencepost_sqlite_setup()
+
+    /// Opens (creating when missing) the database file at `path` and migrates it.
+    init(path: String) throws {
+        _ = Self.sqliteSetUp
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        writer = try DatabasePool(path: path, configuration: Self.configuration())
+        location = path
+        try Self.migrate(writer)
+    }
+
+    /// A private database in memory.
+    init() throws {
+        _ = Self.sqliteSetUp
+        writer = try DatabaseQueue(configuration: Self.configuration())
+        location = ":memory:"
+        try Self.migrate(writer)
+    }
+
+    var isInMemory: Bool { !(writer is DatabasePool) }
+
+    func read<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+        try await BlockingWork.run { try self.readNow(body) }
+    }
+
+    func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+        try await BlockingWork.run { try self.writeNow(body) }
+    }
+
+    /// ``read(_:)`` on the calling thread.
+    func readNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
+        try writer.read { db in try body(GRDBTransaction(db)) }
+    }
+
+    /// ``write(_:)`` on the calling thread: an immediate transaction takes the write lock up
+    /// front, so another process's commit cannot invalidate its first reads
+    /// (SQLITE_BUSY_SNAPSHOT).
+    func writeNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
+        try writer.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                result = try body(GRDBTransaction(db))
+                return .commit
+            }
+            return result!
+        }
+    }
+
+    func close() async {
+        try? writer.close()
+    }
+
+    private static func migrate(_ writer: any DatabaseWriter) throws {
+        // Migrations this release does not know: a newer release made the file; leave it alone.
+        let unknown = try writer.read { db in try migrator.appliedIdentifiers(db).subtracting(migrator.migrations) }
+        if !unknown.isEmpty { throw StoreOpenError.newerSchema(unknown.sorted()) }
+        try migrator.migrate(writer)
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        // Another fencepost process may hold the write lock for a moment: wait, don't fail.
+        configuration.busyMode = .timeout(30)
+        configuration.label = "fencepost"
+        configuration.prepareDatabase { db in
+            // The writer's page cache: 16 MiB rather than SQLite's 2 MiB, so an ingest's inserts
+            // at random places in the id indexes mostly find their pages cached and a large
+            // transaction spills fewer pages to the log before it commits. Readers keep the default.
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA cache_size = -16384") }
+        }
+        return configuration
+    }
+}
