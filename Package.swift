@@ -148,6 +148,8 @@ let package = Package(
         .target(
             name: "FencepostTestSupport",
             dependencies: [
+                "FencepostStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

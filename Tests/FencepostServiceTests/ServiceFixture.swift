@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import FencepostTestSupport
 
 /// A real store in a temporary directory with one circular region ("home", 100 m around
 /// 47.0 N 8.0 E) and a token of each scope, and the service built on it.
@@ -22,7 +23,8 @@ struct ServiceFixture {
     init() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try Store(path: directory.appendingPathComponent("store.db").path)
+        store = TestStores.onPostgres
+            ? try await TestStores.fresh() : try Store(path: directory.appendingPathComponent("store.db").path)
         try await store.applyRegions([try Self.region(id: "home", lat: Self.home.lat, lon: Self.home.lon, radius: 100)])
         admin = try await store.createToken(name: "admin", scope: .admin)
         reader = try await store.createToken(name: "reader", scope: .read)

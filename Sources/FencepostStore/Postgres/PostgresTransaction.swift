@@ -21,12 +21,28 @@ final class PostgresTransaction: SQLTransaction {
 
     func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
         var rows: [SQLRow] = []
-        try forEachRow(sql, arguments) { rows.append($0) }
+        try each(try result(sql, arguments)) { rows.append($0) }
         return rows
     }
 
+    /// Through a cursor, `fetchSize` rows at a time: an export of millions of rows holds one
+    /// page in memory, not the whole answer.
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRow) throws -> Void) throws {
-        let result = try result(sql, arguments)
+        cursors += 1
+        let cursor = "fencepost_rows_\(cursors)"
+        try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, arguments)
+        while true {
+            let page = try result("FETCH \(Self.fetchSize) FROM \(cursor)", [])
+            try each(page, body)
+            if (page.metadata.rows ?? 0) < Self.fetchSize { break }
+        }
+        try execute("CLOSE \(cursor)", [])
+    }
+
+    private static let fetchSize = 5_000
+    private var cursors = 0
+
+    private func each(_ result: PostgresQueryResult, _ body: (SQLRow) throws -> Void) throws {
         guard let first = result.rows.first else { return }
         let columns = SQLColumns(first.map(\.columnName))
         for row in result.rows {
@@ -50,7 +66,13 @@ final class PostgresTransaction: SQLTransaction {
             }
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
-        return try connection.query(query, logger: PostgresBackend.logger).wait()
+        do {
+            return try connection.query(query, logger: PostgresBackend.logger).wait()
+        } catch let error as PSQLError where error.serverInfo?[.message] != nil {
+            // postgres-nio hides the server's words from `description`; they are what a user needs.
+            throw PostgresStatementError(
+                message: error.serverInfo?[.message] ?? "", sqlState: error.serverInfo?[.sqlState] ?? "", underlying: error)
+        }
     }
 
     /// The SQL with its `?` placeholders numbered (`$1`, `$2`, ...), quoted text left alone.
@@ -96,5 +118,21 @@ struct PostgresDialect: SQLDialect {
 
     func lock(_ key: String, in transaction: any SQLTransaction) throws {
         try transaction.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key)
+    }
+}
+
+/// A statement the server refused, with its reason and SQLSTATE (a constraint, a trigger, a
+/// cancelled query).
+struct PostgresStatementError: Error, CustomStringConvertible {
+    var message: String
+    var sqlState: String
+    var underlying: PSQLError
+
+    var description: String { "PostgreSQL: \(message) (SQLSTATE \(sqlState))" }
+
+    /// The server is shutting down or restarting, out of connections, or cannot be reached
+    /// (classes 57P, 53 and 08): the operation may succeed when tried again later.
+    var meansUnavailable: Bool {
+        sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("08")
     }
 }
