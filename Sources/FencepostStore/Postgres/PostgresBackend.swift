@@ -74,6 +74,7 @@ final class PostgresBackend: StoreBackend {
                     try transaction.execute(begin, [])
                     do {
                         let result = try body(transaction)
+                        try transaction.flushOutbox()
                         try transaction.execute("COMMIT", [])
                         return result
                     } catch {
