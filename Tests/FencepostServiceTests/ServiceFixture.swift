@@ -34,6 +34,9 @@ struct ServiceFixture {
 
     func cleanUp() {
         try? FileManager.default.removeItem(at: directory)
+        // A PostgreSQL store's connections go back to the server (tests make many stores).
+        let store = self.store
+        Task { await store.close() }
     }
 
     static func region(id: String, lat: Double, lon: Double, radius: Double) throws -> Region {

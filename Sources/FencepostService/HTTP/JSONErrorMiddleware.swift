@@ -1,3 +1,4 @@
+import FencepostStore
 import Hummingbird
 
 /// Every error leaves as a JSON error body: Hummingbird's own (unknown route, missing
@@ -11,6 +12,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch let error as RegionsRefused {
             throw error
+        } catch let error as StoreUnavailable {
+            // The database is away (restarting, unreachable): nothing of the request was
+            // committed, and the client may send it again.
+            context.logger.warning("store unavailable", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            throw APIError(.serviceUnavailable, "store_unavailable", "the store is unavailable; retry")
         } catch let error as HTTPError {
             let code = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
             throw APIError(error.status, code, error.body ?? error.status.reasonPhrase)

@@ -85,6 +85,8 @@ final class PostgresTransaction: SQLTransaction {
             try insertRows(into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox) { $0.values }
             pendingOutbox = []
         }
+        // Delivered to every listening instance when the transaction commits (``PostgresBackend/watchChanges(_:)``).
+        try execute("SELECT pg_notify('\(PostgresBackend.changesChannel)', '')", [])
     }
 
     private func spillOutbox() throws {
