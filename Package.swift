@@ -201,6 +201,7 @@ let package = Package(
             dependencies: [
                 "FencepostService", "FencepostStore", "FencepostSync", "FencepostTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -47,11 +47,20 @@ struct ServiceFixture {
         #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(radius)}}"#
     }
 
-    func app(_ configuration: ServiceConfiguration = ServiceConfiguration()) async throws -> some ApplicationProtocol {
+    /// The service on the fixture's store, or on `store` (another instance's connection to the
+    /// same database, ``secondStore()``).
+    func app(
+        _ configuration: ServiceConfiguration = ServiceConfiguration(), store: Store? = nil, pollInterval: Duration = .milliseconds(50)
+    ) async throws -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         return try await buildApplication(
-            store: store, settings: ServiceSettings(configuration: configuration, pollInterval: .milliseconds(50)), logger: logger)
+            store: store ?? self.store, settings: ServiceSettings(configuration: configuration, pollInterval: pollInterval), logger: logger)
+    }
+
+    /// The same database opened again, as a second service instance (or process) would.
+    func secondStore() async throws -> Store {
+        try await Store.open(store.location)
     }
 
     /// A walk due north through home: 10 fixes a minute apart from 600 m south to 600 m north
