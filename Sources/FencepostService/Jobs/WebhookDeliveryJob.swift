@@ -42,7 +42,7 @@ struct WebhookDeliveryJob: Service {
     private func deliverWhileHolding(_ webhook: ServiceConfiguration.Webhook, client: HTTPClient) async {
         while !Task.isCancelled {
             do {
-                let delivered = try await store.exclusively("webhook:" + webhook.key, wait: false) {
+                let delivered: Void? = try await store.exclusively("webhook:" + webhook.key, wait: false) {
                     await deliver(to: webhook, client: client)
                 }
                 if delivered == nil { try await Task.sleep(for: Self.takeOverCheck) }

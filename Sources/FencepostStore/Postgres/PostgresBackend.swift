@@ -64,12 +64,16 @@ final class PostgresBackend: StoreBackend {
         try await transaction(begin: "BEGIN", body)
     }
 
+    /// How long a transaction waits for a connection before the store is reported
+    /// unavailable (503 in the service): the pool has none while the server is away.
+    static let leaseDeadline: Duration = .seconds(3)
+
     private func transaction<T>(begin: String, _ body: (any SQLTransaction) throws -> T) async throws -> T {
         do {
             // The whole lease runs on the store's threads: the statements block one of them,
             // never a thread of the cooperative pool.
             return try await withTaskExecutorPreference(StoreThreads.shared) {
-                try await client.withConnection { connection in
+                try await client.withConnection(leasedWithin: Self.leaseDeadline) { connection in
                     let transaction = PostgresTransaction(connection)
                     try transaction.execute(begin, [])
                     do {

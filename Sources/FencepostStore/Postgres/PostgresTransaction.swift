@@ -139,12 +139,26 @@ final class PostgresTransaction: SQLTransaction {
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
         do {
-            return try connection.query(query, logger: PostgresBackend.logger).wait()
+            return try waitWatchingTheConnection(connection.query(query, logger: PostgresBackend.logger))
         } catch let error as PSQLError where error.serverInfo?[.message] != nil {
             // postgres-nio hides the server's words from `description`; they are what a user needs.
             throw PostgresStatementError(
                 message: error.serverInfo?[.message] ?? "", sqlState: error.serverInfo?[.sqlState] ?? "", underlying: error)
         }
+    }
+
+    /// The statement's answer. A statement sent as the server goes away (a restart cuts every
+    /// connection) may never be answered nor failed by the driver; rather than hold a store
+    /// thread and the request forever, a connection found closed while waiting ends the wait.
+    private func waitWatchingTheConnection<T>(_ answer: EventLoopFuture<T>) throws -> T {
+        let answered = DispatchSemaphore(value: 0)
+        answer.whenComplete { _ in answered.signal() }
+        while answered.wait(timeout: .now() + .milliseconds(500)) == .timedOut {
+            if connection.isClosed {
+                throw StoreUnavailable(reason: "the connection to PostgreSQL was lost while a statement ran")
+            }
+        }
+        return try answer.wait()
     }
 
     /// The SQL with its `?` placeholders numbered (`$1`, `$2`, ...), quoted text left alone.
