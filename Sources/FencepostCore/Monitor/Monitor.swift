@@ -221,13 +221,27 @@ public final class Monitor {
         let bounded = slot.flatMap { track.discs[$0] }.flatMap {
             boundedLocation(in: $0, at: fix, membership: membership, area: area, settings: settings)
         }
-        let location = try bounded ?? area.locate(position)
+        var location = try bounded ?? area.locate(position)
         /// An enter waiting for its delay is confirmed once it has held (or the fix is deep).
         func confirmEnterIfDue(_ entering: inout Membership) {
             guard enterConfirmed(entering, fix: fix, depth: location.boundaryDistance, area: area, settings: settings) else { return }
             entering.phase = .inside
             event(.enter, entering.enter, visit: entering.enter.time)
             emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
+        }
+        /// A visit at a fix outside its region, `outward` its crossing out: the exit is confirmed
+        /// once a fix beyond the band was seen and the exit delay has held since the crossing.
+        func leaving(_ visit: Membership) -> Membership? {
+            var visit = visit
+            guard let outward = visit.outward else { return visit }
+            let band = settings.band(accuracy: fix.accuracy)
+            if !visit.armed {
+                visit.armed = band == 0 || location.boundaryDistance > band
+            }
+            emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
+            guard visit.armed, fix.time - outward.time >= settings.exitDelay else { return visit }
+            event(.exit, outward, visit: visit.enter.time)
+            return nil
         }
 
         switch membership?.phase {
@@ -247,7 +261,19 @@ public final class Monitor {
             if location.inside {
                 confirmEnterIfDue(&membership!)
             } else {
-                membership = nil  // left before the enter was confirmed
+                // Left before a fix confirmed the enter: what held is the time inside, from the
+                // inward crossing to the outward one on this segment. Long enough, the enter is
+                // confirmed however sparse the fixes, and the visit goes on with its exit pending
+                // (a fix in the band holds it).
+                let outward = crossing(from: previous, to: here, area: area, entering: false, settings: settings)
+                if var visit = membership, outward.time - visit.enter.time >= settings.enterDelay {
+                    visit.phase = .inside
+                    visit.outward = outward
+                    event(.enter, visit.enter, visit: visit.enter.time)
+                    membership = leaving(visit)
+                } else {
+                    membership = nil
+                }
             }
         case .inside?:
             guard var visit = membership else { return }
@@ -257,20 +283,19 @@ public final class Monitor {
                 emitDwellIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
                 membership = visit
             } else {
+                if visit.outward != nil, let previous, let back = try reentry(
+                    region, from: previous, to: here, nearest: bounded == nil ? location.boundaryDistance : boundsLeast(slot, track, position),
+                    metresPerDegreeLon: discScale)
+                {
+                    // Back in and out again between two fixes outside: the visit held until the
+                    // later crossing, and a fix beyond the band must be seen again since it.
+                    visit.outward = back
+                    visit.armed = false
+                    if bounded != nil { location = try area.locate(position) }  // the band is compared anew
+                }
                 // With no outward crossing yet, the previous fix was inside: this segment leaves.
-                let outward = visit.outward ?? crossing(from: previous, to: here, area: area, entering: false, settings: settings)
-                visit.outward = outward
-                let band = settings.band(accuracy: fix.accuracy)
-                if !visit.armed {
-                    visit.armed = band == 0 || location.boundaryDistance > band
-                }
-                emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
-                if visit.armed, fix.time - outward.time >= settings.exitDelay {
-                    event(.exit, outward, visit: visit.enter.time)
-                    membership = nil
-                } else {
-                    membership = visit
-                }
+                visit.outward = visit.outward ?? crossing(from: previous, to: here, area: area, entering: false, settings: settings)
+                membership = leaving(visit)
             }
         }
         track.members[region] = membership
@@ -304,9 +329,14 @@ public final class Monitor {
         // The distance is not used on the other paths.
         let unused = AreaLocation(inside: disc.inside, boundaryDistance: bounds.least)
         switch membership.phase {
-        case .entering:
-            guard disc.inside, !enterDelayPassed(membership, fix: fix, settings: settings) else { return unused }
+        case .entering where disc.inside:
+            guard !enterDelayPassed(membership, fix: fix, settings: settings) else { return unused }
             return comparedWith(deepEntryDepth(fix: fix, area: area, settings: settings))
+        case .entering:
+            // Outside: an enter confirmed by the time it held goes on as a visit leaving, which
+            // compares the distance with the band.
+            let band = settings.band(accuracy: fix.accuracy)
+            return band > 0 ? comparedWith(band) : unused
         case .inside:
             let band = settings.band(accuracy: fix.accuracy)
             guard !disc.inside, !membership.armed, band > 0 else { return unused }
@@ -317,12 +347,8 @@ public final class Monitor {
     /// Between two outside fixes: a segment that crosses the region (deeper than the fixes'
     /// reported accuracy) is an enter and an exit, flagged `pass`.
     private func passThrough(_ region: Int, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void) throws {
-        let area = areas[region], settings = regionSettings[region]
-        guard try area.segmentCrosses(from: previous.position, to: here.position) else { return }
-        guard let chord = area.crossingSpan(from: previous.position, to: here.position), chord.upperBound > chord.lowerBound,
-            try passDepth(area, from: previous, to: here, chord: chord)
-                > min(passAccuracy(previous, here) * settings.passThroughDepthFactor, area.deepestUsefulDepth)
-        else { return }
+        let settings = regionSettings[region]
+        guard let chord = try chordThrough(region, from: previous, to: here) else { return }
         let (first, last) = (chord.lowerBound, chord.upperBound)
         let span = here.time - previous.time
         let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
@@ -332,6 +358,40 @@ public final class Monitor {
             event(.dwell, Crossing(time: enter.time + dwell, flags: .pass), enter.time)
         }
         event(.exit, exit, enter.time)
+    }
+
+    /// The part of the segment between two fixes outside a region that lies inside it, as
+    /// fractions of the segment, when the segment goes deeper into the region than the fixes'
+    /// reported accuracy (a corner clipped by GPS noise is not being inside).
+    private func chordThrough(_ region: Int, from previous: FixPoint, to here: FixPoint) throws -> ClosedRange<Double>? {
+        let area = areas[region], settings = regionSettings[region]
+        guard try area.segmentCrosses(from: previous.position, to: here.position) else { return nil }
+        guard let chord = area.crossingSpan(from: previous.position, to: here.position), chord.upperBound > chord.lowerBound,
+            try passDepth(area, from: previous, to: here, chord: chord)
+                > min(passAccuracy(previous, here) * settings.passThroughDepthFactor, area.deepestUsefulDepth)
+        else { return nil }
+        return chord
+    }
+
+    /// For a visit whose exit is pending, at a second fix outside in a row: where the segment
+    /// from the previous fix left the region again, if it went back in (as a pass-through would
+    /// count it). Sparse fixes must not hide that the device was inside until then. `nearest`
+    /// is at most the fix's distance to the boundary.
+    private func reentry(
+        _ region: Int, from previous: FixPoint, to here: FixPoint, nearest: Double, metresPerDegreeLon: Double
+    ) throws -> Crossing? {
+        let settings = regionSettings[region]
+        guard settings.passThrough, here.time - previous.time <= settings.maxGap,
+            !(usesDiscs && SafeDisc.stays(within: nearest, from: previous.position, to: here.position, metresPerDegreeLon: metresPerDegreeLon)),
+            let chord = try chordThrough(region, from: previous, to: here)
+        else { return nil }
+        let last = chord.upperBound
+        return Crossing(time: previous.time + last * (here.time - previous.time), flags: [], position: Self.along(previous, here, last))
+    }
+
+    /// The least distance to the boundary the slot's disc allows at `position` (0 without one).
+    private func boundsLeast(_ slot: Int?, _ track: MonitorTrack, _ position: Position) -> Double {
+        max(slot.flatMap { track.discs[$0] }?.bounds(at: position)?.least ?? 0, 0)
     }
 
     /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
