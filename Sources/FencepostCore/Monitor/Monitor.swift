@@ -15,6 +15,8 @@ public final class Monitor {
     private let ids: [String]
     let regionSettings: [MonitorSettings]
     private let areas: [RegionArea]
+    /// Per region, its ``RegionArea/deepestUsefulDepth``.
+    private let deepestDepths: [Double]
     private let indexByID: [String: Int]
     private let index: SpatialIndex
     public let settings: MonitorSettings
@@ -35,6 +37,7 @@ public final class Monitor {
         self.ids = enabled.map(\.id)
         self.regionSettings = enabled.map { settings.resolved(for: $0) }
         self.areas = try enabled.map { try RegionArea.compile($0.shape, context: context) }
+        self.deepestDepths = areas.map(\.deepestUsefulDepth)
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         self.index = SpatialIndex(
             envelopes: zip(areas, regionSettings).map { Self.widen($0.envelope, metres: $1.widestBand + 1) })
@@ -221,27 +224,13 @@ public final class Monitor {
         let bounded = slot.flatMap { track.discs[$0] }.flatMap {
             boundedLocation(in: $0, at: fix, membership: membership, area: area, settings: settings)
         }
-        var location = try bounded ?? area.locate(position)
+        let location = try bounded ?? area.locate(position)
         /// An enter waiting for its delay is confirmed once it has held (or the fix is deep).
         func confirmEnterIfDue(_ entering: inout Membership) {
             guard enterConfirmed(entering, fix: fix, depth: location.boundaryDistance, area: area, settings: settings) else { return }
             entering.phase = .inside
             event(.enter, entering.enter, visit: entering.enter.time)
             emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
-        }
-        /// A visit at a fix outside its region, `outward` its crossing out: the exit is confirmed
-        /// once a fix beyond the band was seen and the exit delay has held since the crossing.
-        func leaving(_ visit: Membership) -> Membership? {
-            var visit = visit
-            guard let outward = visit.outward else { return visit }
-            let band = settings.band(accuracy: fix.accuracy)
-            if !visit.armed {
-                visit.armed = band == 0 || location.boundaryDistance > band
-            }
-            emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
-            guard visit.armed, fix.time - outward.time >= settings.exitDelay else { return visit }
-            event(.exit, outward, visit: visit.enter.time)
-            return nil
         }
 
         switch membership?.phase {
@@ -270,7 +259,7 @@ public final class Monitor {
                     visit.phase = .inside
                     visit.outward = outward
                     event(.enter, visit.enter, visit: visit.enter.time)
-                    membership = leaving(visit)
+                    membership = leaving(visit, outward: outward, boundaryDistance: location.boundaryDistance, fix: fix, settings: settings, event: event)
                 } else {
                     membership = nil
                 }
@@ -283,19 +272,23 @@ public final class Monitor {
                 emitDwellIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
                 membership = visit
             } else {
-                if visit.outward != nil, let previous, let back = try reentry(
-                    region, from: previous, to: here, nearest: bounded == nil ? location.boundaryDistance : boundsLeast(slot, track, position),
-                    metresPerDegreeLon: discScale)
+                var boundaryDistance = location.boundaryDistance
+                if visit.outward != nil, let previous, !segmentInOutsideDisc(slot, track, previous.position, position),
+                    let back = try reentry(
+                        region, from: previous, to: here, distances: (
+                            from: leastDistance(slot, track, previous.position),
+                            to: bounded == nil ? location.boundaryDistance : leastDistance(slot, track, position)),
+                        metresPerDegreeLon: discScale)
                 {
                     // Back in and out again between two fixes outside: the visit held until the
                     // later crossing, and a fix beyond the band must be seen again since it.
                     visit.outward = back
                     visit.armed = false
-                    if bounded != nil { location = try area.locate(position) }  // the band is compared anew
+                    if bounded != nil { boundaryDistance = try area.boundaryDistance(position) }  // compared with the band anew
                 }
                 // With no outward crossing yet, the previous fix was inside: this segment leaves.
-                visit.outward = visit.outward ?? crossing(from: previous, to: here, area: area, entering: false, settings: settings)
-                membership = leaving(visit)
+                let outward = visit.outward ?? crossing(from: previous, to: here, area: area, entering: false, settings: settings)
+                membership = leaving(visit, outward: outward, boundaryDistance: boundaryDistance, fix: fix, settings: settings, event: event)
             }
         }
         track.members[region] = membership
@@ -311,6 +304,25 @@ public final class Monitor {
         } else {
             track.discs[slot]?.settled = settled
         }
+    }
+
+    /// A visit at a fix outside its region, `outward` its crossing out (`boundaryDistance` from
+    /// the fix): the exit is confirmed once a fix beyond the band was seen and the exit delay
+    /// has held since the crossing.
+    private func leaving(
+        _ visit: Membership, outward: Crossing, boundaryDistance: Double, fix: Fix, settings: MonitorSettings,
+        event: (EventKind, Crossing, Double) -> Void
+    ) -> Membership? {
+        var visit = visit
+        visit.outward = outward
+        if !visit.armed {
+            let band = settings.band(accuracy: fix.accuracy)
+            visit.armed = band == 0 || boundaryDistance > band
+        }
+        emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
+        guard visit.armed, fix.time - outward.time >= settings.exitDelay else { return visit }
+        event(.exit, outward, visit.enter.time)
+        return nil
     }
 
     /// The location a pending state's step needs, from the disc of the last exact test when the
@@ -364,34 +376,52 @@ public final class Monitor {
     /// fractions of the segment, when the segment goes deeper into the region than the fixes'
     /// reported accuracy (a corner clipped by GPS noise is not being inside).
     private func chordThrough(_ region: Int, from previous: FixPoint, to here: FixPoint) throws -> ClosedRange<Double>? {
-        let area = areas[region], settings = regionSettings[region]
+        let area = areas[region]
         guard try area.segmentCrosses(from: previous.position, to: here.position) else { return nil }
         guard let chord = area.crossingSpan(from: previous.position, to: here.position), chord.upperBound > chord.lowerBound,
-            try passDepth(area, from: previous, to: here, chord: chord)
-                > min(passAccuracy(previous, here) * settings.passThroughDepthFactor, area.deepestUsefulDepth)
+            try passDepth(area, from: previous, to: here, chord: chord) > chordDepth(region, previous, here)
         else { return nil }
         return chord
     }
 
+    /// How deep a chord between two fixes must go into a region to count: deeper than the
+    /// fixes' reported accuracy (times `passThroughDepthFactor`), at most halfway into a small
+    /// region.
+    private func chordDepth(_ region: Int, _ a: FixPoint, _ b: FixPoint) -> Double {
+        min(passAccuracy(a, b) * regionSettings[region].passThroughDepthFactor, deepestDepths[region])
+    }
+
     /// For a visit whose exit is pending, at a second fix outside in a row: where the segment
     /// from the previous fix left the region again, if it went back in (as a pass-through would
-    /// count it). Sparse fixes must not hide that the device was inside until then. `nearest`
-    /// is at most the fix's distance to the boundary.
+    /// count it). Sparse fixes must not hide that the device was inside until then.
+    /// `distances` are at most the two fixes' distances to the region: a segment shorter than
+    /// their sum and twice the depth it must reach cannot have been in it deep enough.
     private func reentry(
-        _ region: Int, from previous: FixPoint, to here: FixPoint, nearest: Double, metresPerDegreeLon: Double
+        _ region: Int, from previous: FixPoint, to here: FixPoint, distances: (from: Double, to: Double), metresPerDegreeLon: Double
     ) throws -> Crossing? {
         let settings = regionSettings[region]
         guard settings.passThrough, here.time - previous.time <= settings.maxGap,
-            !(usesDiscs && SafeDisc.stays(within: nearest, from: previous.position, to: here.position, metresPerDegreeLon: metresPerDegreeLon)),
+            !(usesDiscs && SafeDisc.tooShortToEnter(
+                from: previous.position, to: here.position, distances: distances, depth: chordDepth(region, previous, here),
+                metresPerDegreeLon: metresPerDegreeLon)),
             let chord = try chordThrough(region, from: previous, to: here)
         else { return nil }
         let last = chord.upperBound
         return Crossing(time: previous.time + last * (here.time - previous.time), flags: [], position: Self.along(previous, here, last))
     }
 
-    /// The least distance to the boundary the slot's disc allows at `position` (0 without one).
-    private func boundsLeast(_ slot: Int?, _ track: MonitorTrack, _ position: Position) -> Double {
-        max(slot.flatMap { track.discs[$0] }?.bounds(at: position)?.least ?? 0, 0)
+    /// Whether the slot's disc, outside the region, holds both ends of a segment: the segment
+    /// then lies in it and cannot reach the region.
+    private func segmentInOutsideDisc(_ slot: Int?, _ track: MonitorTrack, _ a: Position, _ b: Position) -> Bool {
+        guard usesDiscs, let disc = slot.flatMap({ track.discs[$0] }), !disc.inside else { return false }
+        return disc.covers(a) && disc.covers(b)
+    }
+
+    /// The least distance to a region's boundary its slot's disc allows at a position outside
+    /// the region (0 without a disc outside it that covers the position).
+    private func leastDistance(_ slot: Int?, _ track: MonitorTrack, _ position: Position) -> Double {
+        guard let disc = slot.flatMap({ track.discs[$0] }), !disc.inside else { return 0 }
+        return max(disc.bounds(at: position)?.least ?? 0, 0)
     }
 
     /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
