@@ -215,7 +215,11 @@ public final class IngestSession {
     }
 
     private func inputCommitted() {
-        for record in devices.values { record.dirty = false }
+        for (device, record) in devices where record.dirty {
+            summary.add(record.progress.tally, device: device)
+            record.progress.tally = DeviceTally()
+            record.dirty = false
+        }
         committedSummary = summary
     }
 

@@ -27,6 +27,8 @@ public final class FixPipeline {
         /// Fixes read, before the filter.
         public var fixes = 0
         public var devices: Set<String> = []
+        /// What each device's fixes did.
+        public var byDevice: [String: DeviceTally] = [:]
     }
 
     /// Takes one input: `read` hands each fix to `add`; `outcomes` is told what became of each,
@@ -52,8 +54,9 @@ public final class FixPipeline {
             try order.add(fix) { try devices.take($0, monitor: monitor, filter: filter, into: &outcomes) }
         }
         try order.finish { try devices.take($0, monitor: monitor, filter: filter, into: &outcomes) }
+        let byDevice = devices.takeTallies()
         self.devices = devices
-        return InputTally(fixes: fixes, devices: devices.seenInInput)
+        return InputTally(fixes: fixes, devices: devices.seenInInput, byDevice: byDevice)
     }
 
     /// Every device's progress, the current one's kept out of the dictionary while its fixes come.
@@ -78,6 +81,18 @@ public final class FixPipeline {
             guard !emitted.isEmpty else { return try outcomes.accepted(fix, events: []) }
             defer { emitted.removeAll(keepingCapacity: true) }
             try outcomes.accepted(fix, events: emitted.map(GeofenceEvent.init))
+        }
+
+        /// The tallies of the devices seen in the current input, each started over.
+        mutating func takeTallies() -> [String: DeviceTally] {
+            if let current { byID[current.device] = current.progress }
+            current = nil
+            var tallies: [String: DeviceTally] = [:]
+            for device in seenInInput {
+                tallies[device] = byID[device]?.tally
+                byID[device]?.tally = DeviceTally()
+            }
+            return tallies
         }
 
         private mutating func switchDevice(to device: String, monitor: Monitor) {
