@@ -39,7 +39,23 @@ public struct Store: Sendable {
     package init(writer: any DatabaseWriter, retirementHooks: [RegionRetirementHook] = []) throws {
         self.writer = writer
         self.retirementHooks = retirementHooks
-        try Self.migrator.migrate(writer)
+        try Self.migrate(writer)
+    }
+
+    /// Runs the migrations not applied yet. Two processes opening a new store at once (`watch`
+    /// and an `events export`, say) race: the migrator reads what is applied before each
+    /// migration's transaction, so the slower one finds its tables made by the other. A failed
+    /// migration's transaction is rolled back; trying again reads what the other applied.
+    private static func migrate(_ writer: any DatabaseWriter) throws {
+        for attempt in 1... {
+            do {
+                return try migrator.migrate(writer)
+            } catch {
+                if try writer.read({ try migrator.hasCompletedMigrations($0) }) { return }
+                guard attempt < 5 else { throw error }
+                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
+            }
+        }
     }
 
     /// The same store with one more hook run when regions are retired.
