@@ -110,17 +110,31 @@ public final class IngestSession {
     /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
     /// whatever the input's size.
     public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
+        try ingest(recording: nil, read)
+    }
+
+    /// Ingests one input as ``ingest(_:)`` does, recording `file` (a whole file's content) in
+    /// the same transaction: returns false, having read nothing, when the store already records
+    /// a file with the same content, so each content is ingested at most once, whoever asks.
+    @discardableResult
+    public func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void) throws -> Bool {
+        var isNew = true
         do {
             try store.writer.writeWithoutTransaction { db in
                 // Immediate: take the write lock up front, so another process's commit cannot
                 // invalidate this transaction's first reads (SQLITE_BUSY_SNAPSHOT).
                 try db.inTransaction(.immediate) {
+                    if let file, try Store.importedFile(sha256: file.sha256, db: db) != nil {
+                        isNew = false
+                        return .commit
+                    }
                     try finishingWrites {
                         try beginInput(db: db)
                         try read { fix in try self.add(fix, db: db) }
                         try finishInput(db: db)
                         try saveDevices(db: db)
                     }
+                    if let file { _ = try Store.record(file, db: db) }
                     return .commit
                 }
             }
@@ -128,7 +142,8 @@ public final class IngestSession {
             abandonInput()
             throw error
         }
-        inputCommitted()
+        if isNew { inputCommitted() }
+        return isNew
     }
 
     /// Ingests several inputs (requests, already parsed and validated) in one transaction:
@@ -221,6 +236,17 @@ public final class IngestSession {
             record.dirty = false
         }
         committedSummary = summary
+    }
+
+    /// The summary so far, which starts over (empty) after it: for a long-lived session that
+    /// reports each input on its own. Its `devices` holds the devices first loaded since the
+    /// last start; `byDevice` every device of the inputs counted.
+    public func restartSummary() -> IngestSummary {
+        defer {
+            summary = IngestSummary()
+            committedSummary = summary
+        }
+        return summary
     }
 
     /// Records readers' skipped-record counts.
