@@ -32,31 +32,13 @@ import Testing
         }
     }
 
-    /// Circles, squares and star-shaped polygons 10–120 m across, and a path among them that
+    /// The regions of ``MonitorReferenceTests/scenario(seed:fixCount:stepScale:)`` (circles,
+    /// squares, star-shaped polygons with a hole, 10–130 m across), and a path among them that
     /// moves at 0.5–15 m/s or stops, a corner every minute.
     static func path(seed: UInt64, minutes: Int) -> Path {
-        var random = SplitMix64(seed: seed)
-        let grid = LocalGrid(origin: Position(lon: -8.6 + random.unit() * 20, lat: 40 + random.unit() * 20))
-        var regions: [Region] = []
-        for index in 0..<(3 + Int(random.unit() * 6)) {
-            let x = random.unit() * 600 - 300, y = random.unit() * 600 - 300
-            let size = 10 + random.unit() * 110
-            switch index % 3 {
-            case 0:
-                regions.append(grid.circle("c\(index)", x: x, y: y, radius: size))
-            case 1:
-                regions.append(grid.square("s\(index)", x: x, y: y, half: size))
-            default:
-                let points = 5 + Int(random.unit() * 10)
-                var ring = (0..<points).map { k -> Position in
-                    let angle = 2 * Double.pi * Double(k) / Double(points)
-                    let radius = size * (0.5 + 0.5 * random.unit())
-                    return grid.at(x + radius * cos(angle), y + radius * sin(angle))
-                }
-                ring.append(ring[0])
-                regions.append(Region(id: "p\(index)", shape: .area(.polygon(PolygonCoordinates(rings: [ring])))))
-            }
-        }
+        let scenario = MonitorReferenceTests.scenario(seed: seed, fixCount: 1, stepScale: 1)
+        let grid = LocalGrid(origin: scenario.fixes[0].position)
+        var random = SplitMix64(seed: seed ^ 0x5A1E)
         var x = random.unit() * 400 - 200, y = random.unit() * 400 - 200
         var corners = [(x, y)]
         for _ in 0..<minutes {
@@ -66,7 +48,7 @@ import Testing
             y = min(max(y + sin(heading) * speed * 60, -400), 400)
             corners.append((x, y))
         }
-        return Path(regions: regions, corners: corners, grid: grid)
+        return Path(regions: scenario.regions, corners: corners, grid: grid)
     }
 
     /// A visit: a region and the time span from its enter to its exit (the trace's end while
@@ -157,6 +139,33 @@ import Testing
         try harness.feed(grid.walk(xs: [0, -110, 110, 200], dt: 60, accuracy: nil))
         // The last outward crossing is at x = 100, 210/220 of the way from t = 60 to 120.
         #expect(harness.summary == ["enter@0.0", "exit@117.273"])
+    }
+
+    /// A U-shaped region, its arms 100 m wide around a notch from x = 100 to 200 m open to the
+    /// north, and a segment across both arms at y = 60 (5 m/s, a fix a minute): the raw
+    /// monitor keeps the crossing next to the inside fix, as a per-fix containment test sees
+    /// it; with pass-throughs on, the far arm, deeper than the fixes' accuracy, is part of the
+    /// visit, whichever way the segment goes.
+    @Test(arguments: [true, false]) func aSegmentAcrossBothArmsOfAURegion(leaving: Bool) throws {
+        let grid = LocalGrid()
+        let ring = [(0.0, 0.0), (300, 0), (300, 100), (200, 100), (200, 30), (100, 30), (100, 100), (0, 100), (0, 0)].map { grid.at($0.0, $0.1) }
+        let regions = [Region(id: "u", shape: .area(.polygon(PolygonCoordinates(rings: [ring]))))]
+        let fixes = leaving
+            ? [grid.fix(50, 60, t: 0), grid.fix(350, 60, t: 60), grid.fix(650, 60, t: 120)]
+            : [grid.fix(350, 60, t: 0), grid.fix(50, 60, t: 60)]
+        var raw = try MonitorHarness(regions: regions, settings: MonitorHarness.raw)
+        var defaults = try MonitorHarness(regions: regions, settings: MonitorSettings())
+        try raw.feed(fixes)
+        try defaults.feed(fixes)
+        if leaving {
+            // Out at x = 100 (t = 10), back in at 200, out at 300 (t = 50).
+            #expect(raw.summary == ["enter@0.0", "exit@10.0"])
+            #expect(defaults.summary == ["enter@0.0", "exit@50.0"])
+        } else {
+            // In at x = 300 (t = 10), out at 200, in again at 100 (t = 50).
+            #expect(raw.summary == ["enter@50.0"])
+            #expect(defaults.summary == ["enter@10.0"])
+        }
     }
 
     /// The inside interval must reach the delay: a shallow dip shorter than it is still no visit,

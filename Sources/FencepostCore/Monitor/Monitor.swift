@@ -236,7 +236,7 @@ public final class Monitor {
         switch membership?.phase {
         case nil:
             if location.inside {
-                let enter = crossing(from: previous, to: here, area: area, entering: true, settings: settings)
+                let enter = try crossing(region, from: previous, to: here, entering: true)
                 var entering = Membership(phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
                 confirmEnterIfDue(&entering)
                 membership = entering
@@ -254,7 +254,7 @@ public final class Monitor {
                 // inward crossing to the outward one on this segment. Long enough, the enter is
                 // confirmed however sparse the fixes, and the visit goes on with its exit pending
                 // (a fix in the band holds it).
-                let outward = crossing(from: previous, to: here, area: area, entering: false, settings: settings)
+                let outward = try crossing(region, from: previous, to: here, entering: false)
                 if var visit = membership, outward.time - visit.enter.time >= settings.enterDelay {
                     visit.phase = .inside
                     visit.outward = outward
@@ -287,7 +287,7 @@ public final class Monitor {
                     if bounded != nil { boundaryDistance = try area.boundaryDistance(position) }  // compared with the band anew
                 }
                 // With no outward crossing yet, the previous fix was inside: this segment leaves.
-                let outward = visit.outward ?? crossing(from: previous, to: here, area: area, entering: false, settings: settings)
+                let outward = try visit.outward ?? crossing(region, from: previous, to: here, entering: false)
                 membership = leaving(visit, outward: outward, boundaryDistance: boundaryDistance, fix: fix, settings: settings, event: event)
             }
         }
@@ -471,7 +471,8 @@ public final class Monitor {
 
     /// When the boundary was crossed between `from` (one side) and `to` (the other): linear in
     /// time along the segment, or the inside fix's own time across a gap or with no `from`.
-    private func crossing(from: FixPoint?, to: FixPoint, area: RegionArea, entering: Bool, settings: MonitorSettings) -> Crossing {
+    private func crossing(_ region: Int, from: FixPoint?, to: FixPoint, entering: Bool) throws -> Crossing {
+        let area = areas[region], settings = regionSettings[region]
         guard let from else { return Crossing(time: to.time, flags: [], position: to.position) }
         let span = to.time - from.time
         if span > settings.maxGap {
@@ -480,9 +481,33 @@ public final class Monitor {
         }
         let crossings = area.crossingSpan(from: from.position, to: to.position)
         // Entering: the last crossing before the inside fix; leaving: the first after it.
-        let fraction = (entering ? crossings?.upperBound : crossings?.lowerBound) ?? (entering ? 1 : 0)
+        var fraction = (entering ? crossings?.upperBound : crossings?.lowerBound) ?? (entering ? 1 : 0)
+        if settings.passThrough, let crossings, crossings.upperBound > crossings.lowerBound {
+            fraction = try outermostCrossing(region, from: from, to: to, entering: entering) ?? fraction
+        }
         let clamped = min(max(fraction, 0), 1)
         return Crossing(time: from.time + clamped * span, flags: [], position: Self.along(from, to, clamped))
+    }
+
+    /// A segment that crosses the boundary more than once (a concave region, a hole): the
+    /// crossing next to the inside fix is what a per-fix containment test sees, and what the
+    /// raw monitor gives. Looking between fixes (pass-throughs on), a part of the segment
+    /// inside the region farther from the inside fix, deeper than the fixes' accuracy as a
+    /// pass-through must be, belongs to the visit too: entering, the crossing in before the
+    /// earliest such part; leaving, the crossing out after the latest. Nil: none is.
+    private func outermostCrossing(_ region: Int, from: FixPoint, to: FixPoint, entering: Bool) throws -> Double? {
+        let area = areas[region]
+        let crossings = area.crossings(from: from.position, to: to.position)
+        guard crossings.count > 2 else { return nil }
+        let depth = chordDepth(region, from, to)
+        // The parts between crossings, away from the inside fix first.
+        let parts = zip(crossings, crossings.dropFirst()).map { $0...$1 }
+        for part in entering ? parts : parts.reversed() {
+            let middle = (part.lowerBound + part.upperBound) / 2
+            let location = try area.locate(Self.along(from, to, middle))
+            if location.inside, location.boundaryDistance > depth { return entering ? part.lowerBound : part.upperBound }
+        }
+        return nil
     }
 
     /// The point a fraction of the way from one fix to another (planar in lon/lat).
