@@ -26,6 +26,8 @@ public final class Watcher {
     private let regions: RegionsFolder?
     private let directories: DirectoryWatch
     private let report: (WatchReport) -> Void
+    /// After the store failed to apply the regions folder, the next try waits until then.
+    private var regionsRetryAfter = Date.distantPast
     /// A file the store failed on is tried again after this many seconds.
     static let retrySeconds = 5.0
 
@@ -64,7 +66,7 @@ public final class Watcher {
     /// One look at the folders: applies the regions folder when it changed, then imports every
     /// complete file of the inbox, oldest first. `shouldStop` is asked between files.
     public func look(shouldStop: () -> Bool = { false }) {
-        if let regions {
+        if let regions, Date() >= regionsRetryAfter {
             do {
                 switch try regions.reconcile(store: store) {
                 case .applied(let plan)?: report(.regionsApplied(folder: regions.directory, plan: plan))
@@ -72,6 +74,7 @@ public final class Watcher {
                 case nil: break
                 }
             } catch {
+                regionsRetryAfter = Date().addingTimeInterval(Self.retrySeconds)
                 report(.regionsFailed(folder: regions.directory, error: "\(error)"))
             }
         }
@@ -186,7 +189,7 @@ public enum WatchReport: Sendable {
             return error.issues.map { "regions in \(folder): error: \($0)" }
                 + ["regions in \(folder) refused: \(count) problem\(count == 1 ? "" : "s"); the monitored regions are as they were"]
         case .regionsFailed(let folder, let error):
-            return ["could not apply the regions in \(folder) (tried again on the next look): \(error)"]
+            return ["could not apply the regions in \(folder) (tried again in \(Int(Watcher.retrySeconds)) s): \(error)"]
         }
     }
 }

@@ -6,29 +6,29 @@ import FencepostFormats
 /// properties hold what. The zone of times written without one is each command's own option
 /// (`--tz` for ingest and watch; scan's `--tz` already names the zone of its output).
 struct ReaderOptions: ParsableArguments {
-    @Option(help: """
+    @Option(help: ArgumentHelp("""
         Device id for every fix of every file. Default: each fix's own device (a CSV device \
         column, a GeoJSON device property, an OwnTracks user/device or tid), so one file may hold \
         a fleet; else the track's or the file's name.
-        """)
+        """, valueName: "id"))
     var device: String?
 
-    @Option(help: "CSV: the column naming each row's device (default: device, device_id, vehicle_id, mmsi, tid or user_id, in any case).")
+    @Option(help: ArgumentHelp("CSV: the column naming each row's device (default: device, device_id, vehicle_id, mmsi, tid or user_id, in any case).", valueName: "column"))
     var deviceColumn: String?
 
-    @Option(help: "CSV: the time column (default: time, timestamp, date, datetime, tracked_at or basedatetime).")
+    @Option(help: ArgumentHelp("CSV: the time column (default: time, timestamp, date, datetime, tracked_at or basedatetime).", valueName: "column"))
     var timeColumn: String?
 
-    @Option(help: "CSV: the latitude column (default: lat or latitude).")
+    @Option(help: ArgumentHelp("CSV: the latitude column (default: lat or latitude).", valueName: "column"))
     var latColumn: String?
 
-    @Option(help: "CSV: the longitude column (default: lon, lng, long or longitude).")
+    @Option(help: ArgumentHelp("CSV: the longitude column (default: lon, lng, long or longitude).", valueName: "column"))
     var lonColumn: String?
 
-    @Option(help: "CSV: the column of horizontal accuracy in metres (default: accuracy, acc, horizontal_accuracy or hacc; else hdop).")
+    @Option(help: ArgumentHelp("CSV: the column of horizontal accuracy in metres (default: accuracy, acc, horizontal_accuracy or hacc; else hdop).", valueName: "column"))
     var accuracyColumn: String?
 
-    @Option(help: "GeoJSON: the feature property naming the device (default: device, else name, else tid).")
+    @Option(help: ArgumentHelp("GeoJSON: the feature property naming the device (default: device, else name, else tid).", valueName: "property"))
     var deviceProperty: String?
 
     /// What the readers are given; `zone` is the command's zone of times written without one.
