@@ -23,8 +23,11 @@ public struct CSVTraceReader: TraceReader {
     /// Fixes parsed from the last chunk, and the next one to hand out.
     private var parsed: [Fix] = []
     private var nextParsed = 0
-    /// The device column's last value and its text: a fleet's rows repeat a few values.
-    private var lastDevice: (bytes: [UInt8], name: String)?
+    /// The device column's values seen, by a hash of their bytes: a fleet's rows repeat a few
+    /// names, each made into a string once.
+    private var knownDevices: [UInt64: String] = [:]
+    /// The most names kept; past it the table starts over, so memory stays bounded.
+    private static let devicesKept = 100_000
     public private(set) var skipped: [String: Int] = [:]
 
     /// Where the fields that matter are: each field index's role.
@@ -91,7 +94,10 @@ public struct CSVTraceReader: TraceReader {
         var columns = Columns(roles: Array(repeating: .none, count: names.count))
         if let altitude = index(["altitude", "alt", "ele", "elevation"]) { columns.roles[altitude] = .altitude }
         if let speed = index(["speed"]) { columns.roles[speed] = .speed }
-        if let device = try column(options.deviceColumn, "device", usual: Self.deviceNames) { columns.roles[device] = .device }
+        // A device given names every fix (``TraceOpener``): the column is not read.
+        if options.device == nil, let device = try column(options.deviceColumn, "device", usual: Self.deviceNames) {
+            columns.roles[device] = .device
+        }
         if let accuracy = try column(options.accuracyColumn, "accuracy", usual: Self.accuracyNames) {
             columns.roles[accuracy] = .accuracy
         } else if let hdop = index(["hdop"]) {
@@ -262,11 +268,14 @@ public struct CSVTraceReader: TraceReader {
             speed: number(fields.speed)))
     }
 
-    /// The device named by a device column's bytes; the last one is reused while it repeats.
+    /// The device named by a device column's bytes, made into a string the first time.
     private mutating func deviceName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        if let last = lastDevice, last.bytes.elementsEqual(bytes) { return last.name }
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        if let name = knownDevices[hash], name.utf8.elementsEqual(bytes) { return name }
         let name = String(decoding: bytes, as: UTF8.self)
-        lastDevice = (Array(bytes), name)
+        if knownDevices.count >= Self.devicesKept { knownDevices.removeAll(keepingCapacity: true) }
+        knownDevices[hash] = name
         return name
     }
 
