@@ -108,9 +108,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "FencepostImport",
+            dependencies: [
+                "FencepostCore", "FencepostFormats", "FencepostHealth", "FencepostStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "FencepostService",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync", "FencepostRender",
+                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync", "FencepostRender", "FencepostImport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -128,6 +136,7 @@ let package = Package(
                 "FencepostFormats",
                 "FencepostHealth",
                 "FencepostStore",
+                "FencepostImport",
                 "FencepostService",
                 "FencepostSync",
                 "FencepostRender",
@@ -194,6 +203,11 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostImportTests",
+            dependencies: ["FencepostImport", "FencepostStore", "FencepostFormats", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

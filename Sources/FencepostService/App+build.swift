@@ -1,4 +1,5 @@
 import FencepostCore
+public import FencepostImport
 public import FencepostStore
 public import Hummingbird
 public import Logging
@@ -80,6 +81,11 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
             signal: signal,
             pollInterval: settings.pollInterval, logger: logger))
     }
+    if let watch = configuration.watch {
+        jobs.register(try await WatchJob(
+            store: store, folders: Watcher.Folders(inbox: watch.inbox, regions: watch.regions),
+            options: FileImport.Options(ingest: settings.ingest), metrics: metrics, logger: logger))
+    }
     if configuration.jobs.outboxCleanup {
         jobs.register(OutboxCleanupJob(
             store: store, retention: .seconds(configuration.jobs.outboxRetentionDays * 86_400), interval: .seconds(3_600), logger: logger))
@@ -97,4 +103,12 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
             if let port = channel.localAddress?.port { onListening(port) }
         },
         logger: logger)
+}
+
+/// `fencepost watch`: the watch job alone, until SIGTERM or SIGINT (the file being imported is
+/// finished first).
+public func runWatcher(store: Store, folders: Watcher.Folders, options: FileImport.Options, logger: Logger) async throws {
+    let job = try await WatchJob(store: store, folders: folders, options: options, metrics: nil, logger: logger)
+    let group = ServiceGroup(configuration: .init(services: [job], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
 }

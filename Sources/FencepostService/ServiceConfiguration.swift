@@ -98,8 +98,22 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         }
     }
 
+    /// `"watch": {"inbox": "DIR", "regions": "DIR"}`: files dropped into the inbox are each
+    /// imported once; the regions folder is applied whenever it changes (``Watcher``).
+    public struct Watch: Sendable, Codable, Equatable {
+        public var inbox: String?
+        public var regions: String?
+
+        public init(inbox: String? = nil, regions: String? = nil) {
+            self.inbox = inbox
+            self.regions = regions
+        }
+    }
+
     public var webhooks: [Webhook]
     public var sync: Sync?
+    /// The watched inbox and regions folder, when set.
+    public var watch: Watch?
     public var jobs: Jobs
     /// `/metrics` asks for a token (any scope) when true.
     public var metricsRequireToken: Bool
@@ -116,8 +130,9 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
 
     public init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
-        webhookMaxAttempts: Int = 8, durableCommits: Bool = true, mapTiles: MapTiles? = nil
+        webhookMaxAttempts: Int = 8, durableCommits: Bool = true, mapTiles: MapTiles? = nil, watch: Watch? = nil
     ) {
+        self.watch = watch
         self.mapTiles = mapTiles
         self.webhooks = webhooks
         self.sync = sync
@@ -129,7 +144,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case webhooks, sync, jobs
+        case webhooks, sync, jobs, watch
         case metricsRequireToken = "metrics_require_token"
         case maxBodyBytes = "max_body_bytes"
         case webhookMaxAttempts = "webhook_max_attempts"
@@ -143,6 +158,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         let defaults = ServiceConfiguration()
         webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
         sync = try container.decodeIfPresent(Sync.self, forKey: .sync)
+        watch = try container.decodeIfPresent(Watch.self, forKey: .watch)
         jobs = try container.decodeIfPresent(Jobs.self, forKey: .jobs) ?? defaults.jobs
         metricsRequireToken = try container.decodeIfPresent(Bool.self, forKey: .metricsRequireToken) ?? false
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? defaults.maxBodyBytes
@@ -157,6 +173,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(webhooks, forKey: .webhooks)
         try container.encodeIfPresent(sync, forKey: .sync)
+        try container.encodeIfPresent(watch, forKey: .watch)
         try container.encode(jobs, forKey: .jobs)
         try container.encode(metricsRequireToken, forKey: .metricsRequireToken)
         try container.encode(maxBodyBytes, forKey: .maxBodyBytes)
@@ -202,6 +219,18 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
                 ["{z}", "{x}", "{y}"].allSatisfy(tiles.url.contains)
             else {
                 throw ConfigurationError(path: path, reason: "map_tiles must be an http(s) URL template with {z}, {x} and {y}: \(tiles.url)")
+            }
+        }
+        if let watch = configuration.watch {
+            guard watch.inbox != nil || watch.regions != nil else {
+                throw ConfigurationError(path: path, reason: "watch needs an inbox, a regions folder or both: {\"inbox\": \"DIR\", \"regions\": \"DIR\"}")
+            }
+            var isDirectory: ObjCBool = false
+            if let regions = watch.regions, !(FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                throw ConfigurationError(path: path, reason: "watch.regions is not a directory: \(regions)")
+            }
+            if let inbox = watch.inbox, inbox == watch.regions {
+                throw ConfigurationError(path: path, reason: "watch.inbox and watch.regions must be different folders")
             }
         }
         if Set(configuration.webhooks.map(\.key)).count != configuration.webhooks.count {

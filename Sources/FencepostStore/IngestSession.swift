@@ -80,6 +80,14 @@ public final class IngestSession {
         summary.skipped.merge(skipped, uniquingKeysWith: +)
     }
 
+    /// The summary so far, which starts over (empty) after it: for a long-lived session that
+    /// reports each input on its own. Its `devices` and `byDevice` hold the devices of the
+    /// inputs since the last start.
+    public func restartSummary() -> IngestSummary {
+        defer { summary = IngestSummary() }
+        return summary
+    }
+
     // MARK: - Inputs
 
     /// Ingests one input (a file, a request) in one transaction: `read` hands each fix to `add`.
@@ -87,10 +95,24 @@ public final class IngestSession {
     /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
     /// whatever the input's size.
     public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws {
+        try await ingest(recording: nil, read)
+    }
+
+    /// Ingests one input as ``ingest(_:)`` does, recording `file` (a whole file's content) in
+    /// the same transaction: returns false, having read nothing, when the store already records
+    /// a file with the same content, so each content is ingested at most once, whoever asks.
+    @discardableResult
+    public func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Bool {
+        var isNew = true
         try await transaction { tx in
+            if let file, try !Store.record(file, in: tx) {
+                isNew = false
+                return
+            }
             let tally = try input(read, tx: tx)
             try saveDevices(tally.devices, tx: tx)
         }
+        return isNew
     }
 
     /// Ingests several inputs (requests, already parsed and validated) in one transaction:
@@ -166,6 +188,7 @@ public final class IngestSession {
         summary.fixesRead += tally.fixes
         summary.fixesAccepted += outcomes.accepted
         summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
+        for (device, counts) in tally.byDevice { summary.add(counts, device: device) }
         return tally
     }
 

@@ -33,11 +33,14 @@ extension Store {
     }
 
     /// Writes new events, updates those whose properties changed (a new version, and an outbox
-    /// row for it), and advances the anchors — all or nothing.
+    /// row for it), and advances the anchors — all or nothing. With `file`, records that export
+    /// as imported in the same transaction; nil, writing nothing, when a file with the same
+    /// content already was.
     public func commitHealth(
-        owner: String, events: [HealthEvent], anchors: [String: Double], sources: [String: Int]
-    ) async throws -> HealthCommitSummary {
+        owner: String, events: [HealthEvent], anchors: [String: Double], sources: [String: Int], recording file: ImportedFile? = nil
+    ) async throws -> HealthCommitSummary? {
         try await write { tx in
+            if let file, try !Self.record(file, in: tx) { return nil }
             let now = Timestamp.format(Date())
             var summary = HealthCommitSummary()
             for event in events {

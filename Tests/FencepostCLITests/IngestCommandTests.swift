@@ -126,7 +126,7 @@ import Testing
     @Test func killedMidIngestThenRerunConvergesToACleanRun() async throws {
         let clean = try FencepostBinary(), killed = try FencepostBinary()
         defer { clean.cleanUp(); killed.cleanUp() }
-        let files = (0..<8).map { "part\($0).csv" }
+        let files = (0..<20).map { "part\($0).csv" }
         for cli in [clean, killed] {
             #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", Self.region)).status == 0)
             for (index, file) in files.enumerated() {
@@ -136,7 +136,7 @@ import Testing
         }
         #expect(try await clean.run(["ingest"] + files.map(clean.path)).status == 0)
         let total = try await Self.eventCount(clean)
-        #expect(total == 8 * 40 * 2)
+        #expect(total == 20 * 40 * 2)
 
         var before = 0
         for _ in 0..<2 {

@@ -40,6 +40,30 @@ struct RegionsAndEventsTests {
         }
     }
 
+    @Test("PUT of a Feature without an id takes the path's; one whose id differs from the path's is refused")
+    func putTakesTheIDFromThePath() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app().test(.router) { client in
+            let feature = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.01]},"properties":{"radius":80,"name":"Office"}}"#
+            let put = try await client.execute(
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: feature))
+            #expect(put.status == .created, "\(put.text)")
+            let got = try await client.execute(uri: "/v1/regions/office", method: .get, headers: .bearer(fixture.reader))
+            #expect(got.json?["properties"]?["id"]?.stringValue == "office" && got.json?["properties"]?["name"]?.stringValue == "Office")
+            // The same body again changes nothing: the stored feature is the one with the id.
+            let again = try await client.execute(
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: feature))
+            #expect(again.status == .ok && again.json?["unchanged"]?.numberValue == 2)
+
+            let other = ServiceFixture.circleFeature(id: "elsewhere", lat: 47.01, lon: 8.0, radius: 80)
+            let mismatch = try await client.execute(
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: other))
+            #expect(mismatch.status == .badRequest)
+            #expect(try await fixture.store.monitoredRegions().map(\.region.id).sorted() == ["home", "office"])
+        }
+    }
+
     @Test("a bad region config is refused whole with every problem, as the CLI reports them")
     func refusedPlan() async throws {
         let fixture = try await ServiceFixture()
@@ -63,7 +87,7 @@ struct RegionsAndEventsTests {
                 body: ByteBuffer(string: #"{"type":"FeatureCollection","features":[]}"#))
             #expect(plan.json?["remove"]?.numberValue == 1)
         }
-        await #expect(try fixture.store.monitoredRegions().map(\.region.id) == ["home"])
+        await #expect(try await fixture.store.monitoredRegions().map(\.region.id) == ["home"])
     }
 
     @Test("cursor pages walk every event once, in time order")

@@ -1,6 +1,7 @@
 @testable import FencepostStore
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 /// The outbox rebuilt by migrations v7 (cheaper checks) and v8 (rows that refer to their entity)
@@ -49,6 +50,33 @@ import Testing
             // A row may now leave its key and payload out: they are derived when read.
             try db.execute(sql: Self.insertRow, arguments: ["event", "r", nil, nil, "pending", 0, nil])
             try db.execute(sql: Self.insertRow, arguments: ["event", "s", nil, nil, "pending", 0, nil])
+        }
+    }
+}
+
+/// Processes that open a new store at once (`watch` starting while a script polls `events
+/// export`) each run the migrations: every one of them opens it.
+@Suite struct ConcurrentMigrationTests {
+    @Test func storesOpenedAtOnceOnANewFileAllOpen() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for round in 0..<10 {
+            let path = directory.appendingPathComponent("store\(round).db").path
+            let failures = Mutex<[String]>([])
+            let opened = DispatchGroup()
+            for _ in 0..<6 {
+                opened.enter()
+                Thread {
+                    do {
+                        _ = try Store(path: path)
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                    opened.leave()
+                }.start()
+            }
+            opened.wait()
+            #expect(failures.withLock { $0 }.isEmpty, "round \(round)")
         }
     }
 }

@@ -31,14 +31,24 @@ public enum TestStores {
             host: host, port: port, username: components.user ?? "postgres", password: components.password,
             database: String(components.path.dropFirst()), tls: .disable)
         let logger = Logger(label: "fencepost.test", factory: { _ in SwiftLogNoOpLogHandler() })
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        do {
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
-        } catch {
-            try? await connection.close()
-            throw error
+        // Tests create databases at once; the server may refuse one now and then (the template
+        // busy, connections exhausted for a moment): tried again, then said in full.
+        for attempt in 1... {
+            do {
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+                do {
+                    try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try await connection.close()
+                break
+            } catch {
+                guard attempt < 5 else { throw TestStoreError(reason: "CREATE DATABASE failed: \(String(reflecting: error))") }
+                try await Task.sleep(for: .milliseconds(200 * attempt))
+            }
         }
-        try await connection.close()
         components.path = "/" + name
         return components.string!
     }

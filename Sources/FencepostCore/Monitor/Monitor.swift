@@ -15,6 +15,8 @@ public final class Monitor {
     private let ids: [String]
     let regionSettings: [MonitorSettings]
     private let areas: [RegionArea]
+    /// Per region, its ``RegionArea/deepestUsefulDepth``.
+    private let deepestDepths: [Double]
     private let indexByID: [String: Int]
     private let index: SpatialIndex
     public let settings: MonitorSettings
@@ -35,6 +37,7 @@ public final class Monitor {
         self.ids = enabled.map(\.id)
         self.regionSettings = enabled.map { settings.resolved(for: $0) }
         self.areas = try enabled.map { try RegionArea.compile($0.shape, context: context) }
+        self.deepestDepths = areas.map(\.deepestUsefulDepth)
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         self.index = SpatialIndex(
             envelopes: zip(areas, regionSettings).map { Self.widen($0.envelope, metres: $1.widestBand + 1) })
@@ -233,7 +236,7 @@ public final class Monitor {
         switch membership?.phase {
         case nil:
             if location.inside {
-                let enter = crossing(from: previous, to: here, area: area, entering: true, settings: settings)
+                let enter = try crossing(region, from: previous, to: here, entering: true)
                 var entering = Membership(phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
                 confirmEnterIfDue(&entering)
                 membership = entering
@@ -247,7 +250,19 @@ public final class Monitor {
             if location.inside {
                 confirmEnterIfDue(&membership!)
             } else {
-                membership = nil  // left before the enter was confirmed
+                // Left before a fix confirmed the enter: what held is the time inside, from the
+                // inward crossing to the outward one on this segment. Long enough, the enter is
+                // confirmed however sparse the fixes, and the visit goes on with its exit pending
+                // (a fix in the band holds it).
+                let outward = try crossing(region, from: previous, to: here, entering: false)
+                if var visit = membership, outward.time - visit.enter.time >= settings.enterDelay {
+                    visit.phase = .inside
+                    visit.outward = outward
+                    event(.enter, visit.enter, visit: visit.enter.time)
+                    membership = leaving(visit, outward: outward, boundaryDistance: location.boundaryDistance, fix: fix, settings: settings, event: event)
+                } else {
+                    membership = nil
+                }
             }
         case .inside?:
             guard var visit = membership else { return }
@@ -257,20 +272,23 @@ public final class Monitor {
                 emitDwellIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
                 membership = visit
             } else {
+                var boundaryDistance = location.boundaryDistance
+                if visit.outward != nil, let previous, !segmentInOutsideDisc(slot, track, previous.position, position),
+                    let back = try reentry(
+                        region, from: previous, to: here, distances: (
+                            from: leastDistance(slot, track, previous.position),
+                            to: bounded == nil ? location.boundaryDistance : leastDistance(slot, track, position)),
+                        metresPerDegreeLon: discScale)
+                {
+                    // Back in and out again between two fixes outside: the visit held until the
+                    // later crossing, and a fix beyond the band must be seen again since it.
+                    visit.outward = back
+                    visit.armed = false
+                    if bounded != nil { boundaryDistance = try area.boundaryDistance(position) }  // compared with the band anew
+                }
                 // With no outward crossing yet, the previous fix was inside: this segment leaves.
-                let outward = visit.outward ?? crossing(from: previous, to: here, area: area, entering: false, settings: settings)
-                visit.outward = outward
-                let band = settings.band(accuracy: fix.accuracy)
-                if !visit.armed {
-                    visit.armed = band == 0 || location.boundaryDistance > band
-                }
-                emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
-                if visit.armed, fix.time - outward.time >= settings.exitDelay {
-                    event(.exit, outward, visit: visit.enter.time)
-                    membership = nil
-                } else {
-                    membership = visit
-                }
+                let outward = try visit.outward ?? crossing(region, from: previous, to: here, entering: false)
+                membership = leaving(visit, outward: outward, boundaryDistance: boundaryDistance, fix: fix, settings: settings, event: event)
             }
         }
         track.members[region] = membership
@@ -286,6 +304,25 @@ public final class Monitor {
         } else {
             track.discs[slot]?.settled = settled
         }
+    }
+
+    /// A visit at a fix outside its region, `outward` its crossing out (`boundaryDistance` from
+    /// the fix): the exit is confirmed once a fix beyond the band was seen and the exit delay
+    /// has held since the crossing.
+    private func leaving(
+        _ visit: Membership, outward: Crossing, boundaryDistance: Double, fix: Fix, settings: MonitorSettings,
+        event: (EventKind, Crossing, Double) -> Void
+    ) -> Membership? {
+        var visit = visit
+        visit.outward = outward
+        if !visit.armed {
+            let band = settings.band(accuracy: fix.accuracy)
+            visit.armed = band == 0 || boundaryDistance > band
+        }
+        emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
+        guard visit.armed, fix.time - outward.time >= settings.exitDelay else { return visit }
+        event(.exit, outward, visit.enter.time)
+        return nil
     }
 
     /// The location a pending state's step needs, from the disc of the last exact test when the
@@ -304,9 +341,14 @@ public final class Monitor {
         // The distance is not used on the other paths.
         let unused = AreaLocation(inside: disc.inside, boundaryDistance: bounds.least)
         switch membership.phase {
-        case .entering:
-            guard disc.inside, !enterDelayPassed(membership, fix: fix, settings: settings) else { return unused }
+        case .entering where disc.inside:
+            guard !enterDelayPassed(membership, fix: fix, settings: settings) else { return unused }
             return comparedWith(deepEntryDepth(fix: fix, area: area, settings: settings))
+        case .entering:
+            // Outside: an enter confirmed by the time it held goes on as a visit leaving, which
+            // compares the distance with the band.
+            let band = settings.band(accuracy: fix.accuracy)
+            return band > 0 ? comparedWith(band) : unused
         case .inside:
             let band = settings.band(accuracy: fix.accuracy)
             guard !disc.inside, !membership.armed, band > 0 else { return unused }
@@ -317,12 +359,8 @@ public final class Monitor {
     /// Between two outside fixes: a segment that crosses the region (deeper than the fixes'
     /// reported accuracy) is an enter and an exit, flagged `pass`.
     private func passThrough(_ region: Int, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void) throws {
-        let area = areas[region], settings = regionSettings[region]
-        guard try area.segmentCrosses(from: previous.position, to: here.position) else { return }
-        guard let chord = area.crossingSpan(from: previous.position, to: here.position), chord.upperBound > chord.lowerBound,
-            try passDepth(area, from: previous, to: here, chord: chord)
-                > min(passAccuracy(previous, here) * settings.passThroughDepthFactor, area.deepestUsefulDepth)
-        else { return }
+        let settings = regionSettings[region]
+        guard let chord = try chordThrough(region, from: previous, to: here) else { return }
         let (first, last) = (chord.lowerBound, chord.upperBound)
         let span = here.time - previous.time
         let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
@@ -332,6 +370,58 @@ public final class Monitor {
             event(.dwell, Crossing(time: enter.time + dwell, flags: .pass), enter.time)
         }
         event(.exit, exit, enter.time)
+    }
+
+    /// The part of the segment between two fixes outside a region that lies inside it, as
+    /// fractions of the segment, when the segment goes deeper into the region than the fixes'
+    /// reported accuracy (a corner clipped by GPS noise is not being inside).
+    private func chordThrough(_ region: Int, from previous: FixPoint, to here: FixPoint) throws -> ClosedRange<Double>? {
+        let area = areas[region]
+        guard try area.segmentCrosses(from: previous.position, to: here.position) else { return nil }
+        guard let chord = area.crossingSpan(from: previous.position, to: here.position), chord.upperBound > chord.lowerBound,
+            try passDepth(area, from: previous, to: here, chord: chord) > chordDepth(region, previous, here)
+        else { return nil }
+        return chord
+    }
+
+    /// How deep a chord between two fixes must go into a region to count: deeper than the
+    /// fixes' reported accuracy (times `passThroughDepthFactor`), at most halfway into a small
+    /// region.
+    private func chordDepth(_ region: Int, _ a: FixPoint, _ b: FixPoint) -> Double {
+        min(passAccuracy(a, b) * regionSettings[region].passThroughDepthFactor, deepestDepths[region])
+    }
+
+    /// For a visit whose exit is pending, at a second fix outside in a row: where the segment
+    /// from the previous fix left the region again, if it went back in (as a pass-through would
+    /// count it). Sparse fixes must not hide that the device was inside until then.
+    /// `distances` are at most the two fixes' distances to the region: a segment shorter than
+    /// their sum and twice the depth it must reach cannot have been in it deep enough.
+    private func reentry(
+        _ region: Int, from previous: FixPoint, to here: FixPoint, distances: (from: Double, to: Double), metresPerDegreeLon: Double
+    ) throws -> Crossing? {
+        let settings = regionSettings[region]
+        guard settings.passThrough, here.time - previous.time <= settings.maxGap,
+            !(usesDiscs && SafeDisc.tooShortToEnter(
+                from: previous.position, to: here.position, distances: distances, depth: chordDepth(region, previous, here),
+                metresPerDegreeLon: metresPerDegreeLon)),
+            let chord = try chordThrough(region, from: previous, to: here)
+        else { return nil }
+        let last = chord.upperBound
+        return Crossing(time: previous.time + last * (here.time - previous.time), flags: [], position: Self.along(previous, here, last))
+    }
+
+    /// Whether the slot's disc, outside the region, holds both ends of a segment: the segment
+    /// then lies in it and cannot reach the region.
+    private func segmentInOutsideDisc(_ slot: Int?, _ track: MonitorTrack, _ a: Position, _ b: Position) -> Bool {
+        guard usesDiscs, let disc = slot.flatMap({ track.discs[$0] }), !disc.inside else { return false }
+        return disc.covers(a) && disc.covers(b)
+    }
+
+    /// The least distance to a region's boundary its slot's disc allows at a position outside
+    /// the region (0 without a disc outside it that covers the position).
+    private func leastDistance(_ slot: Int?, _ track: MonitorTrack, _ position: Position) -> Double {
+        guard let disc = slot.flatMap({ track.discs[$0] }), !disc.inside else { return 0 }
+        return max(disc.bounds(at: position)?.least ?? 0, 0)
     }
 
     /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
@@ -381,7 +471,8 @@ public final class Monitor {
 
     /// When the boundary was crossed between `from` (one side) and `to` (the other): linear in
     /// time along the segment, or the inside fix's own time across a gap or with no `from`.
-    private func crossing(from: FixPoint?, to: FixPoint, area: RegionArea, entering: Bool, settings: MonitorSettings) -> Crossing {
+    private func crossing(_ region: Int, from: FixPoint?, to: FixPoint, entering: Bool) throws -> Crossing {
+        let area = areas[region], settings = regionSettings[region]
         guard let from else { return Crossing(time: to.time, flags: [], position: to.position) }
         let span = to.time - from.time
         if span > settings.maxGap {
@@ -390,9 +481,33 @@ public final class Monitor {
         }
         let crossings = area.crossingSpan(from: from.position, to: to.position)
         // Entering: the last crossing before the inside fix; leaving: the first after it.
-        let fraction = (entering ? crossings?.upperBound : crossings?.lowerBound) ?? (entering ? 1 : 0)
+        var fraction = (entering ? crossings?.upperBound : crossings?.lowerBound) ?? (entering ? 1 : 0)
+        if settings.passThrough, let crossings, crossings.upperBound > crossings.lowerBound {
+            fraction = try outermostCrossing(region, from: from, to: to, entering: entering) ?? fraction
+        }
         let clamped = min(max(fraction, 0), 1)
         return Crossing(time: from.time + clamped * span, flags: [], position: Self.along(from, to, clamped))
+    }
+
+    /// A segment that crosses the boundary more than once (a concave region, a hole): the
+    /// crossing next to the inside fix is what a per-fix containment test sees, and what the
+    /// raw monitor gives. Looking between fixes (pass-throughs on), a part of the segment
+    /// inside the region farther from the inside fix, deeper than the fixes' accuracy as a
+    /// pass-through must be, belongs to the visit too: entering, the crossing in before the
+    /// earliest such part; leaving, the crossing out after the latest. Nil: none is.
+    private func outermostCrossing(_ region: Int, from: FixPoint, to: FixPoint, entering: Bool) throws -> Double? {
+        let area = areas[region]
+        let crossings = area.crossings(from: from.position, to: to.position)
+        guard crossings.count > 2 else { return nil }
+        let depth = chordDepth(region, from, to)
+        // The parts between crossings, away from the inside fix first.
+        let parts = zip(crossings, crossings.dropFirst()).map { $0...$1 }
+        for part in entering ? parts : parts.reversed() {
+            let middle = (part.lowerBound + part.upperBound) / 2
+            let location = try area.locate(Self.along(from, to, middle))
+            if location.inside, location.boundaryDistance > depth { return entering ? part.lowerBound : part.upperBound }
+        }
+        return nil
     }
 
     /// The point a fraction of the way from one fix to another (planar in lon/lat).

@@ -187,6 +187,18 @@ struct SafeDisc: Sendable {
         return reach > 0 && dx * dx + dy * dy < reach * reach
     }
 
+    /// Whether the segment between two positions outside a region, at least `distances`
+    /// metres from it, is too short to go `depth` metres into the region and out again: a
+    /// point that deep is farther than its distance plus the depth from either end (by the
+    /// flat-earth margin; the scale is `end`'s).
+    static func tooShortToEnter(
+        from start: Position, to end: Position, distances: (from: Double, to: Double), depth: Double, metresPerDegreeLon: Double
+    ) -> Bool {
+        let reach = (distances.from + distances.to + 2 * depth) * flatEarthFactor - 2 * flatEarthSlack
+        let dx = (start.lon - end.lon) * metresPerDegreeLon, dy = (start.lat - end.lat) * Geodesy.metresPerDegreeLatitude
+        return reach > 0 && dx * dx + dy * dy < reach * reach
+    }
+
     func covers(_ position: Position) -> Bool {
         radius > 0 && distanceSquared(position) < radius * radius
     }

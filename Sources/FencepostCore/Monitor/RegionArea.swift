@@ -55,6 +55,13 @@ class RegionArea {
     /// boundary; nil when it does not.
     func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? { fatalError("abstract") }
 
+    /// Every fraction (0...1) along a → b where it crosses the boundary, in order (a circle:
+    /// at most two).
+    func crossings(from a: Position, to b: Position) -> [Double] {
+        guard let span = crossingSpan(from: a, to: b) else { return [] }
+        return span.lowerBound == span.upperBound ? [span.lowerBound] : [span.lowerBound, span.upperBound]
+    }
+
     /// Whether the segment a → b between two outside positions crosses the region.
     func segmentCrosses(from a: Position, to b: Position) throws -> Bool {
         let box = Envelope(spanning: a, b)
@@ -93,6 +100,21 @@ class RegionArea {
             }
         }
         return first <= last ? first...last : nil
+    }
+
+    /// Every fraction at which a → b crosses an edge of the rings, in order, each once (a
+    /// segment through a vertex meets both its edges there).
+    static func crossings(from a: Position, to b: Position, rings: [[Position]]) -> [Double] {
+        var fractions: [Double] = []
+        for ring in rings {
+            for index in 0..<(ring.count - 1) {
+                if let fraction = intersection(a, b, ring[index], ring[index + 1]) { fractions.append(fraction) }
+            }
+        }
+        fractions.sort()
+        var distinct: [Double] = []
+        for fraction in fractions where distinct.last.map({ fraction - $0 > 1e-12 }) ?? true { distinct.append(fraction) }
+        return distinct
     }
 
     /// The fraction along p → q at which it meets the edge r → s, planar in lon/lat.

@@ -214,6 +214,10 @@ final class EdgeListArea: RegionArea {
         Self.crossingSpan(from: a, to: b, rings: rings)
     }
 
+    override func crossings(from a: Position, to b: Position) -> [Double] {
+        Self.crossings(from: a, to: b, rings: rings)
+    }
+
     override func segmentCrosses(from a: Position, to b: Position) -> Bool {
         let box = Envelope(spanning: a, b)
         return box.intersects(envelope) && Self.crossesAny(from: a, to: b, rings: rings)
@@ -247,6 +251,10 @@ final class GEOSPolygonArea: RegionArea {
 
     override func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? {
         Self.crossingSpan(from: a, to: b, rings: rings)
+    }
+
+    override func crossings(from a: Position, to b: Position) -> [Double] {
+        Self.crossings(from: a, to: b, rings: rings)
     }
 
     override func segmentCrosses(from a: Position, to b: Position) throws -> Bool {

@@ -8,6 +8,8 @@ public struct DeviceProgress: Sendable {
     public var anchor: Double?
     /// The anchor when the current input began: fixes at or before it are already seen.
     public var anchorAtStart: Double?
+    /// What the device's fixes did since the caller last took the tally (kept in memory only).
+    public var tally = DeviceTally()
 
     public init(filter: FilterState, track: MonitorTrack, anchor: Double?) {
         self.filter = filter
@@ -24,15 +26,23 @@ public struct DeviceProgress: Sendable {
 
 extension Monitor {
     /// Filters `fix` and, when it is accepted, monitors it: returns why it was dropped, or nil
-    /// once it is processed (its events emitted, the device's anchor moved to it).
+    /// once it is processed (its events emitted, the device's anchor moved to it). Counts the
+    /// fix and its events in the device's tally.
     @inline(__always)
     public func take(
         _ fix: Fix, device: inout DeviceProgress, filter: FixFilterSettings, emit: (MonitorEvent) -> Void
     ) throws -> FixDropReason? {
+        device.tally.fixesRead += 1
         if let reason = FixFilter.check(fix, state: &device.filter, anchorAtStart: device.anchorAtStart, settings: filter) {
             return reason
         }
-        try process(fix, track: &device.track, emit: emit)
+        var tally = device.tally
+        try process(fix, track: &device.track) { event in
+            tally.count(event.kind)
+            emit(event)
+        }
+        tally.fixesAccepted += 1
+        device.tally = tally
         device.anchor = fix.time
         return nil
     }

@@ -63,12 +63,20 @@ public final class RegionConfigParser {
     }
 
     /// Reads one GeoJSON Feature on its own, such as the canonical feature the store keeps.
-    public func region(fromFeature data: Data, source: String) throws(RegionConfigError) -> Region {
-        let feature: JSONValue
+    /// `defaultID` is the id of a feature that names none (`PUT /v1/regions/{id}` names it in
+    /// the path): it is written into the feature's properties, as if the feature had it.
+    public func region(fromFeature data: Data, source: String, defaultID: String? = nil) throws(RegionConfigError) -> Region {
+        var feature: JSONValue
         do {
             feature = try JSONParser.parse(data)
         } catch {
             throw RegionConfigError(issues: [RegionConfigIssue(file: source, problem: .invalidJSON(error))])
+        }
+        if let defaultID, case .object(var members) = feature, members["id"] == nil, members["properties"]?["id"] == nil {
+            var properties = members["properties"]?.objectValue ?? [:]
+            properties["id"] = .string(defaultID)
+            members["properties"] = .object(properties)
+            feature = .object(members)
         }
         var reader = FeatureReader(feature: feature)
         guard let region = reader.read(context: context) else {

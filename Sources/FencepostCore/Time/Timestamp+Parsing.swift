@@ -13,7 +13,15 @@ extension Timestamp {
     }
 
     /// Parses the UTF-8 bytes of a date-time (see ``parse(_:)-(Substring)``).
+    @inline(__always)
     public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        parseNotingZone(utf8: bytes)?.seconds
+    }
+
+    /// Parses the UTF-8 bytes of a date-time, and tells whether it named its zone (`Z` or an
+    /// offset): `seconds` takes a time without one as UTC, which a reader told the zone of such
+    /// times corrects (``LocalTimeZone``).
+    public static func parseNotingZone(utf8 bytes: UnsafeBufferPointer<UInt8>) -> (seconds: Double, zoned: Bool)? {
         var scanner = DigitScanner(bytes)
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
             let month = scanner.number(digits: 2), scanner.skip("-"),
@@ -22,7 +30,7 @@ extension Timestamp {
         else { return nil }
         var seconds = Double(daysSinceEpoch(year: year, month: month, day: day)) * 86_400
         guard scanner.skip("T") || scanner.skip("t") || scanner.skip(" ") else {
-            return scanner.atEnd ? seconds : nil  // a date alone is its midnight UTC
+            return scanner.atEnd ? (seconds, false) : nil  // a date alone is its midnight
         }
         guard let hour = scanner.number(digits: 2), scanner.skip(":"), let minute = scanner.number(digits: 2),
             hour <= 24, minute <= 59, hour < 24 || minute == 0
@@ -38,8 +46,9 @@ extension Timestamp {
             }
         }
         _ = scanner.skip(" ")
-        if scanner.atEnd || scanner.skip("Z") || scanner.skip("z") {
-            return scanner.atEnd ? seconds : nil
+        if scanner.atEnd { return (seconds, false) }
+        if scanner.skip("Z") || scanner.skip("z") {
+            return scanner.atEnd ? (seconds, true) : nil
         }
         let sign: Double
         if scanner.skip("+") { sign = 1 } else if scanner.skip("-") { sign = -1 } else { return nil }
@@ -47,7 +56,7 @@ extension Timestamp {
         _ = scanner.skip(":")
         let offsetMinutes = scanner.number(digits: 2) ?? 0
         guard scanner.atEnd, offsetHours <= 23, offsetMinutes <= 59 else { return nil }
-        return seconds - sign * Double(offsetHours * 3600 + offsetMinutes * 60)
+        return (seconds - sign * Double(offsetHours * 3600 + offsetMinutes * 60), true)
     }
 
     public static func parse(_ text: String) -> Double? {

@@ -35,6 +35,8 @@ public final class FixPipeline {
         public var fixes = 0
         /// The devices it had fixes of (their progress is what a store saves).
         public var devices: Set<String> = []
+        /// What each of those devices' fixes did.
+        public var byDevice: [String: DeviceTally] = [:]
     }
 
     /// How a device's progress is found at its first fix in an input: from the progress kept
@@ -68,8 +70,9 @@ public final class FixPipeline {
         }
         try order.finish { try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes) }
         devices.putCurrentBack()
+        let byDevice = devices.takeTallies()
         self.devices = devices
-        return InputTally(fixes: fixes, devices: devices.seenInInput)
+        return InputTally(fixes: fixes, devices: devices.seenInInput, byDevice: byDevice)
     }
 
     /// The devices' progress as it is now, for ``restore(_:)`` when later inputs are undone
@@ -103,6 +106,16 @@ public final class FixPipeline {
         fileprivate mutating func putCurrentBack() {
             if let current { byID[current.device] = current.progress }
             current = nil
+        }
+
+        /// The tallies of the devices seen in the current input, each started over.
+        fileprivate mutating func takeTallies() -> [String: DeviceTally] {
+            var tallies: [String: DeviceTally] = [:]
+            for device in seenInInput {
+                tallies[device] = byID[device]?.tally
+                byID[device]?.tally = DeviceTally()
+            }
+            return tallies
         }
 
         fileprivate mutating func take(

@@ -84,7 +84,8 @@ final class SortedSpool {
 
     private func spill() throws {
         sortHeld()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-scan-run-\(UUID().uuidString).bin")
+        // A name of its own: tests look for the Timeline reader's spool files by theirs.
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-sorted-\(UUID().uuidString).bin")
         var bytes: [UInt8] = []
         for record in held where !discarded.contains(record.input) {
             RunReader.append(record, to: &bytes)

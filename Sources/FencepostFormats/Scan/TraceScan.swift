@@ -54,6 +54,7 @@ public final class TraceScan {
             let read = try pipeline.input(read, into: &tally)
             tally.summary.fixesRead += read.fixes
             tally.summary.devices.formUnion(read.devices)
+            for (device, counts) in read.byDevice { tally.summary.add(counts, device: device) }
         } catch {
             tally.events.discard(input: input)
             tally.visits.discard(input: input)

@@ -1,10 +1,12 @@
 public import FencepostCore
 import Foundation
 
-/// CSV traces with a header row: `time|timestamp|date|tracked_at`, `lat|latitude`,
-/// `lon|lng|longitude`, optional `accuracy|hdop`, `altitude|alt|ele|elevation`, `speed`,
-/// `device|device_id|user_id|tid`; separated by `,`, `;` or tabs; fields may be quoted
-/// (RFC 4180, `""` for a quote inside).
+/// CSV traces with a header row: `time|timestamp|date|tracked_at|basedatetime`, `lat|latitude`,
+/// `lon|lng|longitude`, optional `accuracy|hdop`, `altitude|alt|ele|elevation`, `speed`, and
+/// the device: `device|device_id|vehicle_id|mmsi|tid|user_id` (a fleet file: each row names its
+/// device); names match without regard to case, and ``TraceReaderOptions`` can name any other
+/// header for a role. Separated by `,`, `;` or tabs; fields may be quoted (RFC 4180, `""` for a
+/// quote inside). Times without a zone are UTC unless the options give their zone.
 ///
 /// Parsed a chunk at a time: every complete line of a chunk is read in one pass over its bytes,
 /// without a copy or an allocation per line, into fixes waiting to be taken.
@@ -13,14 +15,19 @@ public struct CSVTraceReader: TraceReader {
     private let device: String
     private let columns: Columns
     private let separator: UInt8
+    /// The zone of times written without one; nil: UTC.
+    private var zone: LocalTimeZone?
     /// Bytes read but not parsed yet: the start of a line that the next chunk completes.
     private var pending: [UInt8] = []
     private var finished = false
     /// Fixes parsed from the last chunk, and the next one to hand out.
     private var parsed: [Fix] = []
     private var nextParsed = 0
-    /// The device column's last value and its text: a fleet's rows repeat a few values.
-    private var lastDevice: (bytes: [UInt8], name: String)?
+    /// The device column's values seen, by a hash of their bytes: a fleet's rows repeat a few
+    /// names, each made into a string once.
+    private var knownDevices: [UInt64: String] = [:]
+    /// The most names kept; past it the table starts over, so memory stays bounded.
+    private static let devicesKept = 100_000
     public private(set) var skipped: [String: Int] = [:]
 
     /// Where the fields that matter are: each field index's role.
@@ -41,14 +48,22 @@ public struct CSVTraceReader: TraceReader {
         }
     }
 
-    static let timeNames: Set<String> = ["time", "timestamp", "date", "datetime", "tracked_at", "time_utc", "utc"]
+    static let timeNames: Set<String> = ["time", "timestamp", "date", "datetime", "tracked_at", "time_utc", "utc", "basedatetime"]
     static let latNames: Set<String> = ["lat", "latitude"]
     static let lonNames: Set<String> = ["lon", "lng", "long", "longitude"]
+    static let accuracyNames: Set<String> = ["accuracy", "acc", "horizontal_accuracy", "hacc"]
+    /// The columns that name a fleet file's devices (AIS exports have `MMSI`, OwnTracks' CSV
+    /// `tid`, telematics dumps `vehicle_id`).
+    static let deviceNames: Set<String> = ["device", "device_id", "vehicle_id", "mmsi", "tid", "user_id"]
 
-    /// Reads the header; `device` names fixes from files without a device column.
-    public init(source: ByteSource, device: String) throws(TraceReadError) {
+    /// Reads the header; `device` names fixes from files without a device column. The options'
+    /// column names choose those columns over the usual names (a named column the header lacks
+    /// refuses the file); their zone is that of times written without one. The options' own
+    /// `device` is applied by ``TraceOpener``, over this reader's names.
+    public init(source: ByteSource, device: String, options: TraceReaderOptions = TraceReaderOptions()) throws(TraceReadError) {
         self.source = source
         self.device = device
+        self.zone = options.zone
         guard let header = try Self.readHeader(source, rest: &pending, finished: &finished) else {
             throw TraceReadError(file: source.name, line: 1, reason: "empty file: expected a CSV header")
         }
@@ -58,24 +73,41 @@ public struct CSVTraceReader: TraceReader {
         separator = tabs > max(commas, semicolons) ? 0x09 : (semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ","))
         let names = Self.fields(header[...], separator: separator).map { String(decoding: $0, as: UTF8.self).lowercased() }
         func index(_ candidates: Set<String>) -> Int? { names.firstIndex { candidates.contains($0) } }
-        guard let time = index(Self.timeNames), let lat = index(Self.latNames), let lon = index(Self.lonNames) else {
+        /// The column named in the options (it must exist), else the first of the usual names.
+        func column(_ named: String?, _ role: String, usual: Set<String>) throws(TraceReadError) -> Int? {
+            guard let named else { return index(usual) }
+            guard let found = names.firstIndex(of: named.lowercased()) else {
+                throw TraceReadError(
+                    file: source.name, line: 1,
+                    reason: "no column \"\(named)\" for the \(role) in the CSV header; found: \(names.joined(separator: ", "))")
+            }
+            return found
+        }
+        let time = try column(options.timeColumn, "time", usual: Self.timeNames)
+        let lat = try column(options.latColumn, "latitude", usual: Self.latNames)
+        let lon = try column(options.lonColumn, "longitude", usual: Self.lonNames)
+        guard let time, let lat, let lon else {
             throw TraceReadError(
                 file: source.name, line: 1,
-                reason: "CSV header needs time (time|timestamp|date), latitude (lat|latitude) and longitude (lon|lng|longitude) columns; found: \(names.joined(separator: ", "))")
+                reason: "CSV header needs time (time|timestamp|date), latitude (lat|latitude) and longitude (lon|lng|longitude) columns, or their names given (--time-column, --lat-column, --lon-column); found: \(names.joined(separator: ", "))")
         }
         var columns = Columns(roles: Array(repeating: .none, count: names.count))
-        columns.roles[time] = .time
-        columns.roles[lat] = .lat
-        columns.roles[lon] = .lon
-        if let accuracy = index(["accuracy", "acc", "horizontal_accuracy", "hacc"]) {
+        if let altitude = index(["altitude", "alt", "ele", "elevation"]) { columns.roles[altitude] = .altitude }
+        if let speed = index(["speed"]) { columns.roles[speed] = .speed }
+        // A device given names every fix (``TraceOpener``): the column is not read.
+        if options.device == nil, let device = try column(options.deviceColumn, "device", usual: Self.deviceNames) {
+            columns.roles[device] = .device
+        }
+        if let accuracy = try column(options.accuracyColumn, "accuracy", usual: Self.accuracyNames) {
             columns.roles[accuracy] = .accuracy
         } else if let hdop = index(["hdop"]) {
             columns.roles[hdop] = .accuracy
             columns.accuracyIsHDOP = true
         }
-        if let altitude = index(["altitude", "alt", "ele", "elevation"]) { columns.roles[altitude] = .altitude }
-        if let speed = index(["speed"]) { columns.roles[speed] = .speed }
-        if let device = index(["device", "device_id", "user_id", "tid"]) { columns.roles[device] = .device }
+        // The roles that must be found win a column named twice.
+        columns.roles[time] = .time
+        columns.roles[lat] = .lat
+        columns.roles[lon] = .lon
         self.columns = columns
     }
 
@@ -219,7 +251,7 @@ public struct CSVTraceReader: TraceReader {
         func number(_ range: Range<Int>?) -> Double? {
             bytes(range).flatMap(DecimalParser.parse)
         }
-        guard let timeField = bytes(fields.time), let time = Self.time(timeField) else {
+        guard let timeField = bytes(fields.time), let time = time(timeField) else {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // a blank line is no record
             skipped["missing_or_bad_time", default: 0] += 1
             return
@@ -236,11 +268,14 @@ public struct CSVTraceReader: TraceReader {
             speed: number(fields.speed)))
     }
 
-    /// The device named by a device column's bytes; the last one is reused while it repeats.
+    /// The device named by a device column's bytes, made into a string the first time.
     private mutating func deviceName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        if let last = lastDevice, last.bytes.elementsEqual(bytes) { return last.name }
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        if let name = knownDevices[hash], name.utf8.elementsEqual(bytes) { return name }
         let name = String(decoding: bytes, as: UTF8.self)
-        lastDevice = (Array(bytes), name)
+        if knownDevices.count >= Self.devicesKept { knownDevices.removeAll(keepingCapacity: true) }
+        knownDevices[hash] = name
         return name
     }
 
@@ -251,10 +286,13 @@ public struct CSVTraceReader: TraceReader {
         return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
-    /// A time as RFC 3339 text, or as Unix seconds or milliseconds.
-    static func time(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+    /// A time as RFC 3339 text (without a zone: in the reader's zone, else UTC), or as Unix
+    /// seconds or milliseconds.
+    private mutating func time(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
         if bytes.count >= 10, bytes[4] == UInt8(ascii: "-") {
-            return Timestamp.parse(utf8: bytes)
+            guard zone != nil else { return Timestamp.parse(utf8: bytes) }
+            guard let (seconds, zoned) = Timestamp.parseNotingZone(utf8: bytes) else { return nil }
+            return zoned ? seconds : zone!.utc(fromLocal: seconds)
         }
         guard let number = DecimalParser.parse(bytes), number.isFinite else { return nil }
         return number > 100_000_000_000 ? number / 1000 : number  // milliseconds since the epoch

@@ -3,17 +3,29 @@ public import FencepostCore
 /// GeoJSON traces: Point features with a time property (`time`, `timestamp`, `date`), and
 /// LineString or MultiLineString features with per-position times in `coordTimes` or `times`
 /// (as togeojson writes them). Positions may carry an altitude. Streamed one feature at a time.
+///
+/// Each feature's device is its `device` property (else `name`, else `tid`; or the property the
+/// options name), so one file may hold a fleet; times without a zone are UTC unless the options
+/// give their zone.
 public struct GeoJSONTraceReader: TraceReader {
     private var stream: JSONArrayStream
     private let fallbackDevice: String
     private let deviceOverride: String?
+    private let deviceProperties: [String]
+    private var zone: LocalTimeZone?
     private var pending: [Fix] = []
     public private(set) var skipped: [String: Int] = [:]
 
     public init(source: ByteSource, fallbackDevice: String, device: String?) {
+        self.init(source: source, fallbackDevice: fallbackDevice, options: TraceReaderOptions(device: device))
+    }
+
+    public init(source: ByteSource, fallbackDevice: String, options: TraceReaderOptions) {
         stream = JSONArrayStream(source: source, key: "features")
         self.fallbackDevice = fallbackDevice
-        self.deviceOverride = device
+        self.deviceOverride = options.device
+        self.deviceProperties = options.deviceProperty.map { [$0] } ?? ["device", "name", "tid"]
+        self.zone = options.zone
     }
 
     public mutating func next() throws(TraceReadError) -> Fix? {
@@ -26,8 +38,7 @@ public struct GeoJSONTraceReader: TraceReader {
 
     private mutating func read(_ feature: JSONValue) {
         let properties = feature["properties"]?.objectValue ?? [:]
-        let device = deviceOverride
-            ?? (properties["device"] ?? properties["name"] ?? properties["tid"])?.stringValue ?? fallbackDevice
+        let device = deviceOverride ?? deviceProperties.lazy.compactMap { properties[$0].flatMap(Self.deviceText) }.first ?? fallbackDevice
         let accuracy = (properties["accuracy"] ?? properties["acc"])?.numberValue
         guard let geometry = feature["geometry"], let type = geometry["type"]?.stringValue,
             let coordinates = geometry["coordinates"]?.arrayValue
@@ -37,7 +48,7 @@ public struct GeoJSONTraceReader: TraceReader {
         }
         switch type {
         case "Point":
-            let time = (properties["time"] ?? properties["timestamp"] ?? properties["date"]).flatMap(Self.time)
+            let time = (properties["time"] ?? properties["timestamp"] ?? properties["date"]).flatMap { self.time($0) }
             guard let time else {
                 skipped["missing_or_bad_time", default: 0] += 1
                 return
@@ -61,7 +72,7 @@ public struct GeoJSONTraceReader: TraceReader {
             return
         }
         for (position, time) in zip(positions, times) {
-            guard let time = Self.time(time) else {
+            guard let time = self.time(time) else {
                 skipped["missing_or_bad_time", default: 0] += 1
                 continue
             }
@@ -85,10 +96,24 @@ public struct GeoJSONTraceReader: TraceReader {
         return [value]
     }
 
-    private static func time(_ value: JSONValue) -> Double? {
+    /// RFC 3339 text (without a zone: in the reader's zone, else UTC), or Unix seconds or
+    /// milliseconds.
+    private mutating func time(_ value: JSONValue) -> Double? {
         switch value {
-        case .string(let text): return Timestamp.parse(text)
+        case .string(var text):
+            guard zone != nil else { return Timestamp.parse(text) }
+            guard let (seconds, zoned) = text.withUTF8({ Timestamp.parseNotingZone(utf8: $0) }) else { return nil }
+            return zoned ? seconds : zone!.utc(fromLocal: seconds)
         case .number(let number): return number > 100_000_000_000 ? number / 1000 : number
+        default: return nil
+        }
+    }
+
+    /// A device named by a string, or by a whole number (an MMSI, a vehicle number).
+    private static func deviceText(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text): return text.isEmpty ? nil : text
+        case .number(let number) where number.rounded() == number && abs(number) < 1e15: return String(Int64(number))
         default: return nil
         }
     }

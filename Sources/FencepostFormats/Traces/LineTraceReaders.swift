@@ -41,17 +41,40 @@ public struct PLTTraceReader: TraceReader {
 }
 
 /// OwnTracks Recorder `.rec`: `timestamp<TAB>*<TAB>{json}` lines; `_type: location` records
-/// with `tst`, `lat`, `lon`, `acc`, `alt`, `vel` (km/h) and `tid` (the device unless one is given).
+/// with `tst`, `lat`, `lon`, `acc`, `alt`, `vel` (km/h) and `tid`.
+///
+/// The device, unless one is given: `user/device` where the record or the file says it (a
+/// record's `topic`, `owntracks/USER/DEVICE`; a file in the recorder's store layout,
+/// `rec/USER/DEVICE/YYYY-MM.rec`), as `serve` names OwnTracks devices; else the record's `tid`,
+/// so a file of several phones' records is a fleet; else the file's name.
 public struct OwnTracksTraceReader: TraceReader {
     private var lines: LineReader
     private let fallbackDevice: String
     private let deviceOverride: String?
+    /// `user/device` from the file's place in the recorder's store, when it is there.
+    private let recorderDevice: String?
     public private(set) var skipped: [String: Int] = [:]
 
     public init(source: ByteSource, fallbackDevice: String, device: String?) {
         lines = LineReader(source: source)
         self.fallbackDevice = fallbackDevice
         self.deviceOverride = device
+        self.recorderDevice = Self.recorderDevice(path: source.name)
+    }
+
+    /// `USER/DEVICE` of a path `…/rec/USER/DEVICE/FILE.rec`, the recorder's store layout.
+    static func recorderDevice(path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count >= 4, parts[parts.count - 4] == "rec", parts[parts.count - 1].hasSuffix(".rec") else { return nil }
+        return "\(parts[parts.count - 3])/\(parts[parts.count - 2])"
+    }
+
+    /// `USER/DEVICE` of a record's MQTT topic `owntracks/USER/DEVICE`.
+    private static func topicDevice(_ record: JSONValue) -> String? {
+        guard let topic = record["topic"]?.stringValue else { return nil }
+        let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 3, !parts[1].isEmpty, !parts[2].isEmpty else { return nil }
+        return "\(parts[1])/\(parts[2])"
     }
 
     public mutating func next() throws(TraceReadError) -> Fix? {
@@ -76,7 +99,8 @@ public struct OwnTracksTraceReader: TraceReader {
             }
             let speed = record["vel"]?.numberValue.flatMap { $0 < 0 ? nil : $0 / 3.6 }
             return Fix(
-                device: deviceOverride ?? record["tid"]?.stringValue ?? fallbackDevice, time: time, lat: lat, lon: lon,
+                device: deviceOverride ?? Self.topicDevice(record) ?? recorderDevice ?? record["tid"]?.stringValue ?? fallbackDevice,
+                time: time, lat: lat, lon: lon,
                 accuracy: record["acc"]?.numberValue, altitude: record["alt"]?.numberValue, speed: speed)
         }
         return nil

@@ -6,22 +6,30 @@ public enum TraceOpener {
     /// A reader for `path` (`-` for standard input). `format` nil detects it; `device` nil names
     /// fixes after the file's own device or track name, else the file name.
     public static func open(_ path: String, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
-        try open(ByteSource(path: path), format: format, device: device)
+        try open(ByteSource(path: path), format: format, options: TraceReaderOptions(device: device))
     }
 
     /// A reader over an opened source (whose `bytesRead` can report progress).
     public static func open(_ source: ByteSource, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
+        try open(source, format: format, options: TraceReaderOptions(device: device))
+    }
+
+    /// A reader over an opened source, read as `options` say: fixes without a device of their
+    /// own (a CSV device column, a GeoJSON device property, an OwnTracks user/device or `tid`)
+    /// are named after the file.
+    public static func open(_ source: ByteSource, format: TraceFormat?, options: TraceReaderOptions) throws(TraceReadError) -> any TraceReader {
         let path = source.name
         let detected: TraceFormat
         if let format { detected = format } else { detected = try detect(source) }
+        let device = options.device
         let fallback = device ?? defaultDevice(for: path)
         switch detected {
         case .csv:
-            let reader = try CSVTraceReader(source: source, device: fallback)
+            let reader = try CSVTraceReader(source: source, device: fallback, options: options)
             // A device given names every fix, over the file's device column too.
             return device.map { DeviceNamingReader(base: reader, device: $0) } ?? reader
         case .gpx: return GPXTraceReader(source: source, fallbackDevice: fallback, device: device)
-        case .geojson: return GeoJSONTraceReader(source: source, fallbackDevice: fallback, device: device)
+        case .geojson: return GeoJSONTraceReader(source: source, fallbackDevice: fallback, options: options)
         case .takeout: return TakeoutTraceReader(source: source, device: fallback)
         case .timeline: return try TimelineTraceReader(source: source, device: fallback)
         case .plt: return PLTTraceReader(source: source, device: fallback)

@@ -36,14 +36,15 @@ struct RegionsController {
         return .json(Self.feature(region).canonicalText())
     }
 
-    /// Adds or replaces one region; the body is a GeoJSON Feature whose id (if any) matches.
+    /// Adds or replaces one region; the body is a GeoJSON Feature whose id, if it has one,
+    /// matches the path's (without one, it takes the path's).
     @Sendable func put(_ request: Request, context: BasicRequestContext) async throws -> Response {
         _ = try await auth.admin(request)
         let id = try context.parameters.require("id")
         let body = try await request.collectBody(limit: maxBodyBytes)
         let region: Region
         do {
-            region = try RegionConfigParser().region(fromFeature: Data(buffer: body), source: "request body")
+            region = try RegionConfigParser().region(fromFeature: Data(buffer: body), source: "request body", defaultID: id)
         } catch {
             throw Self.refused(error)
         }

@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostImport
 import FencepostStore
 import Foundation
 import Prometheus
@@ -16,12 +17,29 @@ final class ServiceMetrics: Sendable {
     private let commitTime: DurationHistogram
     private let syncTime: DurationHistogram
     private let restartTime: DurationHistogram
+    private let inboxImported: Counter
+    private let inboxRefused: Counter
+    private let inboxDuplicates: Counter
+    private let inboxPending: Gauge
+    private let regionApplies: Counter
+    private let regionRefusals: Counter
     private static let latencyBuckets: [Duration] = [
         .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
     ]
 
     init() {
+        let registry = self.registry
+        func counter(_ name: String, _ help: String) -> Counter {
+            registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "fencepost", metricName: name, unitName: "total", helpText: help))
+        }
+        inboxImported = counter("inbox_files_imported", "Files of the watched inbox imported (traces and Apple Health exports).")
+        inboxRefused = counter("inbox_files_refused", "Files of the watched inbox refused, moved to failed/.")
+        inboxDuplicates = counter("inbox_files_already_imported", "Files of the watched inbox whose content was already imported, moved to done/.")
+        inboxPending = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "fencepost", metricName: "inbox_files_pending", unitName: "files", helpText: "Files waiting in the watched inbox, complete or not."))
+        regionApplies = counter("watch_region_applies", "Region configs of the watched folder applied.")
+        regionRefusals = counter("watch_region_refusals", "Region configs of the watched folder refused (the monitored set kept).")
         fixesIngested = registry.makeCounter(descriptor: MetricNameDescriptor(
             namespace: "fencepost", metricName: "fixes_ingested", unitName: "total", helpText: "Fixes received by the service."))
         groupFixes = registry.makeValueHistogram(
@@ -44,6 +62,27 @@ final class ServiceMetrics: Sendable {
                 namespace: "fencepost", metricName: "writer_log_restart", unitName: "seconds",
                 helpText: "Time the live writer spent checkpointing a grown write-ahead log so it starts over."),
             buckets: Self.latencyBuckets)
+    }
+
+    /// What the watcher did.
+    func recordWatch(_ report: WatchReport, pending: Int) {
+        inboxPending.set(to: Double(pending))
+        switch report {
+        case .file(_, let outcome, _):
+            switch outcome {
+            case .ingested, .healthImported: inboxImported.increment()
+            case .alreadyImported: inboxDuplicates.increment()
+            case .refused: inboxRefused.increment()
+            }
+        case .regionsApplied: regionApplies.increment()
+        case .regionsRefused: regionRefusals.increment()
+        case .importFailed, .inboxUnreadable, .regionsFailed: break
+        }
+    }
+
+    /// Files waiting in the inbox at the watcher's last look.
+    func recordInboxPending(_ pending: Int) {
+        inboxPending.set(to: Double(pending))
     }
 
     /// One group the live writer committed.

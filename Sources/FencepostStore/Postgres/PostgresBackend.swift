@@ -91,6 +91,9 @@ final class PostgresBackend: StoreBackend {
             throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(Self.describe(error))")
         } catch let error as PostgresStatementError where error.meansUnavailable {
             throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(error.message)")
+        } catch let error as PSQLError {
+            // postgres-nio's own description says nothing; its kind and cause do.
+            throw PostgresStatementError(message: Self.describe(error), sqlState: error.serverInfo?[.sqlState] ?? "", underlying: error)
         }
     }
 

@@ -1,6 +1,6 @@
 /// PostgreSQL's schema, as named migrations applied once each, in order (``PostgresBackend``
 /// records them in `fencepost_migrations`). The tables, columns and indexes are SQLite's (its
-/// migrations v1 to v9 as they stand), in PostgreSQL's types; the outbox also records each
+/// migrations as they stand: v1 to v9 in one, then each), in PostgreSQL's types; the outbox also records each
 /// row's transaction (`txid`), which readers of the change feed use to wait for transactions
 /// that took a lower seq and commit later.
 enum PostgresMigrations {
@@ -143,6 +143,15 @@ enum PostgresMigrations {
                 name TEXT PRIMARY KEY,
                 holder TEXT NOT NULL,
                 expires_ms BIGINT NOT NULL
+            );
+            """),
+        Migration(name: "v10-imported-files", sql: """
+            CREATE TABLE imported_files (
+                sha256 TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind = 'trace' OR kind = 'health'),
+                bytes BIGINT NOT NULL,
+                imported_at TEXT NOT NULL
             );
             """),
     ]

@@ -210,7 +210,7 @@ struct PostgresStatementError: Error, CustomStringConvertible {
     var sqlState: String
     var underlying: PSQLError
 
-    var description: String { "PostgreSQL: \(message) (SQLSTATE \(sqlState))" }
+    var description: String { "PostgreSQL: \(message)" + (sqlState.isEmpty ? "" : " (SQLSTATE \(sqlState))") }
 
     /// The server is shutting down or restarting, out of connections, or cannot be reached
     /// (classes 57P, 53 and 08): the operation may succeed when tried again later.

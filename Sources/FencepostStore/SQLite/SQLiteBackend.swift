@@ -63,11 +63,23 @@ final class SQLiteBackend: StoreBackend {
         try? writer.close()
     }
 
+    /// Runs the migrations not applied yet. Two processes opening a new store at once (`watch`
+    /// and an `events export`, say) race: the migrator reads what is applied before each
+    /// migration's transaction, so the slower one finds its tables made by the other. A failed
+    /// migration's transaction is rolled back; trying again reads what the other applied.
     private static func migrate(_ writer: any DatabaseWriter) throws {
         // Migrations this release does not know: a newer release made the file; leave it alone.
         let unknown = try writer.read { db in try migrator.appliedIdentifiers(db).subtracting(migrator.migrations) }
         if !unknown.isEmpty { throw StoreOpenError.newerSchema(unknown.sorted()) }
-        try migrator.migrate(writer)
+        for attempt in 1... {
+            do {
+                return try migrator.migrate(writer)
+            } catch {
+                if try writer.read({ try migrator.hasCompletedMigrations($0) }) { return }
+                guard attempt < 5 else { throw error }
+                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
+            }
+        }
     }
 
     private static func configuration() -> Configuration {

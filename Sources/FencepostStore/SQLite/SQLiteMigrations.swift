@@ -188,6 +188,19 @@ extension SQLiteBackend {
                 );
                 """)
         }
+        migrator.registerMigration("v10-imported-files") { db in
+            try db.execute(sql: """
+                -- Files imported whole (the watched inbox): each content once, recorded in the
+                -- transaction that commits its events.
+                CREATE TABLE imported_files (
+                    sha256 TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind = 'trace' OR kind = 'health'),
+                    bytes INTEGER NOT NULL,
+                    imported_at TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import FencepostCore
 import FencepostFormats
 import FencepostHealth
+import FencepostImport
 import FencepostStore
 import Foundation
 
@@ -83,43 +84,18 @@ struct HealthImport: AsyncParsableCommand {
             let options = try options()
             let store = try await store.open()
             do {
-                let export = try HealthExportFile(path: file)
-                let source = try export.document()
-                var reader = HealthExportReader(source: source)
                 var progress = Progress()
-                let importer = HealthImporter(options: options, anchors: try await store.healthAnchors(owner: owner))
-                let plan = try importer.plan(reading: &reader) { items in
-                    progress.update("\(export.documentName): \(items) items, \(Self.percent(source))")
+                let outcome = try await HealthExportImport.run(path: file, store: store, options: options) { document, items, source in
+                    progress.update("\(document): \(items) items, \(Self.percent(source))")
                 }
                 progress.clear()
-                // Routes first: their ingest is idempotent, so a crash before the commit below
-                // leaves the workouts new and their routes are fed again, harmlessly.
-                let routes = try await ingestRoutes(plan.routes, from: export, store: store)
-                let committed = try await store.commitHealth(owner: owner, events: plan.events, anchors: plan.anchors, sources: plan.sources)
-                report(plan.summary, committed, routes)
+                // Without a file to record, every import commits.
+                guard let outcome else { return }
+                report(outcome.read, outcome.committed, outcome.routes)
             } catch let error as TraceReadError {
                 throw CommandFailure.invalidInput(["error: \(error) (nothing of the export was written)"])
             }
         }
-    }
-
-    private func ingestRoutes(_ routes: [WorkoutRouteInput], from export: HealthExportFile, store: Store) async throws -> IngestSummary? {
-        guard !routes.isEmpty else { return nil }
-        let session = try await IngestSession(store: store)
-        for input in routes {
-            switch input.route.points {
-            case .file(let path):
-                var reader = try TraceOpener.open(try export.referencedFile(path), format: .gpx, device: input.route.source)
-                try await session.ingest { add in
-                    while let fix = try reader.next() { try add(fix) }
-                }
-            case .inline(let fixes):
-                try await session.ingest { add in
-                    for fix in fixes { try add(fix) }
-                }
-            }
-        }
-        return session.summary
     }
 
     private static func percent(_ source: ByteSource) -> String {

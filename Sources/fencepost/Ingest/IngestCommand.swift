@@ -15,6 +15,11 @@ struct IngestCommand: AsyncParsableCommand {
             positions, and the timeline paths where no raw position lies within 15 minutes; Google's \
             own visits are not read), GeoLife .plt, OwnTracks .rec and TCX; gzip-compressed files \
             too. The format is detected from the content. \
+            A file may hold a fleet: each fix's device comes from a CSV device column (device, \
+            device_id, vehicle_id, mmsi, tid, or --device-column), a GeoJSON feature's device \
+            property (or --device-property), an OwnTracks record's user/device or tid; rows of \
+            all devices may interleave, and the summary counts fixes and events per device. CSV \
+            times without a zone are UTC unless --tz names theirs. \
             Each file is read as a stream, filtered (bad coordinates, poor accuracy, duplicates, \
             teleports, fixes already seen), run through the monitor against the monitored regions, \
             and committed in one transaction with its events, visits, outbox rows and the devices' \
@@ -30,11 +35,13 @@ struct IngestCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Trace files; - reads standard input.", valueName: "file"))
     var files: [String]
 
-    @Option(help: "Device id for every fix (default: the file's device or track name, else the file name).")
-    var device: String?
-
     @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, timeline, plt, owntracks or tcx.")
     var format: TraceFormatChoice = .auto
+
+    @OptionGroup var reader: ReaderOptions
+
+    @Option(help: zonelessTimesHelp)
+    var tz: String?
 
     @OptionGroup var monitor: MonitorOptions
 
@@ -43,6 +50,7 @@ struct IngestCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
+        _ = try ReaderOptions.zone(tz, option: "--tz")
     }
 
     var options: IngestOptions {
@@ -52,7 +60,8 @@ struct IngestCommand: AsyncParsableCommand {
     func run() async throws {
         try await CommandFailure.reporting {
             let session = try await IngestSession(store: store.open(), options: options)
-            var feed = TraceFeed(format: format.format, device: device)
+            if session.regionCount == 0 { Console.error([IngestReport.noRegionsNote]) }
+            var feed = TraceFeed(format: format.format, options: reader.options(zone: try ReaderOptions.zone(tz, option: "--tz")))
             let refused = try await feed.feed(files, to: { try await session.ingest($0) }, skipped: session.addSkipped)
             if json {
                 Console.output(IngestReport.json(session.summary, regions: session.regionCount).canonicalText())

@@ -1,8 +1,17 @@
 import FencepostCore
 import FencepostStore
+import Foundation
 
 /// The ingest summary, for people (stderr) and scripts (JSON).
 enum IngestReport {
+    /// Devices listed one a line in the summary for people; `--json` lists them all.
+    static let listedDevices = 20
+
+    /// What `ingest` says when the store monitors no region: every fix is still filtered and
+    /// anchored, but no event can come of it.
+    static let noRegionsNote =
+        "note: no region is monitored, so these fixes make no events; add regions with `fencepost regions apply PATH` (a GeoJSON file or a folder of them)"
+
     static func lines(_ summary: IngestSummary, regions: Int) -> [String] {
         let dropped = summary.dropped.values.reduce(0, +)
         let skipped = summary.skipped.values.reduce(0, +)
@@ -18,6 +27,25 @@ enum IngestReport {
         }
         lines.append("events: " + EventKind.allCases.map { "\($0.rawValue) \(summary.events[$0] ?? 0)" }.joined(separator: ", "))
         lines.append("visits: \(summary.visitsOpened) opened, \(summary.visitsClosed) closed")
+        if summary.byDevice.count > 1 { lines += deviceLines(summary.byDevice) }
+        return lines
+    }
+
+    /// One line per device (the first `listedDevices` by name), for a fleet.
+    private static func deviceLines(_ byDevice: [String: DeviceTally]) -> [String] {
+        let devices = byDevice.keys.sorted()
+        let width = devices.prefix(listedDevices).map(\.count).max() ?? 0
+        var lines = ["per device:"]
+        for device in devices.prefix(listedDevices) {
+            let tally = byDevice[device]!
+            let name = device.padding(toLength: width, withPad: " ", startingAt: 0)
+            lines.append(
+                "  \(name)  fixes \(tally.fixesRead) read, \(tally.fixesAccepted) accepted; events: "
+                    + EventKind.allCases.map { "\($0.rawValue) \(tally.events[$0] ?? 0)" }.joined(separator: ", "))
+        }
+        if devices.count > listedDevices {
+            lines.append("  … and \(devices.count - listedDevices) more devices (--json lists every one)")
+        }
         return lines
     }
 
@@ -34,6 +62,13 @@ enum IngestReport {
             "visits_opened": .number(Double(summary.visitsOpened)),
             "visits_closed": .number(Double(summary.visitsClosed)),
             "devices": .array(summary.devices.sorted().map(JSONValue.string)),
+            "by_device": .object(summary.byDevice.mapValues { tally in
+                .object([
+                    "fixes_read": .number(Double(tally.fixesRead)),
+                    "fixes_accepted": .number(Double(tally.fixesAccepted)),
+                    "events": counts(tally.events, \.rawValue),
+                ])
+            }),
             "regions": .number(Double(regions)),
         ])
     }

@@ -9,12 +9,12 @@ struct TraceFeed {
     typealias Consumer = (_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Void
 
     let format: TraceFormat?
-    let device: String?
+    let options: TraceReaderOptions
     private var progress = Progress()
 
-    init(format: TraceFormat?, device: String?) {
+    init(format: TraceFormat?, options: TraceReaderOptions) {
         self.format = format
-        self.device = device
+        self.options = options
     }
 
     /// Feeds every file to `consume` and the readers' skipped-record counts to `skipped`;
@@ -34,8 +34,8 @@ struct TraceFeed {
 
     private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) async throws {
         let source = try ByteSource(path: file)
-        let (format, device) = (format, device)
-        let reader = PrefetchingReader { () throws(TraceReadError) in try TraceOpener.open(source, format: format, device: device) }
+        let (format, options) = (format, options)
+        let reader = PrefetchingReader { () throws(TraceReadError) in try TraceOpener.open(source, format: format, options: options) }
         var count = 0
         var progress = self.progress
         defer { self.progress = progress }

@@ -38,11 +38,15 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Add local times to csv and jsonl events in this IANA time zone, such as Europe/Berlin.")
     var tz: String?
 
-    @Option(help: "Device id for every fix (default: the file's device or track name, else the file name).")
-    var device: String?
-
     @Option(help: "Input format: auto (from the content), gpx, geojson, csv, takeout, timeline, plt, owntracks or tcx.")
     var inputFormat: TraceFormatChoice = .auto
+
+    @OptionGroup var reader: ReaderOptions
+
+    @Option(help: ArgumentHelp(
+        "The IANA time zone of times written without a zone or offset in CSV and GeoJSON traces, such as 2020-06-30T00:05:00 (default: UTC; --tz is the output's zone).",
+        valueName: "zone"))
+    var inputTz: String?
 
     @OptionGroup var monitor: MonitorOptions
 
@@ -55,6 +59,7 @@ struct ScanCommand: AsyncParsableCommand {
         guard !regionPaths.isEmpty else { throw ValidationError("Name the regions with --regions PATH (a file or a directory).") }
         guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("--tz: unknown time zone \(tz)") }
+        _ = try ReaderOptions.zone(inputTz, option: "--input-tz")
     }
 
     func run() async throws {
@@ -69,7 +74,7 @@ struct ScanCommand: AsyncParsableCommand {
             let scan = try TraceScan(
                 regions: regions, monitor: monitor.monitor, filter: monitor.filter,
                 output: ScanOutput(content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:))))
-            var feed = TraceFeed(format: inputFormat.format, device: device)
+            var feed = TraceFeed(format: inputFormat.format, options: reader.options(zone: try ReaderOptions.zone(inputTz, option: "--input-tz")))
             let refused = try await feed.feed(files, to: { try scan.scan($0) }, skipped: scan.addSkipped)
             var sink = try OutputSink(path: output)
             try scan.finish(to: &sink)

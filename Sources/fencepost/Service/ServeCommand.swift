@@ -36,7 +36,10 @@ struct ServeCommand: AsyncParsableCommand {
                         "outbox_retention_days": 7},
                "metrics_require_token": false, "max_body_bytes": 16777216,
                "webhook_max_attempts": 8, "durable_commits": true,
-               "map_tiles": "https://…/{z}/{x}/{y}.png", "map_tiles_attribution": "…"}
+               "map_tiles": "https://…/{z}/{x}/{y}.png", "map_tiles_attribution": "…",
+               "watch": {"inbox": "DIR", "regions": "DIR"}}
+            "watch" runs `fencepost watch` as a job: files dropped into the inbox are each \
+            imported once, the regions folder is applied whenever it changes (see watch --help).
 
             SIGTERM or SIGINT stops taking requests, finishes those in flight and \
             commits them. Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.

@@ -13,8 +13,9 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
+/// The file's fixes, each named as the file names it (a fleet file's device column is read).
 func readFixes(_ path: String) throws -> [Fix] {
-    var reader = try TraceOpener.open(path, format: nil, device: "bench")
+    var reader = try TraceOpener.open(path, format: nil, device: nil)
     var fixes: [Fix] = []
     while let fix = try reader.next() { fixes.append(fix) }
     return fixes
