@@ -49,6 +49,10 @@ public final class IngestSession {
     /// Per device, its stored state's version as last read or saved (0: not stored): the
     /// progress the pipeline kept is used in a later input only while it is still this.
     private var storedVersion: [String: Int64] = [:]
+    /// In the current transaction: the devices whose lock it holds, and their stored rows as
+    /// read under it (nil: none stored). Neither changes until the transaction saves them.
+    private var lockedDevices: Set<String> = []
+    private var storedRows: [String: SQLRow?] = [:]
     /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
     private var collected: [GeofenceEvent]?
     /// The summary of committed inputs, and of the current one while it is read.
@@ -122,10 +126,12 @@ public final class IngestSession {
         var outcomes: [BatchOutcome] = []
         try await transaction { tx in
             // The devices' locks in one order, before any is used: two instances taking groups
-            // of the same devices never wait for each other in a circle.
-            for device in Set(batches.lazy.flatMap { $0.lazy.map(\.device) }).sorted() {
-                try tx.dialect.lock("device:" + device, in: tx)
-            }
+            // of the same devices never wait for each other in a circle. Then their stored
+            // states at once: a database server is asked twice, not twice per device.
+            let devices = Set(batches.lazy.flatMap { $0.lazy.map(\.device) }).sorted()
+            try tx.dialect.lock(devices.map { "device:" + $0 }, in: tx)
+            lockedDevices.formUnion(devices)
+            try readStoredRows(of: devices, tx: tx)
             var touched = Set<String>()
             for batch in batches {
                 let before = summary
@@ -149,6 +155,10 @@ public final class IngestSession {
         let (pipelineBefore, devices, summary, storedVersion) = (pipeline, pipeline.snapshot, self.summary, self.storedVersion)
         do {
             try await store.write { tx in
+                defer {
+                    lockedDevices.removeAll()
+                    storedRows.removeAll()
+                }
                 do {
                     try rebuildIfRegionsChanged(tx: tx)
                     try body(tx)
@@ -227,9 +237,10 @@ public final class IngestSession {
     /// version the session last read or saved; else the stored state.
     private func resume(_ device: String, kept: DeviceProgress?, tx: any SQLTransaction) throws -> DeviceProgress {
         try awaitWrites()
-        try tx.dialect.lock("device:" + device, in: tx)
+        if lockedDevices.insert(device).inserted { try tx.dialect.lock("device:" + device, in: tx) }
         summary.devices.insert(device)
-        let stored = try tx.row("SELECT state, version FROM devices WHERE device = ?", device)
+        if storedRows[device] == nil { try readStoredRows(of: [device], tx: tx) }
+        let stored = storedRows[device] ?? nil
         let version: Int64 = stored?["version"] ?? 0
         if let kept, storedVersion[device] == version { return kept }
         storedVersion[device] = version
@@ -237,15 +248,26 @@ public final class IngestSession {
         return DeviceProgress(filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
     }
 
+    /// Reads the stored rows of `devices` (locked) into ``storedRows``, a few hundred a statement.
+    private func readStoredRows(of devices: [String], tx: any SQLTransaction) throws {
+        for start in stride(from: 0, to: devices.count, by: 500) {
+            let chunk = devices[start..<min(start + 500, devices.count)]
+            for device in chunk { storedRows[device] = .some(nil) }
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for row in try tx.rows("SELECT device, state, version FROM devices WHERE device IN (\(marks))", chunk.map { .text($0) }) {
+                storedRows[row["device"]] = row
+            }
+        }
+    }
+
     /// Saves the anchors and states of the devices an input touched.
     private func saveDevices(_ devices: Set<String>, tx: any SQLTransaction) throws {
         try awaitWrites()
-        let now = Timestamp.format(Date())
-        for device in devices.sorted() {
-            guard let progress = pipeline.progress(of: device) else { continue }
-            let state = DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: pipeline.monitor.state(of: progress.track))
-            storedVersion[device] = try Store.save(device: device, state: state, now: now, tx: tx)
+        let states = devices.sorted().compactMap { device -> (device: String, state: DeviceState)? in
+            guard let progress = pipeline.progress(of: device) else { return nil }
+            return (device, DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: pipeline.monitor.state(of: progress.track)))
         }
+        storedVersion.merge(try Store.save(states, now: Timestamp.format(Date()), tx: tx)) { $1 }
     }
 
     // MARK: - Event writes

@@ -74,14 +74,30 @@ extension Store {
     /// Saves the device's state, one version newer; returns that version.
     @discardableResult
     static func save(device: String, state: DeviceState, now: String, tx: any SQLTransaction) throws -> Int64 {
-        try tx.value(
-            """
-            INSERT INTO devices (device, anchor_ms, state, updated_at, version) VALUES (?, ?, ?, ?, 1)
-            ON CONFLICT(device) DO UPDATE SET anchor_ms = excluded.anchor_ms, state = excluded.state,
-                updated_at = excluded.updated_at, version = devices.version + 1
-            RETURNING version
-            """,
-            device, state.anchor.map(Timestamp.milliseconds), state.storedText, now) ?? 0
+        try save([(device, state)], now: now, tx: tx)[device] ?? 0
+    }
+
+    /// Saves the devices' states, each one version newer, a few hundred per statement (one
+    /// round trip to a database server, not one per device); returns the new versions.
+    static func save(_ states: [(device: String, state: DeviceState)], now: String, tx: any SQLTransaction) throws -> [String: Int64] {
+        var versions: [String: Int64] = [:]
+        for start in stride(from: 0, to: states.count, by: 500) {
+            let chunk = states[start..<min(start + 500, states.count)]
+            var arguments: [SQLValue] = []
+            arguments.reserveCapacity(chunk.count * 4)
+            for (device, state) in chunk {
+                arguments += [.text(device), state.anchor.map(Timestamp.milliseconds).sqlValue, .text(state.storedText), .text(now)]
+            }
+            let rows = try tx.rows(
+                """
+                INSERT INTO devices (device, anchor_ms, state, updated_at, version) VALUES \(Array(repeating: "(?, ?, ?, ?, 1)", count: chunk.count).joined(separator: ", "))
+                ON CONFLICT(device) DO UPDATE SET anchor_ms = excluded.anchor_ms, state = excluded.state,
+                    updated_at = excluded.updated_at, version = devices.version + 1
+                RETURNING device, version
+                """, arguments)
+            for row in rows { versions[row["device"]] = row["version"] as Int64 }
+        }
+        return versions
     }
 }
 

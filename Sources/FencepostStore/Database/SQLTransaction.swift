@@ -83,4 +83,7 @@ package protocol SQLDialect: Sendable {
     /// Serialises, until the transaction ends, every transaction that takes the same lock (a
     /// region apply; a device's fixes): nothing where the store has one writer at a time.
     func lock(_ key: String, in transaction: any SQLTransaction) throws
+
+    /// ``lock(_:in:)`` for each key, in the order given, in one statement.
+    func lock(_ keys: [String], in transaction: any SQLTransaction) throws
 }

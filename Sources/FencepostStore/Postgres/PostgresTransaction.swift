@@ -201,6 +201,17 @@ struct PostgresDialect: SQLDialect {
     func lock(_ key: String, in transaction: any SQLTransaction) throws {
         try transaction.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key)
     }
+
+    /// One round trip for many locks: taken one after another in the rows' order (volatile
+    /// functions of the select list are evaluated after the sort).
+    func lock(_ keys: [String], in transaction: any SQLTransaction) throws {
+        for chunk in stride(from: 0, to: keys.count, by: 1_000).map({ keys[$0..<min($0 + 1_000, keys.count)] }) {
+            let rows = chunk.indices.map { "(?, \($0))" }.joined(separator: ", ")
+            try transaction.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM (VALUES \(rows)) AS wanted(key, position) ORDER BY position",
+                chunk.map { .text("fencepost:" + $0) })
+        }
+    }
 }
 
 /// A statement the server refused, with its reason and SQLSTATE (a constraint, a trigger, a

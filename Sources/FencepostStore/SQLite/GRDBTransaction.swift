@@ -72,4 +72,6 @@ struct SQLiteDialect: SQLDialect {
     }
 
     func lock(_ key: String, in transaction: any SQLTransaction) throws {}
+
+    func lock(_ keys: [String], in transaction: any SQLTransaction) throws {}
 }
