@@ -89,7 +89,8 @@ final class Inbox {
 
     /// Forgets a file that went away.
     func forget(_ name: String) {
-        observed[name] = nil
+        // Gone from the inbox: no longer waiting, before the next look counts again.
+        if observed.removeValue(forKey: name) != nil { waiting = max(0, waiting - 1) }
         renamedIn.remove(name)
         retryAfter[name] = nil
     }

@@ -65,10 +65,10 @@ enum OutboxPayload {
     }
 
     /// Stores the rendered text of the rows referring to an event or visit before sync replaces
-    /// it with another version. Rare (a newer version of an entity this store wrote itself) and
-    /// so a scan of the outbox, rather than an index every ingest would pay for.
+    /// it with another version (found through the partial index `outbox_references`: a backend
+    /// receiving a push asks for every visit that closes).
     static func storeRenderedPayloads(entity: String, id: String, tx: any SQLTransaction) throws {
-        for row in try tx.rows(select + " WHERE o.payload IS NULL AND o.entity = ? AND o.entity_id = ?", entity, id) {
+        for row in try tx.rows(select + " WHERE o.entity_id = ? AND o.payload IS NULL AND o.entity = ?", id, entity) {
             try tx.execute("UPDATE outbox SET payload = ? WHERE seq = ?", text(row), row["seq"] as Int64)
         }
     }

@@ -46,7 +46,7 @@ import Testing
                 try db.execute(sql: Self.insertRow, arguments: ["event", "e1", "event:e1:v1", "{}", "pending", 0, nil])
             }
             let indexes = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox' AND sql IS NOT NULL ORDER BY name")
-            #expect(indexes == ["outbox_by_entity", "outbox_by_key", "outbox_by_status"])
+            #expect(indexes == ["outbox_by_entity", "outbox_by_key", "outbox_by_status", "outbox_references"])
             // A row may now leave its key and payload out: they are derived when read.
             try db.execute(sql: Self.insertRow, arguments: ["event", "r", nil, nil, "pending", 0, nil])
             try db.execute(sql: Self.insertRow, arguments: ["event", "s", nil, nil, "pending", 0, nil])

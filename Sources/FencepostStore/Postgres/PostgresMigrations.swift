@@ -154,5 +154,8 @@ enum PostgresMigrations {
                 imported_at TEXT NOT NULL
             );
             """),
+        Migration(name: "v11-outbox-references-by-entity", sql: """
+            CREATE INDEX outbox_references ON outbox (entity_id) WHERE payload IS NULL;
+            """),
     ]
 }

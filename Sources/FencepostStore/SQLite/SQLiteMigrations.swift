@@ -201,6 +201,14 @@ extension SQLiteBackend {
                 );
                 """)
         }
+        migrator.registerMigration("v11-outbox-references-by-entity") { db in
+            try db.execute(sql: """
+                -- The rows that refer to an entity rather than hold a copy, found by the entity:
+                -- a newer version arriving by sync renders them first. Without it each such
+                -- arrival scanned the outbox, and a backend receiving a push slowed as it grew.
+                CREATE INDEX outbox_references ON outbox(entity_id) WHERE payload IS NULL;
+                """)
+        }
         return migrator
     }
 
