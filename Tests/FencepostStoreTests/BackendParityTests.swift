@@ -1,0 +1,69 @@
+import FencepostCore
+import FencepostFormats
+import FencepostStore
+import FencepostTestSupport
+import Foundation
+import Testing
+
+/// The same inputs into a SQLite store and a PostgreSQL one give byte for byte the same exports,
+/// visits and change feed: the backends differ in how they store, never in what they answer.
+@Suite(.enabled(if: TestStores.onPostgres, "needs FENCEPOST_TEST_POSTGRES (tools/test's second run)"))
+struct BackendParityTests {
+    static let regions = TestData.packageRoot.appendingPathComponent("regions").path
+    static let trace = TestData.packageRoot.appendingPathComponent("samples/bus304_to_UL_2019-02-18.gpx").path
+
+    /// The sample regions, the bus's journey, then half the stops removed (their open visits
+    /// close with `region_removed`).
+    static func fill(_ store: Store) async throws {
+        let all = try RegionConfigLoader.load([regions])
+        try await store.applyRegions(all)
+        let session = try await IngestSession(store: store)
+        var reader = try TraceOpener.open(trace, format: nil, device: "bus")
+        try await session.ingest { add in
+            while let fix = try reader.next() { try add(fix) }
+        }
+        try await store.applyRegions(Array(all.sorted { $0.id < $1.id }.prefix(all.count / 2)))
+    }
+
+    static func export(_ format: ExportFormat, _ store: Store) async throws -> String {
+        var sink = StringSink()
+        try await EventExport.write(format, query: EventQuery(), zone: TimeZone(identifier: "Europe/Dublin"), store: store, to: &sink)
+        return sink.text
+    }
+
+    /// A region edit's key ends in a nonce of its own (the same content applied twice is two
+    /// edits): every other byte must agree.
+    static func withoutEditNonce(_ change: SyncChange) -> SyncMutation {
+        var mutation = change.mutation
+        if mutation.entity == "region", let colon = mutation.key.lastIndex(of: ":") { mutation.key = String(mutation.key[..<colon]) }
+        return mutation
+    }
+
+    @Test func exportsVisitsAndTheChangeFeedAreTheSameOnBothBackends() async throws {
+        let sqlite = try Store.inMemory()
+        let postgres = try await TestStores.fresh()
+        defer { Task { await postgres.close() } }
+        try await Self.fill(sqlite)
+        try await Self.fill(postgres)
+
+        for format in ExportFormat.allCases {
+            let (one, other) = (try await Self.export(format, sqlite), try await Self.export(format, postgres))
+            #expect(one == other, "\(format) differs")
+            #expect(one.utf8.count > 1_000, "\(format): too little exported to mean anything")
+        }
+        var visits: [[String]] = [[], []]
+        for (index, store) in [sqlite, postgres].enumerated() {
+            try await store.forEachVisit(device: nil, region: nil) { visits[index].append($0.jsonText) }
+        }
+        #expect(visits[0] == visits[1])
+        #expect(visits[0].contains { $0.contains("region_removed") })
+        let feeds = (
+            try await sqlite.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000).map(Self.withoutEditNonce),
+            try await postgres.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000).map(Self.withoutEditNonce))
+        if feeds.0 != feeds.1 {
+            let differing = zip(feeds.0, feeds.1).filter { $0 != $1 }.prefix(2).map { "\($0.0) != \($0.1)" }
+            Issue.record("the change feeds differ (\(feeds.0.count) and \(feeds.1.count) rows): \(differing)")
+        }
+        #expect(feeds.0.count > 100)
+    }
+}
