@@ -37,16 +37,21 @@ extension Store {
             var results: [SyncResult] = []
             results.reserveCapacity(mutations.count)
             var regions = RegionSet()
+            // The keys are claimed first: another transaction applying the same key at the same
+            // time (another instance) waits on it and then finds it taken. Then what the batch
+            // needs to know of the stored events and visits, read at once: a database server is
+            // asked a few times per batch, not a few times per mutation.
+            var unclaimed = try Self.claim(mutations, timestamp: timestamp, tx: tx)
+            var known = try KnownRows(for: mutations, tx: tx)
             for mutation in mutations {
-                // The key is claimed first: another transaction applying the same key at the
-                // same time (another instance) waits on it and then finds it taken.
-                guard try Self.claim(mutation, timestamp: timestamp, tx: tx) else {
+                // A key claimed before, or earlier in this batch, is applied once.
+                guard unclaimed.remove(mutation.key) != nil else {
                     results.append(.duplicate)
                     continue
                 }
                 do {
                     if mutation.entity != "region" { try regions.flush(into: self, timestamp: timestamp, tx: tx) }
-                    try apply(mutation, permissions: permissions, regions: &regions, timestamp: timestamp, tx: tx)
+                    try apply(mutation, permissions: permissions, regions: &regions, known: &known, timestamp: timestamp, tx: tx)
                     results.append(.applied)
                 } catch let rejection as SyncRejection {
                     // Not remembered: fixed and sent again, it applies.
@@ -59,14 +64,67 @@ extension Store {
         }
     }
 
-    /// Records the mutation's key as applied; false when it was applied before.
-    private static func claim(_ mutation: SyncMutation, timestamp: String, tx: any SQLTransaction) throws -> Bool {
-        try tx.execute(
-            """
-            INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """,
-            mutation.key, mutation.entity, mutation.id, mutation.version, timestamp) > 0
+    /// Records the mutations' keys as applied, a few hundred per statement in key order (two
+    /// instances claiming overlapping batches never wait for each other in a circle); returns
+    /// the keys that were not applied before.
+    private static func claim(_ mutations: [SyncMutation], timestamp: String, tx: any SQLTransaction) throws -> Set<String> {
+        var claimed = Set<String>()
+        let sorted = mutations.sorted { $0.key < $1.key }
+        for start in stride(from: 0, to: sorted.count, by: 500) {
+            let chunk = sorted[start..<min(start + 500, sorted.count)]
+            let arguments = chunk.flatMap { mutation -> [SQLValue] in
+                [.text(mutation.key), .text(mutation.entity), .text(mutation.id), mutation.version.sqlValue, .text(timestamp)]
+            }
+            let rows = try tx.rows(
+                """
+                INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at)
+                VALUES \(Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", "))
+                ON CONFLICT DO NOTHING RETURNING idempotency_key
+                """, arguments)
+            for row in rows { claimed.insert(row["idempotency_key"]) }
+        }
+        return claimed
+    }
+
+    /// The stored versions of the events and visits a batch names, and which of them have
+    /// outbox rows that refer to them (rendered before a newer version replaces them); kept up
+    /// to date as the batch applies.
+    private struct KnownRows {
+        var versions: [String: Int] = [:]
+        var referredTo: Set<String> = []
+
+        init(for mutations: [SyncMutation], tx: any SQLTransaction) throws {
+            for (entity, table) in [("event", "events"), ("visit", "visits")] {
+                let ids = Array(Set(mutations.lazy.filter { $0.entity == entity }.map(\.id)))
+                try Self.each(ids, "SELECT id, version FROM \(table) WHERE id IN", tx) { row in
+                    versions[entity + ":" + (row["id"] as String)] = row["version"] as Int
+                }
+                try Self.each(ids, "SELECT DISTINCT entity_id FROM outbox WHERE payload IS NULL AND entity = '\(entity)' AND entity_id IN", tx) {
+                    row in referredTo.insert(entity + ":" + (row["entity_id"] as String))
+                }
+            }
+        }
+
+        private static func each(_ ids: [String], _ select: String, _ tx: any SQLTransaction, _ body: (SQLRow) -> Void) throws {
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(start + 500, ids.count)]
+                for row in try tx.rows(select + " (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")", chunk.map { .text($0) }) {
+                    body(row)
+                }
+            }
+        }
+
+        /// Whether `mutation` is newer than what is stored; if so, renders the rows that refer
+        /// to the stored version first and takes the mutation's version as the stored one.
+        mutating func replaces(_ mutation: SyncMutation, tx: any SQLTransaction) throws -> Bool {
+            let key = mutation.entity + ":" + mutation.id
+            if let held = versions[key], held >= mutation.version { return false }
+            if referredTo.remove(key) != nil {
+                try OutboxPayload.storeRenderedPayloads(entity: mutation.entity, id: mutation.id, tx: tx)
+            }
+            versions[key] = mutation.version
+            return true
+        }
     }
 
     /// The monitored regions, read once per batch, with the batch's region edits applied to
@@ -85,7 +143,8 @@ extension Store {
     }
 
     private func apply(
-        _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, timestamp: String, tx: any SQLTransaction
+        _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, known: inout KnownRows, timestamp: String,
+        tx: any SQLTransaction
     ) throws {
         switch (mutation.entity, mutation.op) {
         case ("region", _):
@@ -94,11 +153,11 @@ extension Store {
         case ("event", .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try Self.upsertEvent(mutation, fields, timestamp: timestamp, tx: tx)
+            try Self.upsertEvent(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
         case ("visit", .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try Self.upsertVisit(mutation, fields, timestamp: timestamp, tx: tx)
+            try Self.upsertVisit(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
         case ("event", .delete), ("visit", .delete):
             throw SyncRejection("deleting \(mutation.entity)s is not supported")
         default:
@@ -155,24 +214,19 @@ extension Store {
         return (Timestamp.format(seconds: seconds), Timestamp.milliseconds(seconds))
     }
 
-    /// The version stored for `id` in `table`, nil when absent.
-    private static func heldVersion(_ table: String, _ id: String, tx: any SQLTransaction) throws -> Int? {
-        try tx.value("SELECT version FROM \(table) WHERE id = ?", id)
-    }
-
-    private static func upsertEvent(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, tx: any SQLTransaction) throws {
+    private static func upsertEvent(
+        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String, tx: any SQLTransaction
+    ) throws {
         let kind = try text(fields, "kind")
         guard let time = try time(fields, "time") else { throw SyncRejection("the payload has no time") }
-        if let held = try heldVersion("events", mutation.id, tx: tx) {
-            guard held < mutation.version else { return }
-            try OutboxPayload.storeRenderedPayloads(entity: "event", id: mutation.id, tx: tx)
-        }
         let flags = (fields["flags"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
         let values: [any SQLValueConvertible] = [
             mutation.id, kind, fields["source"]?.stringValue ?? "geofence", try text(fields, "device"), fields["region"]?.stringValue,
             fields["visit_id"]?.stringValue, time.ms, time.text, fields["lat"]?.numberValue, fields["lon"]?.numberValue, flags,
             (fields["properties"] ?? .object([:])).canonicalText(), mutation.version, timestamp,
         ]
+        // Checked whole before anything is written or taken as stored.
+        guard try known.replaces(mutation, tx: tx) else { return }
         try tx.execute(
             """
             INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, properties, version, created_at)
@@ -186,21 +240,20 @@ extension Store {
         try enqueue(entity: "event", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
     }
 
-    private static func upsertVisit(_ mutation: SyncMutation, _ fields: [String: JSONValue], timestamp: String, tx: any SQLTransaction) throws {
+    private static func upsertVisit(
+        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String, tx: any SQLTransaction
+    ) throws {
         let region = try text(fields, "region")
         guard let entered = try time(fields, "entered_at") else { throw SyncRejection("the payload has no entered_at") }
         let exited = try time(fields, "exited_at")
         let status = try text(fields, "status")
         guard status == "open" || status == "closed" else { throw SyncRejection("status must be open or closed, not \(status)") }
         guard (status == "closed") == (exited != nil) else { throw SyncRejection("a closed visit needs exited_at, an open one none") }
-        if let held = try heldVersion("visits", mutation.id, tx: tx) {
-            guard held < mutation.version else { return }
-            try OutboxPayload.storeRenderedPayloads(entity: "visit", id: mutation.id, tx: tx)
-        }
         let values: [any SQLValueConvertible] = [
             mutation.id, try text(fields, "device"), region, entered.ms, entered.text, exited?.ms, exited?.text, status,
             fields["exit_reason"]?.stringValue, mutation.version, timestamp,
         ]
+        guard try known.replaces(mutation, tx: tx) else { return }
         try tx.execute(
             """
             INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version, updated_at)
