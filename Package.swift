@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .executable(name: "fencepost", targets: ["fencepost"]),
         .library(name: "FencepostCore", targets: ["FencepostCore"]),
+        // For the FuzzTesting package beside the sources (tools/fuzz).
+        .library(name: "FencepostFuzzTargets", targets: ["FencepostFuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -144,6 +146,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Fuzz targets (tools/fuzz; libFuzzer's executable is in the FuzzTesting package)
+        .target(
+            name: "FencepostFuzzTargets",
+            dependencies: ["FencepostCore", "FencepostFormats", "FencepostHealth"],
+            path: "FuzzTesting/Sources/FencepostFuzzTargets",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
         .target(
             name: "FencepostTestSupport",
@@ -201,6 +211,11 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostFuzzTests",
+            dependencies: ["FencepostFuzzTargets", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
