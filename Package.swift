@@ -158,6 +158,8 @@ let package = Package(
         .target(
             name: "FencepostTestSupport",
             dependencies: [
+                "FencepostStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -209,6 +211,7 @@ let package = Package(
             dependencies: [
                 "FencepostService", "FencepostStore", "FencepostSync", "FencepostTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

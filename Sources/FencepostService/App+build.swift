@@ -64,6 +64,7 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
         .addRoutes(to: router)
 
     let jobs = BackgroundJobs()
+    jobs.register(ChangeListener(store: store, signal: signal, logger: logger))
     if configuration.webhooksEnabled {
         jobs.register(WebhookDeliveryJob(
             store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts, signal: signal,

@@ -99,6 +99,11 @@ public final class IngestSession {
     public func ingest(batches: [[Fix]]) async throws -> [BatchOutcome] {
         var outcomes: [BatchOutcome] = []
         try await transaction { tx in
+            // The devices' locks in one order, before any is used: two instances taking groups
+            // of the same devices never wait for each other in a circle.
+            for device in Set(batches.lazy.flatMap { $0.lazy.map(\.device) }).sorted() {
+                try tx.dialect.lock("device:" + device, in: tx)
+            }
             var touched = Set<String>()
             for batch in batches {
                 let before = summary

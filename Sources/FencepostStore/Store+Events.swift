@@ -24,19 +24,12 @@ package struct WrittenEvents {
 }
 
 extension Store {
-    /// Adds a mutation to the outbox. `payload` is the entity as canonical JSON text, nil to
-    /// refer to the entity at `version` instead (see ``OutboxPayload``); `key` nil is the
-    /// default `entity:id:vN`, the same on every machine.
+    /// Adds a mutation to the outbox (``OutboxRow``).
     static func enqueue(
         entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String?, now: String,
         tx: any SQLTransaction
     ) throws {
-        try tx.execute(
-            """
-            INSERT INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """,
-            entity, id, op.rawValue, version, key, payload, now)
+        try tx.enqueue(OutboxRow(entity: entity, id: id, op: op, version: version, key: key, payload: payload, createdAt: now))
     }
 
     // MARK: - Closing visits of retired regions

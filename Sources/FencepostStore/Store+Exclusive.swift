@@ -1,21 +1,66 @@
+import FencepostCore
+public import Foundation
+
 extension Store {
     /// Runs `body` while this process alone holds the store-wide lock `name` (one sync at a
     /// time per store, whichever process or machine runs it): waits for it when `wait`, else
     /// returns nil without running `body` when another holds it. The lock goes with its holder:
     /// a process that dies releases it.
-    public func exclusively<T>(_ name: String, wait: Bool, _ body: () async throws -> T) async throws -> T? {
+    public func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
         try await backend.exclusively(name, wait: wait, body)
     }
 }
 
+extension Store {
+    /// Calls `onChange` whenever any process or instance commits new outbox rows (events,
+    /// visits, regions), until the task is cancelled, riding out the database's restarts.
+    /// Returns false at once where the store cannot tell (SQLite: poll instead).
+    public func watchChanges(_ onChange: @escaping @Sendable () -> Void) async throws -> Bool {
+        try await backend.watchChanges(onChange)
+    }
+}
+
+extension Store {
+    /// Whether the periodic job `name` is due (its last run, by any process, is `every` or
+    /// more ago) and, if so, records this run: of several instances running the same job, one
+    /// runs it each period.
+    public func claimPeriodicRun(_ name: String, every interval: Duration, now: Date = Date()) async throws -> Bool {
+        let key = "last_run:" + name
+        let nowMilliseconds = Timestamp.milliseconds(now.timeIntervalSince1970)
+        let intervalMilliseconds = interval.components.seconds * 1_000 + interval.components.attoseconds / 1_000_000_000_000_000
+        return try await write { tx in
+            try tx.dialect.lock(key, in: tx)
+            if let last: Int64 = try tx.value("SELECT value FROM store_meta WHERE key = ?", key), nowMilliseconds - last < intervalMilliseconds {
+                return false
+            }
+            try tx.execute(
+                "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, nowMilliseconds)
+            return true
+        }
+    }
+}
+
 extension SQLiteBackend {
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) async throws -> Bool { false }
+
     /// A `flock` on `<store>.<name>-lock`; a store in memory is private to its process.
-    func exclusively<T>(_ name: String, wait: Bool, _ body: () async throws -> T) async throws -> T? {
+    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
         guard !isInMemory else { return try await body() }
-        let path = location + ".\(name)-lock"
+        let path = location + ".\(Self.fileNamePart(name))-lock"
         let lock = try await BlockingWork.run { try FileLock.acquire(path, wait: wait) }
         guard let lock else { return nil }
         defer { withExtendedLifetime(lock) {} }
         return try await body()
+    }
+
+    /// `name` as part of a file name: letters, digits, `-` and `_` as they are; anything else
+    /// (a webhook's URL) replaced, with a hash of the whole name so that names stay apart.
+    static func fileNamePart(_ name: String) -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+        if name.allSatisfy(allowed.contains), name.count <= 64 { return name }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let readable = String(name.prefix(32).map { allowed.contains($0) ? $0 : "_" })
+        return readable + "-" + String(hash, radix: 16)
     }
 }

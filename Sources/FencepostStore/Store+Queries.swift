@@ -153,14 +153,14 @@ extension Store {
     }
 
     /// Events created or changed after outbox row `seq`, in outbox order: the live stream's
-    /// source, which sees other processes' writes too. Rows a transaction still running may
-    /// yet precede are held back (``SQLDialect/settledOutboxRow``).
+    /// source, which sees other processes' writes too (outbox rows commit in `seq` order, see
+    /// ``SQLTransaction/enqueue(_:)``, so a cursor never passes a row still to come).
     public func eventFeed(after seq: Int64, device: String?, limit: Int) async throws -> [FeedEvent] {
         try await read { tx in
             var sql = """
                 SELECT o.seq AS feed_seq, \(eventColumns(of: "e"))
                 FROM outbox o JOIN events e ON e.id = o.entity_id
-                WHERE o.entity = 'event' AND o.seq > ? \(tx.dialect.settledOutboxRow)
+                WHERE o.entity = 'event' AND o.seq > ?
                 """
             var arguments: [SQLValue] = [seq.sqlValue]
             if let device { sql += " AND e.device = ?"; arguments.append(device.sqlValue) }

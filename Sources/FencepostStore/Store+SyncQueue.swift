@@ -49,7 +49,7 @@ extension Store {
             var items: [OutboxItem] = []
             var bytes = 0
             for row in try tx.rows(
-                OutboxPayload.select + " WHERE o.status = 'pending' \(tx.dialect.settledOutboxRow) ORDER BY o.seq LIMIT ?", [limit.sqlValue])
+                OutboxPayload.select + " WHERE o.status = 'pending' ORDER BY o.seq LIMIT ?", [limit.sqlValue])
             {
                 let change = OutboxPayload.change(row)
                 bytes += change.mutation.payload.utf8.count + 200

@@ -233,7 +233,7 @@ extension Store {
             arguments.append(limit.sqlValue)
             return try tx.rows(
                 OutboxPayload.select
-                    + " WHERE \(conditions.joined(separator: " AND ")) \(tx.dialect.settledOutboxRow) ORDER BY o.seq LIMIT ?",
+                    + " WHERE \(conditions.joined(separator: " AND ")) ORDER BY o.seq LIMIT ?",
                 arguments
             ).map(OutboxPayload.change)
         }

@@ -59,7 +59,8 @@ struct OperationsTests {
     func outboxCleanupAtStart() async throws {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
-        try await fixture.app().test(.router) { client in
+        let off = ServiceConfiguration(jobs: .init(outboxCleanup: false))
+        try await fixture.app(off).test(.router) { client in
             let body = ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk()))
             let posted = try await client.execute(uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: body)
             #expect(posted.status == .ok)
@@ -70,7 +71,6 @@ struct OperationsTests {
         try await fixture.store.acknowledge(
             items, results: Dictionary(uniqueKeysWithValues: items.map { ($0.mutation.key, .applied) }), at: Date().addingTimeInterval(-10 * 86_400))
 
-        let off = ServiceConfiguration(jobs: .init(outboxCleanup: false))
         try await fixture.app(off).test(.router) { client in
             let health = try await client.execute(uri: "/healthz", method: .get)
             #expect(health.status == .ok)

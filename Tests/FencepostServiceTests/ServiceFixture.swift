@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import FencepostTestSupport
 
 /// A real store in a temporary directory with one circular region ("home", 100 m around
 /// 47.0 N 8.0 E) and a token of each scope, and the service built on it.
@@ -22,7 +23,8 @@ struct ServiceFixture {
     init() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try Store(path: directory.appendingPathComponent("store.db").path)
+        store = TestStores.onPostgres
+            ? try await TestStores.fresh() : try Store(path: directory.appendingPathComponent("store.db").path)
         try await store.applyRegions([try Self.region(id: "home", lat: Self.home.lat, lon: Self.home.lon, radius: 100)])
         admin = try await store.createToken(name: "admin", scope: .admin)
         reader = try await store.createToken(name: "reader", scope: .read)
@@ -32,6 +34,9 @@ struct ServiceFixture {
 
     func cleanUp() {
         try? FileManager.default.removeItem(at: directory)
+        // A PostgreSQL store's connections go back to the server (tests make many stores).
+        let store = self.store
+        Task { await store.close() }
     }
 
     static func region(id: String, lat: Double, lon: Double, radius: Double) throws -> Region {
@@ -42,11 +47,20 @@ struct ServiceFixture {
         #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(radius)}}"#
     }
 
-    func app(_ configuration: ServiceConfiguration = ServiceConfiguration()) async throws -> some ApplicationProtocol {
+    /// The service on the fixture's store, or on `store` (another instance's connection to the
+    /// same database, ``secondStore()``).
+    func app(
+        _ configuration: ServiceConfiguration = ServiceConfiguration(), store: Store? = nil, pollInterval: Duration = .milliseconds(50)
+    ) async throws -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         return try await buildApplication(
-            store: store, settings: ServiceSettings(configuration: configuration, pollInterval: .milliseconds(50)), logger: logger)
+            store: store ?? self.store, settings: ServiceSettings(configuration: configuration, pollInterval: pollInterval), logger: logger)
+    }
+
+    /// The same database opened again, as a second service instance (or process) would.
+    func secondStore() async throws -> Store {
+        try await Store.open(store.location)
     }
 
     /// A walk due north through home: 10 fixes a minute apart from 600 m south to 600 m north

@@ -3,6 +3,7 @@ import FencepostGeometry
 import FencepostStore
 import Foundation
 import Testing
+import FencepostTestSupport
 
 @Suite struct IngestSessionTests {
     let grid = Grid(origin: Position(lon: -8.62, lat: 52.66))
@@ -48,7 +49,7 @@ import Testing
 
     @Test func largeInputsWriteEventsInBatchesWithinOneTransaction() async throws {
         // Far more events than one batch: many small circles along a long walk.
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         let summary = try await ingest(store, [try lapsPastManyCircles(store)])
         #expect(summary.events[.enter] == 3000 && summary.events[.exit] == 3000)
         var count = 0
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         let laps = try await lapsPastManyCircles(store)
         let session = try await IngestSession(store: store)
         struct Malformed: Error {}
@@ -80,23 +81,21 @@ import Testing
 
         // The writes themselves fail part-way (a trigger refuses the 2,501st event): the error
         // is the input's, and nothing of it stays.
-        try await store.write { tx in
-            try tx.execute("CREATE TRIGGER refuse AFTER INSERT ON events WHEN (SELECT count(*) FROM events) > 2500 BEGIN SELECT RAISE(ABORT, 'refused'); END")
-        }
+        try await TestStores.refuseInserts(in: store, into: "events", when: "(SELECT count(*) FROM events) > 2500")
         await #expect(throws: (any Error).self) {
             try await session.ingest { add in for fix in laps { try add(fix) } }
         }
         await #expect(try events(store).isEmpty)
         await #expect(try store.outboxCounts()["pending"] == 300)
 
-        try await store.write { tx in try tx.execute("DROP TRIGGER refuse") }
+        try await TestStores.allowInserts(in: store, into: "events")
         try await session.ingest { add in for fix in laps { try add(fix) } }
         await #expect(try events(store).count == 6000)
         #expect(session.summary.events == [.enter: 3000, .exit: 3000] && session.summary.visitsClosed == 3000)
     }
 
     @Test func ingestWritesEventsVisitsAndOutboxAndIsIdempotent() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
         let first = try await ingest(store, [grid.walk()])
         #expect(first.events == [.enter: 2, .exit: 2])
@@ -114,14 +113,14 @@ import Testing
     @Test func aVisitOpenAtTheEndOfOneInputIsClosedByTheNext() async throws {
         let regions = [grid.circle("a", x: 0, radius: 60)]
         let walk = grid.walk()
-        let split = try Store.inMemory()
+        let split = try await TestStores.fresh()
         try await split.applyRegions(regions)
         _ = try await ingest(split, [Array(walk[..<150])])
         let splitVisits = try await visits(split)
         #expect(splitVisits.count == 1 && splitVisits[0].hasSuffix("open "))
         _ = try await ingest(split, [Array(walk[150...])])
 
-        let whole = try Store.inMemory()
+        let whole = try await TestStores.fresh()
         try await whole.applyRegions(regions)
         _ = try await ingest(whole, [walk])
         await #expect(try visits(split) == visits(whole))
@@ -129,7 +128,7 @@ import Testing
     }
 
     @Test func unsortedInputIsProcessedInTimeOrder() async throws {
-        let sorted = try Store.inMemory(), reversed = try Store.inMemory()
+        let sorted = try await TestStores.fresh(), reversed = try await TestStores.fresh()
         for store in [sorted, reversed] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
         _ = try await ingest(sorted, [grid.walk()])
         let summary = try await ingest(reversed, [grid.walk().reversed()])
@@ -138,7 +137,7 @@ import Testing
     }
 
     @Test func aFailedInputWritesNothing() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         let session = try await IngestSession(store: store)
         struct Malformed: Error {}
@@ -160,7 +159,7 @@ import Testing
     }
 
     @Test func removingOrChangingARegionClosesItsOpenVisits() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         let a = grid.circle("a", x: 0, radius: 60), b = grid.circle("b", x: 0, radius: 30)
         try await store.applyRegions([a, b])
         _ = try await ingest(store, [Array(grid.walk()[..<150])])  // ends at x = -2: inside both
@@ -184,7 +183,7 @@ import Testing
 
 extension IngestSessionTests {
     @Test func disablingARegionClosesItsOpenVisitsLikeARemoval() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         let a = grid.circle("a", x: 0, radius: 60)
         try await store.applyRegions([a])
         _ = try await ingest(store, [Array(grid.walk()[..<150])])
@@ -204,7 +203,7 @@ extension IngestSessionTests {
     @Test func anInputSortedByDeviceThenTimeStreams() async throws {
         // Two devices, one after the other, each in time order but overlapping in time, and
         // more fixes than the in-memory sort allows: it must stream, not be refused.
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         let options = IngestOptions(sortRunFixes: 500)
         let inputs = grid.walk(device: "one") + grid.walk(device: "two")
@@ -218,7 +217,7 @@ extension IngestSessionTests {
         var mixed = grid.walk(device: "one") + grid.walk(device: "two") + grid.walk(device: "three")
         var generator = SystemRandomNumberGenerator()
         mixed.shuffle(using: &generator)
-        let spilled = try Store.inMemory(), sorted = try Store.inMemory()
+        let spilled = try await TestStores.fresh(), sorted = try await TestStores.fresh()
         for store in [spilled, sorted] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
         let summary = try await ingest(spilled, [mixed], options: IngestOptions(sortRunFixes: 100))
         #expect(summary.dropped.isEmpty)

@@ -2,6 +2,7 @@ import FencepostCore
 import FencepostStore
 import Foundation
 import Testing
+import FencepostTestSupport
 
 /// Deleting delivered outbox rows past their retention: what goes and what must stay.
 @Suite struct OutboxCleanupTests {
@@ -12,7 +13,7 @@ import Testing
     /// was set before any event.
     func store() async throws -> (Store, old: [OutboxItem], recent: [OutboxItem]) {
         let grid = IngestSessionTests().grid
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
         await #expect(try store.webhookCursor("hook") == 0)
         _ = try await IngestSessionTests().ingest(store, [grid.walk()])

@@ -46,7 +46,7 @@ import Testing
 
     /// A store with the fixture's regions and the trace's halves ingested (one, or both).
     static func store(halves: Int) async throws -> Store {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         let config = try RegionConfigParser().parse(Data(bytes("regions.geojson.gz")), file: "regions.geojson")
         try await store.applyRegions(RegionConfig.merge([config]))
         // No enter delay: the fixture's events then depend on nothing a later monitor rule

@@ -23,7 +23,7 @@ struct RealTraceGoldenTests {
     }
 
     static func ingest(path: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) async throws -> (Store, IngestSummary) {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions(regions)
         let session = try await IngestSession(store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
         var reader = try TraceOpener.open(path, format: nil, device: nil)

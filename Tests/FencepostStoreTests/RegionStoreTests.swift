@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
+import FencepostTestSupport
 
 @Suite struct RegionStoreTests {
     static func circle(_ id: String, radius: Double = 25, name: String? = nil) -> Region {
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test func applyThenReapplyIsANoOp() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         let desired = [Self.circle("a"), Self.circle("b"), Self.square]
         let first = try await store.applyRegions(desired)
         #expect(first.summary == "3 to add, 0 to update, 0 to remove, 0 unchanged")
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func planChangesNothing() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         let plan = try await store.planRegions([Self.circle("a")])
         #expect(plan.addCount == 1)
         await #expect(try store.regionDigests().isEmpty)
@@ -47,7 +48,7 @@ import Testing
 
     @Test func geometryChangeUpdatesAndRetiresTheRegion() async throws {
         let log = RetirementLog()
-        let store = try Store.inMemory().adding(retirementHook: log.hook())
+        let store = try await TestStores.fresh().adding(retirementHook: log.hook())
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         let plan = try await store.applyRegions([Self.circle("a", radius: 30), Self.circle("b")])
         #expect(plan.changes.map(\.line) == ["~ update a"])
@@ -59,7 +60,7 @@ import Testing
 
     @Test func propertyOnlyChangeUpdatesWithoutRetiring() async throws {
         let log = RetirementLog()
-        let store = try Store.inMemory().adding(retirementHook: log.hook())
+        let store = try await TestStores.fresh().adding(retirementHook: log.hook())
         try await store.applyRegions([Self.circle("a")])
         var renamed = Self.circle("a", name: "Stop A")
         renamed.settings.dwell = 60
@@ -71,7 +72,7 @@ import Testing
 
     @Test func removalDeletesAndRetires() async throws {
         let log = RetirementLog()
-        let store = try Store.inMemory().adding(retirementHook: log.hook())
+        let store = try await TestStores.fresh().adding(retirementHook: log.hook())
         try await store.applyRegions([Self.circle("a"), Self.square])
         let plan = try await store.applyRegions([Self.square])
         #expect(plan.changes.map(\.line) == ["- remove a"])
@@ -80,24 +81,20 @@ import Testing
     }
 
     @Test func aFailureMidApplyLeavesTheStoreAsItWas() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         let before = try await store.monitoredRegions()
-        // A real SQLite failure on the third write of the transaction.
-        try await store.write { tx in
-            try tx.execute("""
-                CREATE TRIGGER refuse_zz BEFORE INSERT ON regions WHEN NEW.id = 'zz'
-                BEGIN SELECT RAISE(ABORT, 'injected failure'); END
-                """)
-        }
+        // A real database failure on the third write of the transaction.
+        try await TestStores.refuseInserts(in: store, into: "regions", when: "NEW.id = 'zz'")
         let desired = [Self.circle("a", radius: 99), Self.circle("m"), Self.circle("zz")]
-        await #expect(throws: DatabaseError.self) { try await store.applyRegions(desired) }
+        let error = await #expect(throws: (any Error).self) { try await store.applyRegions(desired) }
+        #expect("\(String(describing: error))".contains("injected failure"))
         await #expect(try store.monitoredRegions() == before)
     }
 
     @Test func aFailingRetirementHookRollsBackTheWholeApply() async throws {
         struct VisitCloserFailed: Error {}
-        let store = try Store.inMemory().adding { _, _, _ in throw VisitCloserFailed() }
+        let store = try await TestStores.fresh().adding { _, _, _ in throw VisitCloserFailed() }
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         let before = try await store.monitoredRegions()
         await #expect(throws: VisitCloserFailed.self) { try await store.applyRegions([Self.circle("b"), Self.circle("c")]) }

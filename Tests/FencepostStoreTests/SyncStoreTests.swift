@@ -3,6 +3,7 @@ import FencepostGeometry
 import FencepostStore
 import Foundation
 import Testing
+import FencepostTestSupport
 
 /// Both sides of sync on real stores: a client's outbox applied to a backend store, the queue's
 /// states, and pulled regions.
@@ -11,7 +12,7 @@ import Testing
 
     /// A client store with two regions and a walk through both (4 events, 2 visits twice).
     func client(device: String = "bus") async throws -> Store {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
         _ = try await IngestSessionTests().ingest(store, [grid.walk(device: device)])
         return store
@@ -32,7 +33,7 @@ import Testing
 
     @Test func appliedOncePerKeyAndTheBackendHoldsTheClientsRows() async throws {
         let client = try await client()
-        let backend = try Store.inMemory()
+        let backend = try await TestStores.fresh()
         let batch = try await mutations(client)
         #expect(batch.count == 10)  // 2 regions, 4 events, 2 visits opened and then closed
         let admin = SyncPermissions(device: nil, regions: true)
@@ -49,7 +50,7 @@ import Testing
 
     @Test func aRegionRemovedWithAVisitOpenConvergesOnTheBackend() async throws {
         // The walk ends inside "b": its visit is open when the client removes "b".
-        let client = try Store.inMemory()
+        let client = try await TestStores.fresh()
         try await client.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 300, radius: 40)])
         _ = try await IngestSessionTests().ingest(client, [grid.walk()])
         try await client.applyRegions([grid.circle("a", x: -100, radius: 50)])
@@ -57,7 +58,7 @@ import Testing
 
         // The backend applies the region delete (which must not close the pushed visit itself)
         // and then the client's own close: both stores end the same.
-        let backend = try Store.inMemory()
+        let backend = try await TestStores.fresh()
         let results = try await backend.applyMutations(try mutations(client), permissions: SyncPermissions(device: nil, regions: true))
         #expect(results.allSatisfy { $0 == .applied })
         await #expect(try rows(backend) == rows(client))
@@ -65,7 +66,7 @@ import Testing
 
     @Test func anOlderVersionDoesNotOverwriteANewerOne() async throws {
         let client = try await client()
-        let backend = try Store.inMemory()
+        let backend = try await TestStores.fresh()
         let visits = try await mutations(client, entities: ["visit"])
         let closed = visits.filter { $0.version == 2 }
         let opened = visits.filter { $0.version == 1 }
@@ -78,7 +79,7 @@ import Testing
 
     @Test func rejectionsNameTheirReasonAndAreNotRemembered() async throws {
         let client = try await client(device: "phone")
-        let backend = try Store.inMemory()
+        let backend = try await TestStores.fresh()
         let events = try await mutations(client, entities: ["event"])
         var broken = events[0]
         broken.payload = #"{"device":"phone","id":"\#(broken.id)","kind":"enter"}"#  // no time
@@ -99,7 +100,7 @@ import Testing
     }
 
     @Test func regionEditsAreQueuedAndDeletesCarryTheirOwnKey() async throws {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: 0, radius: 50)])
         try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         try await store.applyRegions([])
@@ -109,7 +110,7 @@ import Testing
         #expect(Set(queued.map(\.key)).count == 4)  // the re-added region is a new edit, not a duplicate
 
         // Replayed on a backend in order, the last edit wins.
-        let backend = try Store.inMemory()
+        let backend = try await TestStores.fresh()
         await #expect(try backend.applyMutations(queued, permissions: SyncPermissions(device: nil, regions: true)).allSatisfy { $0 == .applied })
         await #expect(try backend.monitoredRegions().map(\.region.contentHash) == store.monitoredRegions().map(\.region.contentHash))
     }
@@ -153,10 +154,10 @@ import Testing
     }
 
     @Test func pulledRegionsGoThroughTheReconcilerAndNeverUndoAPendingLocalDelete() async throws {
-        let backend = try Store.inMemory()
+        let backend = try await TestStores.fresh()
         try await backend.applyRegions([grid.circle("a", x: 0, radius: 50), grid.circle("b", x: 200, radius: 50), grid.circle("c", x: 400, radius: 50)])
 
-        let edge = try Store.inMemory()
+        let edge = try await TestStores.fresh()
         try await edge.applyRegions([grid.circle("b", x: 200, radius: 50)])
         // The edge deletes b locally; the delete waits in its outbox.
         try await edge.applyRegions([])

@@ -129,7 +129,7 @@ struct Workload {
     /// The visits `fencepost ingest` with these options finds in the noisy fixes, from the
     /// events it stores (as eval_visits.py reads an export: enter to exit, per region).
     func ingest(_ options: IngestOptions) async throws -> [ScoredVisit] {
-        let store = try Store.inMemory()
+        let store = try await TestStores.fresh()
         try await store.applyRegions(regions)
         let session = try await IngestSession(store: store, options: options)
         try await session.ingest { add in

@@ -24,6 +24,7 @@ public struct APIError: HTTPResponseError, Sendable {
         ]).canonicalText()
         var headers: HTTPFields = [.contentType: "application/json"]
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="fencepost""# }
+        if status == .serviceUnavailable { headers[.retryAfter] = "1" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body + "\n")))
     }
 

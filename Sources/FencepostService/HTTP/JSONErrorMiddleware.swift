@@ -4,7 +4,7 @@ import Hummingbird
 
 /// Every error leaves as a JSON error body: Hummingbird's own (unknown route, missing
 /// parameter) get a code from their status; a store that cannot write (a full disk, a lock held
-/// too long) answers 503; anything unexpected (a store failure) is logged and answered 500.
+/// too long, a database that is away) answers 503; anything unexpected (a store failure) is logged and answered 500.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -19,6 +19,11 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // Nothing was written; the client can retry once space is freed or the lock released.
             context.logger.error("store unavailable", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
             throw APIError(error)
+        } catch let error as StoreUnavailable {
+            // The database is away (restarting, unreachable): nothing of the request was
+            // committed, and the client may send it again.
+            context.logger.warning("store unavailable", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            throw APIError(.serviceUnavailable, "store_unavailable", "the store is unavailable; retry")
         } catch let error as HTTPError {
             let code = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
             throw APIError(error.status, code, error.body ?? error.status.reasonPhrase)

@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Deletes outbox rows delivered more than the retention ago, once at start and then hourly.
+/// Deletes outbox rows delivered more than the retention ago, at start and then hourly: once
+/// per hour whatever the number of instances (the first that finds it due runs it).
 struct OutboxCleanupJob: Service {
     let store: Store
     let retention: Duration
@@ -14,6 +15,10 @@ struct OutboxCleanupJob: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
+                    guard try await store.claimPeriodicRun("outbox-cleanup", every: interval) else {
+                        try? await Task.sleep(for: .seconds(60))
+                        continue
+                    }
                     let cutoff = Date().addingTimeInterval(-Double(retention.components.seconds))
                     let deleted = try await store.deleteDeliveredOutbox(before: cutoff)
                     if deleted > 0 { logger.info("outbox cleanup", metadata: ["deleted": "\(deleted)"]) }

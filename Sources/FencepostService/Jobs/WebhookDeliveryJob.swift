@@ -29,13 +29,35 @@ struct WebhookDeliveryJob: Service {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 for webhook in webhooks {
-                    group.addTask { await deliver(to: webhook, client: client) }
+                    group.addTask { await deliverWhileHolding(webhook, client: client) }
                 }
             }
         }
         try await client.shutdown()
     }
 
+    /// Every instance runs this job, and one at a time delivers to a webhook: the one holding
+    /// the webhook's store lock. The others try every few seconds and take over when the holder
+    /// stops or dies (its lock goes with its connection or process).
+    private func deliverWhileHolding(_ webhook: ServiceConfiguration.Webhook, client: HTTPClient) async {
+        while !Task.isCancelled {
+            do {
+                let delivered = try await store.exclusively("webhook:" + webhook.key, wait: false) {
+                    await deliver(to: webhook, client: client)
+                }
+                if delivered == nil { try await Task.sleep(for: Self.takeOverCheck) }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("webhook delivery paused", metadata: ["webhook": "\(webhook.key)", "error": "\(error)"])
+                try? await Task.sleep(for: Self.takeOverCheck)
+            }
+        }
+    }
+
+    private static let takeOverCheck: Duration = .seconds(2)
+
+    /// Delivers until cancelled, starting from the stored cursor.
     private func deliver(to webhook: ServiceConfiguration.Webhook, client: HTTPClient) async {
         var cursor: Int64?
         while !Task.isCancelled {

@@ -1,3 +1,5 @@
+import FencepostCore
+
 /// The store's SQL inside one transaction, the same for both backends: statements are written
 /// once, with `?` placeholders, in the SQL SQLite and PostgreSQL share (`INSERT ... ON CONFLICT`,
 /// `RETURNING`, `COALESCE`); where the two differ, the backend's ``SQLDialect`` says how. Used
@@ -15,8 +17,36 @@ package protocol SQLTransaction: AnyObject {
     /// Each row a query returns, as it comes (exports of millions of rows).
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRow) throws -> Void) throws
 
+    /// Adds a row to the outbox, in this transaction. Rows reach the outbox in the order they
+    /// were added, and the outbox's `seq` grows in the order transactions commit (where several
+    /// write at once, each transaction's rows are added at its commit, one transaction at a
+    /// time): a consumer reading by `seq` can never pass a row that commits later.
+    func enqueue(_ row: OutboxRow) throws
+
     /// The backend's writer of an ingest's events, visit changes and outbox rows.
     func eventWriter(now: String) throws -> any EventWriting
+}
+
+/// A mutation for the outbox. `payload` is the entity as canonical JSON text, nil to refer to
+/// the entity at `version` (see ``OutboxPayload``); `key` nil is the default `entity:id:vN`.
+package struct OutboxRow {
+    var entity: String
+    var id: String
+    var op: SyncOperation = .upsert
+    var version: Int
+    var key: String?
+    var payload: String?
+    var createdAt: String
+
+    static let insert = """
+        INSERT INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT DO NOTHING
+        """
+
+    var values: [SQLValue] {
+        [.text(entity), .text(id), .text(op.rawValue), .integer(Int64(version)), key.map(SQLValue.text) ?? .null,
+         payload.map(SQLValue.text) ?? .null, .text(createdAt)]
+    }
 }
 
 extension SQLTransaction {
@@ -49,11 +79,6 @@ extension SQLTransaction {
 package protocol SQLDialect: Sendable {
     /// A text member of a JSON object held in a text column.
     func jsonText(_ column: String, _ key: String) -> String
-
-    /// A condition an outbox row (aliased `o`) must also meet before a consumer that reads the
-    /// outbox in `seq` order may pass it: that no transaction still running can commit a row
-    /// with a lower seq. Empty where one writer commits in seq order.
-    var settledOutboxRow: String { get }
 
     /// Serialises, until the transaction ends, every transaction that takes the same lock (a
     /// region apply; a device's fixes): nothing where the store has one writer at a time.

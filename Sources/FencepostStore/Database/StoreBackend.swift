@@ -12,7 +12,12 @@ protocol StoreBackend: Sendable {
     func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T
 
     /// Runs `body` holding the store-wide lock `name` (see ``Store/exclusively(_:wait:_:)``).
-    func exclusively<T>(_ name: String, wait: Bool, _ body: () async throws -> T) async throws -> T?
+    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T?
+
+    /// Calls `onChange` whenever another process commits outbox rows (and once at the start),
+    /// until the task is cancelled; false where the backend cannot tell (SQLite: other
+    /// processes' writes are found by polling).
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) async throws -> Bool
 
     /// What the store is, for messages: a file path, or a URL without its password.
     var location: String { get }

@@ -74,6 +74,7 @@ final class PostgresBackend: StoreBackend {
                     try transaction.execute(begin, [])
                     do {
                         let result = try body(transaction)
+                        try transaction.flushOutbox()
                         try transaction.execute("COMMIT", [])
                         return result
                     } catch {
@@ -84,24 +85,83 @@ final class PostgresBackend: StoreBackend {
             }
         } catch let error as PSQLError where Self.isConnectionFailure(error) {
             throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(Self.describe(error))")
+        } catch let error as PostgresStatementError where error.meansUnavailable {
+            throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(error.message)")
         }
     }
 
-    func exclusively<T>(_ name: String, wait: Bool, _ body: () async throws -> T) async throws -> T? {
-        try await client.withConnection { connection in
-            let key = PostgresBindings.key(name)
+    /// A session advisory lock on a connection of its own, watched while `body` runs: if that
+    /// connection is lost (the server restarted, the network failed), the lock is gone and
+    /// another instance may take it, so `body` is cancelled at once (at most ``lockCheck``
+    /// later) rather than go on as if it still held it. A process that dies releases the lock
+    /// with its connection.
+    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        let key = PostgresBindings.key(name)
+        return try await client.withConnection { connection in
             let lock = PostgresQuery(unsafeSQL: wait ? "SELECT pg_advisory_lock(\(key))" : "SELECT pg_try_advisory_lock(\(key))")
             let taken = try await connection.query(lock, logger: Self.logger).collect().first?.decode(Bool?.self) ?? true
             guard wait || taken else { return nil }
+            let result: Result<T, any Error>
             do {
-                let result = try await body()
-                _ = try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Self.logger)
-                return result
+                result = .success(try await Self.whileHeld(on: connection, body))
             } catch {
-                _ = try? await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Self.logger)
-                throw error
+                result = .failure(error)
+            }
+            // Released before the connection goes back to the pool (a lost connection took it).
+            _ = try? await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Self.logger)
+            return try result.get()
+        }
+    }
+
+    private static let lockCheck: Duration = .seconds(1)
+
+    /// Runs `body` while checking, every ``lockCheck``, that `connection` (holding a lock) is
+    /// still there; cancels `body` and throws ``StoreUnavailable`` when it is not.
+    private static func whileHeld<T: Sendable>(
+        on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: lockCheck)
+                    do {
+                        _ = try await connection.query("SELECT 1", logger: logger).collect()
+                    } catch {
+                        throw StoreUnavailable(reason: "the connection holding a store lock was lost")
+                    }
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
+        }
+    }
+
+    // MARK: - Changes
+
+    static let changesChannel = "fencepost_changes"
+
+    /// `LISTEN` on a connection of its own; after a lost connection, listens again once the
+    /// server is back (and reports a change then: what was committed meanwhile was not heard).
+    func watchChanges(_ onChange: @escaping @Sendable () -> Void) async throws -> Bool {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.changesChannel) { notifications in
+                        onChange()
+                        for try await _ in notifications { onChange() }
+                    }
+                }
+            } catch is CancellationError {
+                break
+            } catch {
+                try? await Task.sleep(for: .seconds(1))
             }
         }
+        return true
     }
 
     // MARK: - Opening

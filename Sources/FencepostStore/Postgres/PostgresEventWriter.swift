@@ -10,8 +10,7 @@ import FencepostCore
 struct PostgresEventWriter: EventWriting {
     let now: String
     let transaction: PostgresTransaction
-    /// Rows per statement: PostgreSQL takes at most 65,535 values per statement.
-    private static let rowsPerStatement = 2_000
+    private static let rowsPerStatement = PostgresTransaction.rowsPerStatement
 
     func write(_ events: [GeofenceEvent]) throws -> WrittenEvents {
         var written = WrittenEvents()
@@ -147,12 +146,8 @@ struct PostgresEventWriter: EventWriting {
 
     /// Outbox rows that refer to their entity (``OutboxPayload``), in order.
     private func enqueue(_ rows: [(entity: String, id: String, version: Int)]) throws {
-        for chunk in Self.chunks(rows) {
-            var values: [SQLValue] = []
-            for row in chunk { values += [.text(row.entity), .text(row.id), .integer(Int64(row.version)), .text(now)] }
-            let placeholders = Self.placeholders(rows: chunk.count, columns: 4, template: "(?, ?, 'upsert', ?, ?)")
-            try transaction.execute(
-                "INSERT INTO outbox (entity, entity_id, op, version, created_at) VALUES \(placeholders) ON CONFLICT DO NOTHING", values)
+        for row in rows {
+            try transaction.enqueue(OutboxRow(entity: row.entity, id: row.id, version: row.version, createdAt: now))
         }
     }
 

@@ -21,16 +21,104 @@ final class PostgresTransaction: SQLTransaction {
 
     func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
         var rows: [SQLRow] = []
-        try forEachRow(sql, arguments) { rows.append($0) }
+        try each(try result(sql, arguments)) { rows.append($0) }
         return rows
     }
 
+    /// Through a cursor, `fetchSize` rows at a time: an export of millions of rows holds one
+    /// page in memory, not the whole answer.
     func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRow) throws -> Void) throws {
-        let result = try result(sql, arguments)
+        cursors += 1
+        let cursor = "fencepost_rows_\(cursors)"
+        try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, arguments)
+        while true {
+            let page = try result("FETCH \(Self.fetchSize) FROM \(cursor)", [])
+            try each(page, body)
+            if (page.metadata.rows ?? 0) < Self.fetchSize { break }
+        }
+        try execute("CLOSE \(cursor)", [])
+    }
+
+    private static let fetchSize = 5_000
+    private var cursors = 0
+
+    private func each(_ result: PostgresQueryResult, _ body: (SQLRow) throws -> Void) throws {
         guard let first = result.rows.first else { return }
         let columns = SQLColumns(first.map(\.columnName))
         for row in result.rows {
             try body(SQLRow(columns: columns, values: try row.map(Self.value)))
+        }
+    }
+
+    // MARK: - The outbox, in commit order
+
+    /// Rows added to the outbox, waiting for the commit; past ``spillCount`` they wait in a
+    /// temporary table instead (a big ingest's memory stays flat).
+    private var pendingOutbox: [OutboxRow] = []
+    private var spilledOutbox = 0
+    private static let spillCount = 10_000
+    /// Rows per multi-row statement: PostgreSQL takes at most 65,535 values per statement.
+    static let rowsPerStatement = 2_000
+
+    func enqueue(_ row: OutboxRow) throws {
+        pendingOutbox.append(row)
+        if pendingOutbox.count >= Self.spillCount { try spillOutbox() }
+    }
+
+    /// Adds the transaction's outbox rows, in order, under a lock held until the commit: the
+    /// outbox's writers take `seq` values one transaction at a time, each after the one before
+    /// is visible, so a reader that has seen `seq` n has seen every row below it. The lock is
+    /// the transaction's last: nothing waits for another lock while holding it.
+    func flushOutbox() throws {
+        guard spilledOutbox > 0 || !pendingOutbox.isEmpty else { return }
+        try execute("SELECT pg_advisory_xact_lock(\(PostgresBindings.key("outbox")))", [])
+        if spilledOutbox > 0 {
+            try spillOutbox()
+            try execute("""
+                INSERT INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
+                SELECT entity, entity_id, op, version, idempotency_key, payload, created_at FROM fencepost_outbox_pending ORDER BY ord
+                ON CONFLICT DO NOTHING
+                """, [])
+            try execute("DROP TABLE fencepost_outbox_pending", [])
+            spilledOutbox = 0
+        } else {
+            try insertRows(into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox) { $0.values }
+            pendingOutbox = []
+        }
+        // Delivered to every listening instance when the transaction commits (``PostgresBackend/watchChanges(_:)``).
+        try execute("SELECT pg_notify('\(PostgresBackend.changesChannel)', '')", [])
+    }
+
+    private func spillOutbox() throws {
+        if spilledOutbox == 0 {
+            try execute("""
+                CREATE TEMPORARY TABLE fencepost_outbox_pending (ord BIGINT PRIMARY KEY, entity TEXT, entity_id TEXT, op TEXT,
+                    version INTEGER, idempotency_key TEXT, payload TEXT, created_at TEXT) ON COMMIT DROP
+                """, [])
+        }
+        let first = spilledOutbox
+        let rows = pendingOutbox.enumerated().map { (first + $0.offset, $0.element) }
+        try insertRows(into: "fencepost_outbox_pending (ord, entity, entity_id, op, version, idempotency_key, payload, created_at)", rows) {
+            [.integer(Int64($0.0))] + $0.1.values
+        }
+        spilledOutbox += pendingOutbox.count
+        pendingOutbox = []
+    }
+
+    /// Multi-row inserts of `rows`, ``rowsPerStatement`` at a time; conflicts ignored.
+    private func insertRows<Row>(into table: String, _ rows: [Row], _ values: (Row) -> [SQLValue]) throws {
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
+            var arguments: [SQLValue] = []
+            var tuples: [String] = []
+            for row in chunk {
+                let rowValues = values(row)
+                arguments += rowValues
+                tuples.append("(" + Array(repeating: "?", count: rowValues.count).joined(separator: ", ") + ")")
+            }
+            try execute("INSERT INTO \(table) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", arguments)
+            start += chunk.count
         }
     }
 
@@ -50,7 +138,13 @@ final class PostgresTransaction: SQLTransaction {
             }
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
-        return try connection.query(query, logger: PostgresBackend.logger).wait()
+        do {
+            return try connection.query(query, logger: PostgresBackend.logger).wait()
+        } catch let error as PSQLError where error.serverInfo?[.message] != nil {
+            // postgres-nio hides the server's words from `description`; they are what a user needs.
+            throw PostgresStatementError(
+                message: error.serverInfo?[.message] ?? "", sqlState: error.serverInfo?[.sqlState] ?? "", underlying: error)
+        }
     }
 
     /// The SQL with its `?` placeholders numbered (`$1`, `$2`, ...), quoted text left alone.
@@ -84,17 +178,29 @@ final class PostgresTransaction: SQLTransaction {
     }
 }
 
-/// PostgreSQL's side of the differences: several writers at once, so locks and settling.
+/// PostgreSQL's side of the differences: several writers at once, so locks.
 struct PostgresDialect: SQLDialect {
     func jsonText(_ column: String, _ key: String) -> String {
         "(\(column)::jsonb ->> '\(key)')"
     }
 
-    /// Outbox rows of transactions older than every transaction still running: a transaction
-    /// that took a lower seq and commits later is waited for rather than skipped.
-    var settledOutboxRow: String { "AND o.txid < pg_snapshot_xmin(pg_current_snapshot())" }
-
     func lock(_ key: String, in transaction: any SQLTransaction) throws {
         try transaction.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key)
+    }
+}
+
+/// A statement the server refused, with its reason and SQLSTATE (a constraint, a trigger, a
+/// cancelled query).
+struct PostgresStatementError: Error, CustomStringConvertible {
+    var message: String
+    var sqlState: String
+    var underlying: PSQLError
+
+    var description: String { "PostgreSQL: \(message) (SQLSTATE \(sqlState))" }
+
+    /// The server is shutting down or restarting, out of connections, or cannot be reached
+    /// (classes 57P, 53 and 08): the operation may succeed when tried again later.
+    var meansUnavailable: Bool {
+        sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("08")
     }
 }

@@ -33,6 +33,11 @@ final class GRDBTransaction: SQLTransaction {
         }
     }
 
+    /// Inserted at once: SQLite has one writer, so rows commit in `seq` order anyway.
+    func enqueue(_ row: OutboxRow) throws {
+        try execute(OutboxRow.insert, row.values)
+    }
+
     func eventWriter(now: String) throws -> any EventWriting {
         try SQLiteEventWriter(now: now, db: db)
     }
@@ -60,13 +65,11 @@ final class GRDBTransaction: SQLTransaction {
     }
 }
 
-/// SQLite's side of the differences: one writer at a time, so no lock and no settling.
+/// SQLite's side of the differences: one writer at a time, so no locks.
 struct SQLiteDialect: SQLDialect {
     func jsonText(_ column: String, _ key: String) -> String {
         "json_extract(\(column), '$.\(key)')"
     }
-
-    var settledOutboxRow: String { "" }
 
     func lock(_ key: String, in transaction: any SQLTransaction) throws {}
 }

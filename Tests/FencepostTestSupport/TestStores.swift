@@ -1,0 +1,79 @@
+public import FencepostStore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The store a test writes to: a private SQLite database in memory, or, when
+/// `FENCEPOST_TEST_POSTGRES` holds the URL of a PostgreSQL database (as `tools/test` sets it for
+/// its second run), a fresh database of its own on that server, so that the same tests check
+/// both backends.
+public enum TestStores {
+    /// The server's URL when the tests run against PostgreSQL.
+    public static let postgresURL = ProcessInfo.processInfo.environment["FENCEPOST_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// Whether this run is against PostgreSQL: tests of what only SQLite has (its files, its
+    /// write-ahead log, its migrations from older releases) skip themselves then.
+    public static var onPostgres: Bool { postgresURL != nil }
+
+    /// A new, empty, migrated store.
+    public static func fresh() async throws -> Store {
+        guard let postgresURL else { return try Store.inMemory() }
+        return try await Store.open(try await createDatabase(on: postgresURL))
+    }
+
+    /// Creates an empty database on the server `url` names; returns the URL naming it.
+    public static func createDatabase(on url: String) async throws -> String {
+        guard var components = URLComponents(string: url), let host = components.host, let port = components.port else {
+            throw TestStoreError(reason: "FENCEPOST_TEST_POSTGRES is not a postgres://user@host:port/database URL: \(url)")
+        }
+        let name = "fencepost_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: components.user ?? "postgres", password: components.password,
+            database: String(components.path.dropFirst()), tls: .disable)
+        let logger = Logger(label: "fencepost.test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+        components.path = "/" + name
+        return components.string!
+    }
+}
+
+public struct TestStoreError: Error, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+}
+
+// MARK: - Injected failures
+
+extension TestStores {
+    /// Makes the database itself refuse, from now on, every insert into `table` for which
+    /// `condition` (SQL both backends read, over `NEW`) holds: a real failure part-way through a
+    /// store's transaction. Undone by ``allowInserts(in:into:)``.
+    public static func refuseInserts(in store: Store, into table: String, when condition: String) async throws {
+        let name = "refuse_" + table
+        try await store.write { tx in
+            if store.location.hasPrefix("postgres") {
+                try tx.execute("""
+                    CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN IF \(condition) THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$
+                    """)
+                try tx.execute("CREATE TRIGGER \(name) AFTER INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(name)()")
+            } else {
+                try tx.execute("CREATE TRIGGER \(name) AFTER INSERT ON \(table) WHEN \(condition) BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+            }
+        }
+    }
+
+    public static func allowInserts(in store: Store, into table: String) async throws {
+        let name = "refuse_" + table
+        try await store.write { tx in
+            try tx.execute(store.location.hasPrefix("postgres") ? "DROP TRIGGER \(name) ON \(table)" : "DROP TRIGGER \(name)")
+        }
+    }
+}
