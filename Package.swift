@@ -146,6 +146,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Campaigns (tools/chaos): kill -9, faults, starved resources
+        .executableTarget(
+            name: "fencepost-chaos",
+            dependencies: [
+                "FencepostTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "tools/chaos/FencepostChaos",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Fuzz targets (tools/fuzz; libFuzzer's executable is in the FuzzTesting package)
         .target(
             name: "FencepostFuzzTargets",
@@ -219,6 +234,11 @@ let package = Package(
         .testTarget(
             name: "FencepostFuzzTests",
             dependencies: ["FencepostFuzzTargets", "FencepostTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostChaosTests",
+            dependencies: ["fencepost", "fencepost-chaos", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
