@@ -94,7 +94,8 @@ struct FaultCampaign {
     /// must hold exactly the client's events and visits, every mutation applied once.
     func sync(mutations: Int, batch: Int) async throws -> Result {
         var result = Result(path: "sync push")
-        let workload = Workload(devices: 20, fixesPerDevice: max(20, mutations * 3 / 20), seed: seed, regions: 300)
+        // About one mutation (an event, or a visit version) per 10 fixes of this workload.
+        let workload = Workload(devices: 20, fixesPerDevice: max(20, mutations / 2), seed: seed, regions: 300)
         let client = work.appendingPathComponent("faults-client.db").path
         let regions = work.appendingPathComponent("faults-regions.geojson").path
         try Data(workload.regionsGeoJSON().utf8).write(to: URL(fileURLWithPath: regions))

@@ -7,8 +7,8 @@ extension KillCampaign {
     /// end with exactly the client's events and visits, each mutation applied once (one
     /// applied key per outbox row), and the client's queue drained.
     func sync(mutations: Int, batch: Int) async throws -> Result {
-        // About 18 mutations per 100 fixes of this workload (events and their visits' versions).
-        let workload = Workload(devices: 100, fixesPerDevice: max(10, mutations * 11 / 200), seed: seed)
+        // About one mutation (an event, or a visit version) per 10 fixes of this workload.
+        let workload = Workload(devices: 100, fixesPerDevice: max(10, mutations / 10), seed: seed)
         let template = try regionsTemplate("sync", workload)
         let trace = work.appendingPathComponent("sync-trace.csv").path
         try workload.writeCSV(trace)
