@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .executable(name: "fencepost", targets: ["fencepost"]),
         .library(name: "FencepostCore", targets: ["FencepostCore"]),
+        // For the FuzzTesting package beside the sources (tools/fuzz).
+        .library(name: "FencepostFuzzTargets", targets: ["FencepostFuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -153,6 +155,29 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Campaigns (tools/chaos): kill -9, faults, starved resources
+        .executableTarget(
+            name: "fencepost-chaos",
+            dependencies: [
+                "FencepostTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "tools/chaos/FencepostChaos",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Fuzz targets (tools/fuzz; libFuzzer's executable is in the FuzzTesting package)
+        .target(
+            name: "FencepostFuzzTargets",
+            dependencies: ["FencepostCore", "FencepostFormats", "FencepostHealth"],
+            path: "FuzzTesting/Sources/FencepostFuzzTargets",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
         .target(
             name: "FencepostTestSupport",
@@ -218,6 +243,16 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostFuzzTests",
+            dependencies: ["FencepostFuzzTargets", "FencepostTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostChaosTests",
+            dependencies: ["fencepost", "fencepost-chaos", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

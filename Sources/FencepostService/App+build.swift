@@ -69,7 +69,8 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     if configuration.webhooksEnabled {
         jobs.register(WebhookDeliveryJob(
             store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts, signal: signal,
-            pollInterval: settings.pollInterval, logger: logger))
+            pollInterval: settings.pollInterval, logger: logger,
+            timeout: .nanoseconds(Int64(configuration.webhookTimeoutSeconds * 1e9))))
     }
     if configuration.syncEnabled, let sync = configuration.sync {
         jobs.register(SyncPushJob(
@@ -95,6 +96,8 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     let onListening = settings.onListening
     return Application(
         router: router,
+        // Headers are bounded by the HTTP parser (80 KiB, 1,000 fields); idle connections close.
+        server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9)))),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "fencepost"),
         // The writer comes first: the group stops services in reverse order, so the server
         // drains its requests while the writer still commits them.

@@ -127,13 +127,22 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     public var durableCommits: Bool
     /// `"map_tiles"` and `"map_tiles_attribution"`.
     public var mapTiles: MapTiles?
+    /// Seconds one webhook delivery may take before it counts as failed (and is retried).
+    public var webhookTimeoutSeconds: Double
+    /// Seconds a connection may stay open with no request under way before the service closes
+    /// it: idle keep-alive connections, and clients that connect and send nothing (or stall
+    /// in the middle of a request) do not hold a socket for ever.
+    public var idleTimeoutSeconds: Double
 
     public init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
-        webhookMaxAttempts: Int = 8, durableCommits: Bool = true, mapTiles: MapTiles? = nil, watch: Watch? = nil
+        webhookMaxAttempts: Int = 8, durableCommits: Bool = true, mapTiles: MapTiles? = nil, watch: Watch? = nil,
+        webhookTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 60
     ) {
         self.watch = watch
         self.mapTiles = mapTiles
+        self.webhookTimeoutSeconds = webhookTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
         self.webhooks = webhooks
         self.sync = sync
         self.jobs = jobs
@@ -151,6 +160,8 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         case durableCommits = "durable_commits"
         case mapTiles = "map_tiles"
         case mapTilesAttribution = "map_tiles_attribution"
+        case webhookTimeoutSeconds = "webhook_timeout_seconds"
+        case idleTimeoutSeconds = "idle_timeout_seconds"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -164,6 +175,8 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? defaults.maxBodyBytes
         webhookMaxAttempts = try container.decodeIfPresent(Int.self, forKey: .webhookMaxAttempts) ?? defaults.webhookMaxAttempts
         durableCommits = try container.decodeIfPresent(Bool.self, forKey: .durableCommits) ?? defaults.durableCommits
+        webhookTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .webhookTimeoutSeconds) ?? defaults.webhookTimeoutSeconds
+        idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? defaults.idleTimeoutSeconds
         mapTiles = try container.decodeIfPresent(String.self, forKey: .mapTiles).map {
             MapTiles(url: $0, attribution: try container.decodeIfPresent(String.self, forKey: .mapTilesAttribution))
         }
@@ -181,6 +194,8 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         try container.encode(durableCommits, forKey: .durableCommits)
         try container.encodeIfPresent(mapTiles?.url, forKey: .mapTiles)
         try container.encodeIfPresent(mapTiles?.attribution, forKey: .mapTilesAttribution)
+        try container.encode(webhookTimeoutSeconds, forKey: .webhookTimeoutSeconds)
+        try container.encode(idleTimeoutSeconds, forKey: .idleTimeoutSeconds)
     }
 
     /// Reads a configuration file; the error names the file and what is wrong.
@@ -232,6 +247,9 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
             if let inbox = watch.inbox, inbox == watch.regions {
                 throw ConfigurationError(path: path, reason: "watch.inbox and watch.regions must be different folders")
             }
+        }
+        guard configuration.webhookTimeoutSeconds > 0, configuration.idleTimeoutSeconds > 0 else {
+            throw ConfigurationError(path: path, reason: "webhook_timeout_seconds and idle_timeout_seconds must be positive")
         }
         if Set(configuration.webhooks.map(\.key)).count != configuration.webhooks.count {
             throw ConfigurationError(path: path, reason: "two webhooks share a name (or URL); give them distinct names")

@@ -25,19 +25,21 @@ public struct Store: Sendable {
     /// Opens the store `location` names (``StoreLocation``): a SQLite file, created when
     /// missing, or a PostgreSQL database; migrates it. A location the store cannot use, a
     /// server that cannot be reached or refuses the login, or a schema newer than this release
-    /// throws a ``StoreOpenError`` saying so.
-    public static func open(_ location: String) async throws -> Store {
+    /// throws a ``StoreOpenError`` saying so; a full disk, or a SQLite file whose write lock
+    /// another process holds for longer than `busyTimeout` seconds, a ``StoreBlocked``.
+    public static func open(_ location: String, busyTimeout: Double = 30) async throws -> Store {
         switch try StoreLocation(location) {
         case .file(let path):
-            return try Store(path: path)
+            return try Store(path: path, busyTimeout: busyTimeout)
         case .postgres(let url):
             return Store(backend: try await PostgresBackend.open(url))
         }
     }
 
-    /// Opens (creating when missing) the SQLite database at `path` and migrates it.
-    public init(path: String) throws {
-        self.init(backend: try SQLiteBackend(path: path))
+    /// Opens (creating when missing) the SQLite database at `path` and migrates it; writes wait
+    /// up to `busyTimeout` seconds for another process's write lock.
+    public init(path: String, busyTimeout: Double = 30) throws {
+        self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout))
     }
 
     /// A private SQLite database in memory, for tests and dry runs.

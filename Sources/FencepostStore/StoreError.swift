@@ -1,3 +1,5 @@
+import Foundation
+
 /// A store whose contents cannot be used as they are.
 public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// A stored region no longer parses: the database was edited by hand or by a newer version.
@@ -32,6 +34,30 @@ public enum StoreOpenError: Error, Equatable, CustomStringConvertible {
             return "the store was upgraded by a newer fencepost (migrations \(migrations.joined(separator: ", "))): use that release or newer"
         case .unreachable(let reason):
             return reason
+        }
+    }
+}
+
+/// The store cannot take a write for a reason outside it; nothing of the failed write was
+/// stored, and what was committed before is intact. A command exits 3 with this one-line
+/// reason; the service answers 503.
+public enum StoreBlocked: Error, Equatable, CustomStringConvertible {
+    /// No space left on the disk holding the store (SQLite's "database or disk is full", or
+    /// the I/O errors a full disk gives when the log or its shared memory must grow).
+    case diskFull(path: String, freeBytes: Int64?)
+    /// Another process held the store's write lock for longer than the busy timeout.
+    case locked(path: String, holder: String?, waitedSeconds: Double)
+
+    public var description: String {
+        switch self {
+        case .diskFull(let path, let free):
+            let space = free.map { " (\($0) bytes free)" } ?? ""
+            return "disk full: no space left on the disk holding \(path)\(space); nothing of this write was stored "
+                + "and what was committed before is intact: free some space and run it again"
+        case .locked(let path, let holder, let waited):
+            let who = holder.map { "by \($0)" } ?? "by another process"
+            return "the store \(path) is locked \(who): still held after waiting \(String(format: "%g", waited)) s "
+                + "(--busy-timeout); nothing of this write was stored: run it again when that process is done"
         }
     }
 }

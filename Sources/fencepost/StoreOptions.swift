@@ -10,6 +10,15 @@ struct StoreOptions: ParsableArguments {
         valueName: "path-or-url"))
     var db: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds to wait for another process's write lock on a SQLite store before giving up (exit 3, naming the holder).",
+        valueName: "seconds"))
+    var busyTimeout: Double = 30
+
+    func validate() throws {
+        guard busyTimeout >= 0, busyTimeout.isFinite else { throw ValidationError("--busy-timeout must be 0 or more seconds.") }
+    }
+
     var path: String {
         db ?? StoreLocation.defaultPath(environment: ProcessInfo.processInfo.environment)
     }
@@ -18,8 +27,10 @@ struct StoreOptions: ParsableArguments {
     func open() async throws -> Store {
         try await CommandFailure.reporting {
             do {
-                return try await Store.open(path)
+                return try await Store.open(path, busyTimeout: busyTimeout)
             } catch let error as StoreOpenError {
+                throw CommandFailure.io("error: cannot open the store: \(error)")
+            } catch let error as StoreBlocked {
                 throw CommandFailure.io("error: cannot open the store: \(error)")
             } catch {
                 throw CommandFailure.io("error: cannot open the store at \(path): \(error)")

@@ -18,11 +18,15 @@ public enum ProxyFault: Sendable, Equatable {
     /// Forward it, let the backend apply it and answer, then close the connection without
     /// relaying the answer: the client cannot know its request was applied.
     case dropAfterForwarding
+    /// Forward it, then send the answer's head and half its body and reset the connection
+    /// (TCP RST): the backend applied it, the client reads a broken answer.
+    case resetMidBody
 }
 
 /// An HTTP proxy on 127.0.0.1 between a sync client and its backend that injects faults:
-/// each request takes the next fault from a script (then `pass`), or the standing fault while
-/// an outage is on. Real sockets and real requests on both sides; a test helper, not a mock.
+/// each request takes the next fault from a script (then `pass`, or what a chooser picks), or
+/// the standing fault while an outage is on. Real sockets and real requests on both sides; a
+/// test helper, not a mock.
 public final class FaultProxy: Sendable {
     public let port: Int
     private let faults = FaultScript()
@@ -69,6 +73,22 @@ public final class FaultProxy: Sendable {
         self.faults.state.withLock { $0.script.append(contentsOf: faults) }
     }
 
+    /// Requests past the script get what `choose` picks (a random campaign), instead of `pass`.
+    public func choose(_ choose: @escaping @Sendable () -> ProxyFault) {
+        faults.state.withLock { $0.chooser = choose }
+    }
+
+    /// `observe` sees every answer the backend gave to a forwarded request (the request's URI
+    /// and the answer's body), whether or not the client then got it.
+    public func observeAnswers(_ observe: @escaping @Sendable (String, String) -> Void) {
+        faults.state.withLock { $0.observer = observe }
+    }
+
+    /// Requests being handled now (a delayed one stays in flight after its client gave up).
+    public var inFlight: Int {
+        faults.state.withLock { $0.inFlight }
+    }
+
     /// Every request gets `fault` until `endOutage()` (a backend that is down or failing).
     public func outage(_ fault: ProxyFault) {
         faults.state.withLock { $0.standing = fault }
@@ -107,6 +127,8 @@ public final class FaultProxy: Sendable {
                 case .end:
                     guard let head else { return }
                     let fault = faults.next()
+                    faults.state.withLock { $0.inFlight += 1 }
+                    defer { faults.state.withLock { $0.inFlight -= 1 } }
                     switch fault {
                     case .dropBeforeForwarding:
                         return
@@ -115,10 +137,15 @@ public final class FaultProxy: Sendable {
                         if let retryAfter { headers.add(name: "Retry-After", value: String(retryAfter)) }
                         let text = #"{"error":{"code":"injected","message":"fault injected by the test proxy"}}"#
                         try await respond(outbound, status: .init(statusCode: code), headers: headers, body: ByteBuffer(string: text))
-                    case .pass, .delay, .dropAfterForwarding:
+                    case .pass, .delay, .dropAfterForwarding, .resetMidBody:
                         if case .delay(let seconds) = fault { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) }
                         let (status, headers, answer) = try await forward(head, body: body, client: client, upstream: upstream)
+                        faults.state.withLock { $0.observer }?(head.uri, String(buffer: answer))
                         if fault == .dropAfterForwarding { return }
+                        if fault == .resetMidBody {
+                            try await respondHalf(outbound, channel: connection.channel, status: status, headers: headers, body: answer)
+                            return
+                        }
                         try await respond(outbound, status: status, headers: headers, body: answer)
                     }
                 }
@@ -153,15 +180,37 @@ public final class FaultProxy: Sendable {
         try await outbound.write(.body(.byteBuffer(body)))
         try await outbound.write(.end(nil))
     }
+
+    /// The head and half the body, then a reset: SO_LINGER 0 makes the close send RST.
+    private static func respondHalf(
+        _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: any Channel, status: HTTPResponseStatus,
+        headers: HTTPHeaders, body: ByteBuffer
+    ) async throws {
+        var headers = headers
+        headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
+        try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
+        try await outbound.write(.body(.byteBuffer(body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer())))
+        try await (channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+        try await channel.close()
+    }
 }
 
 /// The faults still to inject, the standing one, and those injected so far.
 private final class FaultScript: Sendable {
-    let state = Mutex<(script: [ProxyFault], standing: ProxyFault?, seen: [ProxyFault])>(([], nil, []))
+    struct State {
+        var script: [ProxyFault] = []
+        var standing: ProxyFault?
+        var chooser: (@Sendable () -> ProxyFault)?
+        var seen: [ProxyFault] = []
+        var observer: (@Sendable (String, String) -> Void)?
+        var inFlight = 0
+    }
+
+    let state = Mutex(State())
 
     func next() -> ProxyFault {
         state.withLock { state in
-            let fault = state.standing ?? (state.script.isEmpty ? ProxyFault.pass : state.script.removeFirst())
+            let fault = state.standing ?? (state.script.isEmpty ? state.chooser?() ?? ProxyFault.pass : state.script.removeFirst())
             state.seen.append(fault)
             return fault
         }

@@ -129,8 +129,9 @@ public struct XMLPullParser {
         if head.starts(with: Array("<!--".utf8)) {
             try skip(past: Array("-->".utf8))
         } else if head.starts(with: Array("<![CDATA[".utf8)) {
+            let end = try find(Array("]]>".utf8), from: window.position + 9)
+            // After find(), which may have read more: the buffer may have moved.
             let start = window.position + 9
-            let end = try find(Array("]]>".utf8), from: start)
             pendingCDATA.value = String(decoding: window.buffer[start..<end], as: UTF8.self)
             window.advance(to: end + 3)
         } else {

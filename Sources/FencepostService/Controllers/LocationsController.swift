@@ -38,11 +38,8 @@ struct LocationsController {
         let caller = try await auth.caller(request)
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
         let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
-        let payloadDevice = request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue
-        guard let name = payloadDevice ?? user else {
-            throw APIError.badRequest("OwnTracks: no device (X-Limit-D header or tid) and no user (X-Limit-U or basic auth)")
-        }
-        let device = user.map { $0 == name ? name : "\($0)/\(name)" } ?? name
+        let device = try LocationPayloads.ownTracksDevice(
+            user: user, device: request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue)
         try caller.requirePost(device: device)
         let fixes = try LocationPayloads.ownTracks(body, device: device)
         if !fixes.isEmpty { _ = try await ingest(fixes) }
@@ -55,11 +52,7 @@ struct LocationsController {
         let caller = try await auth.caller(request, allowQueryToken: true)
         var form: [String: String] = [:]
         if request.method == .post, request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
-            let body = try await request.collectBody(limit: maxBodyBytes)
-            for pair in String(buffer: body).split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
-                if let key = parts.first?.removingPercentEncoding, parts.count == 2 { form[key] = parts[1].removingPercentEncoding }
-            }
+            form = LocationPayloads.formParameters(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         }
         let parameter: (String) -> String? = { name in request.query(name) ?? form[name] }
         let fix = try LocationPayloads.osmAnd(parameter)

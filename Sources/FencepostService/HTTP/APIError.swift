@@ -1,5 +1,7 @@
 public import Hummingbird
 import FencepostCore
+import FencepostFormats
+import FencepostStore
 import Foundation
 
 /// Every failure the API reports: a status and `{"error":{"code","message"}}`.
@@ -30,6 +32,25 @@ public struct APIError: HTTPResponseError, Sendable {
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
     static let unauthorized = APIError(.unauthorized, "unauthorized", "a valid bearer token is required")
     static func forbidden(_ message: String) -> APIError { APIError(.forbidden, "forbidden", message) }
+    /// A refused location payload: 400 for its shape, 422 for a fix or the device, 413 for
+    /// too many fixes.
+    init(_ error: LocationPayloadError) {
+        switch error {
+        case .malformed: self.init(.badRequest, "bad_request", error.description)
+        case .invalidFix: self.init(.unprocessableContent, "invalid_fix", error.description)
+        case .invalidDevice: self.init(.unprocessableContent, "invalid_device", error.description)
+        case .tooManyFixes: self.init(.contentTooLarge, "too_many_fixes", error.description)
+        }
+    }
+
+    /// A store that cannot take writes now: 503, with the reason.
+    init(_ error: StoreBlocked) {
+        switch error {
+        case .diskFull: self.init(.serviceUnavailable, "disk_full", error.description)
+        case .locked: self.init(.serviceUnavailable, "store_locked", error.description)
+        }
+    }
+
     static func tooLarge(limit: Int) -> APIError {
         APIError(.contentTooLarge, "body_too_large", "the request body is over the limit of \(limit) bytes")
     }

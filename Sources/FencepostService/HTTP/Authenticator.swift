@@ -1,3 +1,4 @@
+import Crypto
 import FencepostStore
 import Foundation
 import Hummingbird
@@ -87,16 +88,19 @@ struct Authenticator: Sendable {
     }
 }
 
-/// Tokens resolved in the last second, by secret.
+/// Tokens resolved in the last second, by the SHA-256 of their secret: the secrets themselves
+/// are not kept, and a presented secret is never compared with a stored one byte by byte (a
+/// lookup compares digests, whose prefixes an attacker cannot steer), as in the store.
 private final class RecentTokens: Sendable {
-    private let entries = Mutex<[String: (caller: Caller, until: ContinuousClock.Instant)]>([:])
+    private let entries = Mutex<[Data: (caller: Caller, until: ContinuousClock.Instant)]>([:])
     private static let lifetime: Duration = .seconds(1)
 
     func caller(for secret: String) -> Caller? {
-        entries.withLock { entries in
-            guard let entry = entries[secret] else { return nil }
+        let key = Data(SHA256.hash(data: Data(secret.utf8)))
+        return entries.withLock { entries in
+            guard let entry = entries[key] else { return nil }
             guard entry.until > .now else {
-                entries[secret] = nil
+                entries[key] = nil
                 return nil
             }
             return entry.caller
@@ -104,9 +108,10 @@ private final class RecentTokens: Sendable {
     }
 
     func remember(_ caller: Caller, for secret: String) {
+        let key = Data(SHA256.hash(data: Data(secret.utf8)))
         entries.withLock { entries in
             if entries.count > 10_000 { entries.removeAll() }  // bounded, whatever is presented
-            entries[secret] = (caller, .now + Self.lifetime)
+            entries[key] = (caller, .now + Self.lifetime)
         }
     }
 }

@@ -1,9 +1,10 @@
+import FencepostFormats
 import FencepostStore
 import Hummingbird
 
 /// Every error leaves as a JSON error body: Hummingbird's own (unknown route, missing
-/// parameter) get a code from their status; anything unexpected (a store failure) is logged
-/// and answered 500.
+/// parameter) get a code from their status; a store that cannot write (a full disk, a lock held
+/// too long, a database that is away) answers 503; anything unexpected (a store failure) is logged and answered 500.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -12,6 +13,12 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch let error as RegionsRefused {
             throw error
+        } catch let error as LocationPayloadError {
+            throw APIError(error)
+        } catch let error as StoreBlocked {
+            // Nothing was written; the client can retry once space is freed or the lock released.
+            context.logger.error("store unavailable", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            throw APIError(error)
         } catch let error as StoreUnavailable {
             // The database is away (restarting, unreachable): nothing of the request was
             // committed, and the client may send it again.

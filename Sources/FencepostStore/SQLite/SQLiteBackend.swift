@@ -7,26 +7,34 @@ import GRDB
 final class SQLiteBackend: StoreBackend {
     let writer: any DatabaseWriter
     let location: String
+    /// How long a write waits for another process's write lock before it fails, in seconds.
+    let busyTimeout: Double
 
     /// Multi-thread mode, set once before the first connection opens (see `fencepost_sqlite_setup`):
     /// SQLite's per-call mutexes were a tenth of an ingest's event writes.
     private static let sqliteSetUp: Int32 = fencepost_sqlite_setup()
 
-    /// Opens (creating when missing) the database file at `path` and migrates it.
-    init(path: String) throws {
+    /// Opens (creating when missing) the database file at `path` and migrates it. A full disk
+    /// or a write lock held past `busyTimeout` seconds throws ``StoreBlocked``.
+    init(path: String, busyTimeout: Double = 30) throws {
         _ = Self.sqliteSetUp
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        writer = try DatabasePool(path: path, configuration: Self.configuration())
         location = path
-        try Self.migrate(writer)
+        self.busyTimeout = busyTimeout
+        writer = try SQLiteFailures.translating(path: path, busyTimeout: busyTimeout) {
+            let pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout))
+            try Self.migrate(pool)
+            return pool
+        }
     }
 
     /// A private database in memory.
     init() throws {
         _ = Self.sqliteSetUp
-        writer = try DatabaseQueue(configuration: Self.configuration())
+        writer = try DatabaseQueue(configuration: Self.configuration(busyTimeout: 30))
         location = ":memory:"
+        busyTimeout = 30
         try Self.migrate(writer)
     }
 
@@ -42,20 +50,24 @@ final class SQLiteBackend: StoreBackend {
 
     /// ``read(_:)`` on the calling thread.
     func readNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
-        try writer.read { db in try body(GRDBTransaction(db)) }
+        try SQLiteFailures.translating(path: location, busyTimeout: busyTimeout) {
+            try writer.read { db in try body(GRDBTransaction(db)) }
+        }
     }
 
     /// ``write(_:)`` on the calling thread: an immediate transaction takes the write lock up
     /// front, so another process's commit cannot invalidate its first reads
     /// (SQLITE_BUSY_SNAPSHOT).
     func writeNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
-        try writer.writeWithoutTransaction { db in
-            var result: T?
-            try db.inTransaction(.immediate) {
-                result = try body(GRDBTransaction(db))
-                return .commit
+        try SQLiteFailures.translating(path: location, busyTimeout: busyTimeout) {
+            try writer.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(GRDBTransaction(db))
+                    return .commit
+                }
+                return result!
             }
-            return result!
         }
     }
 
@@ -82,10 +94,10 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    private static func configuration() -> Configuration {
+    private static func configuration(busyTimeout: Double) -> Configuration {
         var configuration = Configuration()
         // Another fencepost process may hold the write lock for a moment: wait, don't fail.
-        configuration.busyMode = .timeout(30)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "fencepost"
         configuration.prepareDatabase { db in
             // The writer's page cache: 16 MiB rather than SQLite's 2 MiB, so an ingest's inserts

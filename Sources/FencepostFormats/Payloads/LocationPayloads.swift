@@ -1,19 +1,55 @@
-import FencepostCore
+public import FencepostCore
 import Foundation
+
+/// Why a location payload was refused, whole: nothing of it may be written.
+public enum LocationPayloadError: Error, Equatable, CustomStringConvertible {
+    /// Not the shape expected: not JSON, no `fixes` array, a required parameter missing (400).
+    case malformed(String)
+    /// One fix that is not valid, by its index in the request (422).
+    case invalidFix(index: Int, reason: String)
+    /// A device id that is not acceptable (422); see ``DeviceID``.
+    case invalidDevice(String)
+    /// More fixes than one request may carry (413).
+    case tooManyFixes(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .malformed(let reason): return reason
+        case .invalidFix(let index, let reason): return "fix \(index): \(reason); nothing of this request was written"
+        case .invalidDevice(let reason): return "\(reason); nothing of this request was written"
+        case .tooManyFixes(let limit): return "a request may carry at most \(limit) fixes; send them in several requests"
+        }
+    }
+}
 
 /// Turns the bodies the service accepts into fixes, refusing a whole request when any of its
 /// fixes is malformed (so a bad request writes nothing), with the fix's index and the reason.
-enum LocationPayloads {
+///
+/// What comes from outside is bounded before it is held: the body's size by the service, the
+/// nesting of JSON by the scanner, the count of fixes here (``maximumFixes``), device ids by
+/// ``DeviceID``.
+public enum LocationPayloads {
+    /// The most fixes one request may carry: a phone sends a few at a time, a backlog a few
+    /// thousand; a bulk load belongs to `fencepost ingest`.
+    public static let maximumFixes = 50_000
+
+    /// `device` if it is an acceptable device id, else ``LocationPayloadError/invalidDevice(_:)``.
+    public static func checkedDevice(_ device: String) throws(LocationPayloadError) -> String {
+        if let problem = DeviceID.problem(device) { throw .invalidDevice(problem) }
+        return device
+    }
+
     /// Our batch: `{"fixes":[{"time":"RFC 3339","lat":..,"lon":..,"accuracy":..}, ...]}`;
     /// `time` may also be seconds since the epoch; `altitude` and `speed` are optional.
     ///
     /// Read member by member (no tree of the whole body: this is the service's hottest path).
     /// As with a tree, the whole body must be valid JSON before any fix is judged, so a syntax
     /// error anywhere is a 400 even after an invalid fix.
-    static func batch(_ bytes: [UInt8], device: String) throws -> [Fix] {
+    public static func batch(_ bytes: [UInt8], device: String) throws(LocationPayloadError) -> [Fix] {
+        let device = try checkedDevice(device)
         var json = JSONScanner(bytes)
         var fixes: [Fix]?
-        var firstInvalid: (any Error)?
+        var firstInvalid: LocationPayloadError?
         do {
             if json.nextKind() == .object {
                 try json.enterObject()
@@ -27,11 +63,10 @@ enum LocationPayloads {
                     try json.enterArray()
                     var index = 0
                     while try json.nextItem() {
+                        guard index < maximumFixes else { throw LocationPayloadError.tooManyFixes(limit: maximumFixes) }
                         do {
                             fixes!.append(try fix(&json, index: index, device: device))
-                        } catch let error as JSONSyntaxError {
-                            throw error
-                        } catch {
+                        } catch let error as LocationPayloadError {
                             firstInvalid = firstInvalid ?? error
                         }
                         index += 1
@@ -42,9 +77,13 @@ enum LocationPayloads {
             }
             try json.finish()
         } catch let error as JSONSyntaxError {
-            throw APIError.badRequest("the body is not valid JSON: \(error)")
+            throw .malformed("the body is not valid JSON: \(error)")
+        } catch let error as LocationPayloadError {
+            throw error
+        } catch {
+            throw .malformed("\(error)")
         }
-        guard let fixes else { throw APIError.badRequest(#"the body must be an object with a "fixes" array"#) }
+        guard let fixes else { throw .malformed(#"the body must be an object with a "fixes" array"#) }
         if let firstInvalid { throw firstInvalid }
         return fixes
     }
@@ -97,64 +136,91 @@ enum LocationPayloads {
 
     /// An OwnTracks HTTP-mode payload: one JSON object. Only `_type: location` carries a fix;
     /// other types (transition, waypoint, lwt, card…) are accepted and ignored.
-    static func ownTracks(_ body: JSONValue, device: String) throws -> [Fix] {
+    public static func ownTracks(_ body: JSONValue, device: String) throws(LocationPayloadError) -> [Fix] {
         let messages = body.arrayValue ?? [body]
-        return try messages.enumerated().compactMap { index, message in
-            guard message["_type"]?.stringValue == "location" else { return nil }
+        guard messages.count <= maximumFixes else { throw .tooManyFixes(limit: maximumFixes) }
+        var fixes: [Fix] = []
+        for (index, message) in messages.enumerated() {
+            guard message["_type"]?.stringValue == "location" else { continue }
             guard case .number(let tst)? = message["tst"], tst.isFinite else { throw invalid(index, "tst (epoch seconds) is missing") }
-            return Fix(
+            fixes.append(Fix(
                 device: device, time: tst,
                 lat: try coordinate(message["lat"], "lat", range: 90, index: index),
                 lon: try coordinate(message["lon"], "lon", range: 180, index: index),
                 accuracy: try optionalNumber(message["acc"], "acc", index: index),
                 altitude: try optionalNumber(message["alt"], "alt", index: index),
                 // OwnTracks reports velocity in km/h.
-                speed: try optionalNumber(message["vel"], "vel", index: index).map { $0 / 3.6 })
+                speed: try optionalNumber(message["vel"], "vel", index: index).map { $0 / 3.6 }))
         }
+        return fixes
+    }
+
+    /// The device of an OwnTracks post: `user/device` from the `X-Limit-U`/`X-Limit-D` headers,
+    /// or the basic-auth user and the payload's `tid`; just one of them when the other is
+    /// missing (or when both are the same).
+    public static func ownTracksDevice(user: String?, device: String?) throws(LocationPayloadError) -> String {
+        guard let name = device ?? user else {
+            throw .malformed("OwnTracks: no device (X-Limit-D header or tid) and no user (X-Limit-U or basic auth)")
+        }
+        return try checkedDevice(user.map { $0 == name ? name : "\($0)/\(name)" } ?? name)
     }
 
     /// The OsmAnd / Traccar Client protocol: one fix in query (or form) parameters.
     /// `timestamp` is epoch seconds, epoch milliseconds, or an RFC 3339 time.
-    static func osmAnd(_ parameter: (String) -> String?) throws -> Fix {
-        guard let device = parameter("id") ?? parameter("deviceid") else { throw APIError.badRequest("id (the device) is missing") }
-        func number(_ name: String) throws -> Double? {
+    public static func osmAnd(_ parameter: (String) -> String?) throws(LocationPayloadError) -> Fix {
+        guard let id = parameter("id") ?? parameter("deviceid") else { throw .malformed("id (the device) is missing") }
+        let device = try checkedDevice(id)
+        func number(_ name: String) throws(LocationPayloadError) -> Double? {
             guard let text = parameter(name) else { return nil }
-            guard let value = Double(text), value.isFinite else { throw APIError.badRequest("\(name) is not a number: \(text)") }
+            guard let value = Double(text), value.isFinite else { throw .malformed("\(name) is not a number: \(text)") }
             return value
         }
-        guard let lat = try number("lat"), let lon = try number("lon") else { throw APIError.badRequest("lat and lon are required") }
-        guard abs(lat) <= 90, abs(lon) <= 180 else { throw APIError.badRequest("lat/lon out of range: \(lat), \(lon)") }
-        guard let stamp = parameter("timestamp") else { throw APIError.badRequest("timestamp is missing") }
+        guard let lat = try number("lat"), let lon = try number("lon") else { throw .malformed("lat and lon are required") }
+        guard abs(lat) <= 90, abs(lon) <= 180 else { throw .malformed("lat/lon out of range: \(lat), \(lon)") }
+        guard let stamp = parameter("timestamp") else { throw .malformed("timestamp is missing") }
         let time: Double
         if let epoch = Double(stamp), epoch.isFinite {
             time = epoch > 100_000_000_000 ? epoch / 1000 : epoch
         } else if let parsed = Timestamp.parse(stamp) {
             time = parsed
         } else {
-            throw APIError.badRequest("timestamp is neither epoch seconds nor an RFC 3339 time: \(stamp)")
+            throw .malformed("timestamp is neither epoch seconds nor an RFC 3339 time: \(stamp)")
         }
+        var accuracy = try number("accuracy")
+        if accuracy == nil { accuracy = try number("hdop") }
         // OsmAnd sends speed in knots.
         return Fix(
-            device: device, time: time, lat: lat, lon: lon, accuracy: try number("accuracy") ?? number("hdop"),
+            device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
             altitude: try number("altitude"), speed: try number("speed").map { $0 * 0.514444 })
     }
 
     // MARK: - Pieces
 
-    /// A JSON body, or 400.
-    static func parse(_ bytes: [UInt8]) throws -> JSONValue {
+    /// The parameters of an `application/x-www-form-urlencoded` body (`+` for a space,
+    /// percent escapes decoded); a pair that does not decode is left out.
+    public static func formParameters(_ bytes: [UInt8]) -> [String: String] {
+        var form: [String: String] = [:]
+        for pair in String(decoding: bytes, as: UTF8.self).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
+            if let key = parts.first?.removingPercentEncoding, parts.count == 2 { form[key] = parts[1].removingPercentEncoding }
+        }
+        return form
+    }
+
+    /// A JSON body, or ``LocationPayloadError/malformed(_:)``.
+    public static func parse(_ bytes: [UInt8]) throws(LocationPayloadError) -> JSONValue {
         do {
             return try JSONParser.parse(bytes)
         } catch {
-            throw APIError.badRequest("the body is not valid JSON: \(error)")
+            throw .malformed("the body is not valid JSON: \(error)")
         }
     }
 
-    private static func invalid(_ index: Int, _ reason: String) -> APIError {
-        APIError(.unprocessableContent, "invalid_fix", "fix \(index): \(reason); nothing of this request was written")
+    private static func invalid(_ index: Int, _ reason: String) -> LocationPayloadError {
+        .invalidFix(index: index, reason: reason)
     }
 
-    private static func coordinate(_ value: JSONValue?, _ name: String, range: Double, index: Int) throws -> Double {
+    private static func coordinate(_ value: JSONValue?, _ name: String, range: Double, index: Int) throws(LocationPayloadError) -> Double {
         guard case .number(let number)? = value else {
             throw invalid(index, value == nil ? "\(name) is missing" : "\(name) must be a number, not \(value!.typeName)")
         }
@@ -162,7 +228,7 @@ enum LocationPayloads {
         return number
     }
 
-    private static func optionalNumber(_ value: JSONValue?, _ name: String, index: Int) throws -> Double? {
+    private static func optionalNumber(_ value: JSONValue?, _ name: String, index: Int) throws(LocationPayloadError) -> Double? {
         switch value {
         case nil, .null?: return nil
         case .number(let number)? where number.isFinite: return number

@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import GRDB
+
+/// Recognises the SQLite failures that come from outside the store — a full disk, a write lock
+/// another process holds — so they reach users as ``StoreBlocked`` with what to do about
+/// them, instead of as SQLite's result codes.
+enum SQLiteFailures {
+    /// Below this much free space, an I/O error is taken for a full disk: creating or growing
+    /// the shared-memory file fails with SQLITE_IOERR rather than SQLITE_FULL.
+    static let nearlyFull: Int64 = 1 << 20
+
+    /// `error` as ``StoreBlocked`` when it is one of those failures, else `error` itself.
+    static func translate(_ error: any Error, path: String, busyTimeout: Double) -> any Error {
+        guard let database = error as? DatabaseError else { return error }
+        switch database.resultCode {
+        case .SQLITE_FULL:
+            return StoreBlocked.diskFull(path: path, freeBytes: freeBytes(near: path))
+        case .SQLITE_IOERR:
+            guard let free = freeBytes(near: path), free < nearlyFull else { return error }
+            return StoreBlocked.diskFull(path: path, freeBytes: free)
+        case .SQLITE_BUSY:
+            return StoreBlocked.locked(path: path, holder: writeLockHolder(of: path), waitedSeconds: busyTimeout)
+        default:
+            return error
+        }
+    }
+
+    /// Runs `body`, translating what it throws.
+    static func translating<T>(path: String, busyTimeout: Double, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw translate(error, path: path, busyTimeout: busyTimeout)
+        }
+    }
+
+    /// Bytes an unprivileged writer may still use on the file system holding `path`.
+    static func freeBytes(near path: String) -> Int64? {
+        var stats = statvfs()
+        let directory = (path as NSString).deletingLastPathComponent
+        guard statvfs(directory.isEmpty ? "." : directory, &stats) == 0 else { return nil }
+        return Int64(stats.f_bavail) * Int64(stats.f_frsize)
+    }
+
+    /// Who holds the store's write lock: SQLite in WAL mode takes it as a POSIX lock on byte
+    /// 120 of the `-shm` file, so `F_GETLK` names the process (`pid 1234: fencepost serve …`).
+    static func writeLockHolder(of path: String) -> String? {
+        let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 120
+        lock.l_len = 1
+        guard fcntl(descriptor, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK), lock.l_pid > 0 else { return nil }
+        let pid = lock.l_pid
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else { return "pid \(pid)" }
+        let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        let command = ([(words.first as NSString?)?.lastPathComponent ?? ""] + words.dropFirst()).joined(separator: " ")
+        return "pid \(pid) (\(command.count > 120 ? command.prefix(117) + "..." : command))"
+    }
+}
