@@ -43,7 +43,9 @@ import Testing
         let perFile = 40 * 2
 
         let process = try watched.start("watch", "--inbox", watched.path("inbox"), "--regions", (regions as NSString).deletingLastPathComponent)
-        try await Self.waitFor { try await IngestCommandTests.eventCount(watched) > 0 || !process.isRunning }
+        // The first file moved to done/ (a directory listing: cheap enough to poll often; asking
+        // the store takes a process of its own, by which time the watcher may have finished).
+        try await Self.waitFor { !Self.done(watched).isEmpty || !process.isRunning }
         // Only while it runs: an ended process's id may be another's by now.
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try await FencepostBinary.waitForExit(process)
