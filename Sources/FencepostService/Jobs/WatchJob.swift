@@ -5,8 +5,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// `serve`'s `"watch"` job, and all of `fencepost watch`: the ``Watcher`` looking at its folders
-/// whenever they change and at least every quarter second. A line
-/// is logged per file and per apply; the metrics count files imported, refused and pending.
+/// whenever they change and at least every quarter second. A line is logged per file and per
+/// apply; the metrics count files imported, refused and pending.
 ///
 /// On graceful shutdown it finishes the file it is importing (the import commits whole or not
 /// at all either way) and stops.
