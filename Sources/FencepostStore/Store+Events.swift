@@ -40,14 +40,16 @@ extension Store {
         // Every device in or entering the region has it among its memberships: read those
         // states once, forget the membership, and keep the anchors for closing the visits.
         var anchors: [String: Double] = [:]
+        var changed: [(device: String, state: DeviceState)] = []
         for row in try tx.rows("SELECT device, state FROM devices WHERE state LIKE ?", "%\"\(regionID)\"%") {
             let device: String = row["device"]
             var state = try decodeDeviceState(row["state"])
             if let anchor = state.anchor { anchors[device] = anchor }
             guard state.monitor.memberships[regionID] != nil else { continue }  // the id matched elsewhere
             state.monitor.memberships[regionID] = nil
-            try save(device: device, state: state, now: now, tx: tx)
+            changed.append((device, state))
         }
+        try save(changed, now: now, tx: tx)
         let visitReason: VisitExitReason = reason == .regionRemoved ? .regionRemoved : .regionChanged
         // Only visits of devices this store monitors itself: a visit that arrived by sync is
         // closed by the store that monitors its device, and arrives closed.
@@ -71,14 +73,9 @@ extension Store {
         try JSONDecoder().decode(DeviceState.self, from: Data(text.utf8))
     }
 
-    /// Saves the device's state, one version newer; returns that version.
-    @discardableResult
-    static func save(device: String, state: DeviceState, now: String, tx: any SQLTransaction) throws -> Int64 {
-        try save([(device, state)], now: now, tx: tx)[device] ?? 0
-    }
-
     /// Saves the devices' states, each one version newer, a few hundred per statement (one
     /// round trip to a database server, not one per device); returns the new versions.
+    @discardableResult
     static func save(_ states: [(device: String, state: DeviceState)], now: String, tx: any SQLTransaction) throws -> [String: Int64] {
         var versions: [String: Int64] = [:]
         for start in stride(from: 0, to: states.count, by: 500) {

@@ -42,7 +42,6 @@ struct BackendParityTests {
     @Test func exportsVisitsAndTheChangeFeedAreTheSameOnBothBackends() async throws {
         let sqlite = try Store.inMemory()
         let postgres = try await TestStores.fresh()
-        defer { Task { await postgres.close() } }
         try await Self.fill(sqlite)
         try await Self.fill(postgres)
 
@@ -65,5 +64,6 @@ struct BackendParityTests {
             Issue.record("the change feeds differ (\(feeds.0.count) and \(feeds.1.count) rows): \(differing)")
         }
         #expect(feeds.0.count > 100)
+        await postgres.close()
     }
 }
