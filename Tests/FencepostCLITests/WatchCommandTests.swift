@@ -6,7 +6,8 @@ import Testing
 @Suite struct WatchCommandTests {
     /// Eight files of 40 walkers each, waiting in the inbox (a minute old, so complete).
     static func fillInbox(_ cli: FencepostBinary) throws -> [String] {
-        let files = (0..<8).map { "part\($0).csv" }
+        // Enough files that the watcher is still at work when a loaded machine's test looks.
+        let files = (0..<24).map { String(format: "part%02d.csv", $0) }
         for (index, file) in files.enumerated() {
             let walks = (0..<40).map { IngestCommandTests.walk(device: "f\(index)d\($0)").split(separator: "\n").dropFirst().joined(separator: "\n") }
             let path = try cli.write("inbox/\(file)", "time,lat,lon,accuracy,device\n" + walks.joined(separator: "\n") + "\n")
