@@ -1,6 +1,6 @@
 public import FencepostCore
 public import FencepostStore
-import Foundation
+public import Foundation
 
 /// `fencepost watch` and `serve`'s `"watch"` job: a regions folder the monitored set is kept
 /// equal to, and an inbox whose files are each imported once (``FileImport``), then moved to
@@ -28,6 +28,8 @@ public final class Watcher {
     /// Where ``waitForChange(timeout:)`` blocks.
     private let waiting = DispatchQueue(label: "fencepost.watch")
     private let report: (WatchReport) -> Void
+    /// The time a look goes by (tests set it; a file holds still by this clock).
+    private let now: () -> Date
     /// After the store failed to apply the regions folder, the next try waits until then.
     private var regionsRetryAfter = Date.distantPast
     /// A file the store failed on is tried again after this many seconds.
@@ -35,10 +37,14 @@ public final class Watcher {
 
     /// Makes the inbox with its `done/` and `failed/` when missing; the regions folder must be
     /// there (a missing one would be an empty config, which removes every region).
-    public init(store: Store, folders: Folders, options: FileImport.Options, report: @escaping (WatchReport) -> Void) async throws {
+    public init(
+        store: Store, folders: Folders, options: FileImport.Options, now: @escaping () -> Date = Date.init,
+        report: @escaping (WatchReport) -> Void
+    ) async throws {
         precondition(folders.inbox != nil || folders.regions != nil, "nothing to watch")
         self.store = store
         self.report = report
+        self.now = now
         if let directory = folders.regions {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -68,22 +74,22 @@ public final class Watcher {
     /// One look at the folders: applies the regions folder when it changed, then imports every
     /// complete file of the inbox, oldest first. `shouldStop` is asked between files.
     public func look(shouldStop: () -> Bool = { false }) async {
-        if let regions, Date() >= regionsRetryAfter {
+        if let regions, now() >= regionsRetryAfter {
             do {
-                switch try await regions.reconcile(store: store) {
+                switch try await regions.reconcile(store: store, now: now()) {
                 case .applied(let plan)?: report(.regionsApplied(folder: regions.directory, plan: plan))
                 case .refused(let error)?: report(.regionsRefused(folder: regions.directory, error: error))
                 case nil: break
                 }
             } catch {
-                regionsRetryAfter = Date().addingTimeInterval(Self.retrySeconds)
+                regionsRetryAfter = now().addingTimeInterval(Self.retrySeconds)
                 report(.regionsFailed(folder: regions.directory, error: "\(error)"))
             }
         }
         guard let inbox, let importer else { return }
         let ready: [String]
         do {
-            ready = try inbox.ready()
+            ready = try inbox.ready(now: now())
         } catch {
             report(.inboxUnreadable(folder: inbox.directory, error: error.localizedDescription))
             return
@@ -101,7 +107,7 @@ public final class Watcher {
             outcome = try await importer.run(path: path)
         } catch {
             guard FileManager.default.fileExists(atPath: path) else { return inbox.forget(name) }  // taken away meanwhile
-            inbox.retryLater(name, seconds: Self.retrySeconds)
+            inbox.retryLater(name, seconds: Self.retrySeconds, now: now())
             return report(.importFailed(file: name, error: "\(error)"))
         }
         do {
@@ -115,7 +121,7 @@ public final class Watcher {
         } catch {
             // Another watcher moved it first; what it held is in the store either way.
             guard FileManager.default.fileExists(atPath: path) else { return inbox.forget(name) }
-            inbox.retryLater(name, seconds: Self.retrySeconds)
+            inbox.retryLater(name, seconds: Self.retrySeconds, now: now())
             report(.importFailed(file: name, error: "\(error)"))
         }
     }

@@ -30,10 +30,10 @@ import Testing
             try? FileManager.default.removeItem(at: root)
         }
 
-        func watcher(store: Store? = nil, regions: Bool = true) async throws -> Watcher {
+        func watcher(store: Store? = nil, regions: Bool = true, now: @escaping () -> Date = Date.init) async throws -> Watcher {
             try await Watcher(
                 store: store ?? self.store, folders: Watcher.Folders(inbox: inbox, regions: regions ? self.regions : nil),
-                options: FileImport.Options()
+                options: FileImport.Options(), now: now
             ) { self.reports.append($0) }
         }
 
@@ -147,34 +147,33 @@ import Testing
         #expect(try await setup.eventCount() == 6)
     }
 
-    /// A file still being written (a line every 0.2 s) is left alone; once it has held still it
-    /// is imported whole.
+    /// A file still being written (20 lines every 0.2 s) is left alone; once it has held still it
+    /// is imported whole. The looks go by a clock the test moves, so a loaded machine that
+    /// stalls the test for seconds cannot make the file look still while it is written.
     @Test func aHalfWrittenFileIsTakenOnlyOnceComplete() async throws {
         let setup = try Setup()
-        let watcher = try await setup.watcher()
+        // Behind the file system's clock: a file's modification time never looks 2 s old by it.
+        let clock = Mutex(Date().addingTimeInterval(-3600))
+        let watcher = try await setup.watcher(now: { clock.withLock { $0 } })
         let lines = Self.walk(device: "slow").split(separator: "\n", omittingEmptySubsequences: false).map { $0 + "\n" }
         let path = (setup.inbox as NSString).appendingPathComponent("slow.csv")
-        FileManager.default.createFile(atPath: path, contents: Data(lines[0..<100].joined().utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(lines[0..<100].joined().utf8)))
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.seekToEnd()
-        // The writer on a thread of its own: however late the looks come on a loaded machine,
-        // the file never holds still while it is written.
-        let written = Mutex(false)
-        let chunks = stride(from: 100, to: lines.count - 1, by: 20).map { lines[$0..<min($0 + 20, lines.count - 1)].joined() }
-        Thread {
-            for chunk in chunks {
-                Thread.sleep(forTimeInterval: 0.2)
-                try? handle.write(contentsOf: Data(chunk.utf8))
-            }
-            try? handle.close()
-            written.withLock { $0 = true }
-        }.start()
-        while !written.withLock({ $0 }) {
+        for start in stride(from: 100, to: lines.count - 1, by: 20) {
             await watcher.look()
             #expect(setup.taken.isEmpty, "taken while being written")
-            try await Task.sleep(for: .milliseconds(100))
+            try handle.write(contentsOf: Data(lines[start..<min(start + 20, lines.count - 1)].joined().utf8))
+            clock.withLock { $0 += 0.2 }
         }
-        try await Self.look(watcher) { !setup.taken.isEmpty }
+        try handle.close()
+        // Complete, but still for less than 2 s: still waiting.
+        for _ in 0..<2 {
+            await watcher.look()
+            #expect(setup.taken.isEmpty, "taken before it held still for 2 s")
+            clock.withLock { $0 += 1.5 }
+        }
+        await watcher.look()
         #expect(setup.taken == ["slow.csv ingested"])
         let slow = try #require(setup.reports.compactMap { Self.ingested($0, "slow.csv") }.first)
         #expect(slow.summary.fixesRead == 300 && slow.summary.events == [.enter: 1, .exit: 1])

@@ -7,8 +7,6 @@ import GRDB
 final class SQLiteBackend: StoreBackend {
     let writer: any DatabaseWriter
     let location: String
-    /// How long a write waits for another process's write lock before it fails, in seconds.
-    let busyTimeout: Double
 
     /// Multi-thread mode, set once before the first connection opens (see `fencepost_sqlite_setup`):
     /// SQLite's per-call mutexes were a tenth of an ingest's event writes.
@@ -21,11 +19,17 @@ final class SQLiteBackend: StoreBackend {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         location = path
-        self.busyTimeout = busyTimeout
-        writer = try SQLiteFailures.translating(path: path, busyTimeout: busyTimeout) {
-            let pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout))
-            try Self.migrate(pool)
-            return pool
+        writer = try SQLiteFailures.translating(path: path) {
+            try SQLiteFailures.retryingBusy(for: busyTimeout) {
+                let pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout))
+                do {
+                    try Self.migrate(pool)
+                } catch {
+                    try? pool.close()
+                    throw error
+                }
+                return pool
+            }
         }
     }
 
@@ -34,7 +38,6 @@ final class SQLiteBackend: StoreBackend {
         _ = Self.sqliteSetUp
         writer = try DatabaseQueue(configuration: Self.configuration(busyTimeout: 30))
         location = ":memory:"
-        busyTimeout = 30
         try Self.migrate(writer)
     }
 
@@ -50,7 +53,7 @@ final class SQLiteBackend: StoreBackend {
 
     /// ``read(_:)`` on the calling thread.
     func readNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
-        try SQLiteFailures.translating(path: location, busyTimeout: busyTimeout) {
+        try SQLiteFailures.translating(path: location) {
             try writer.read { db in try body(GRDBTransaction(db)) }
         }
     }
@@ -59,7 +62,7 @@ final class SQLiteBackend: StoreBackend {
     /// front, so another process's commit cannot invalidate its first reads
     /// (SQLITE_BUSY_SNAPSHOT).
     func writeNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
-        try SQLiteFailures.translating(path: location, busyTimeout: busyTimeout) {
+        try SQLiteFailures.translating(path: location) {
             try writer.writeWithoutTransaction { db in
                 var result: T?
                 try db.inTransaction(.immediate) {

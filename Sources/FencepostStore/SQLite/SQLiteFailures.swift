@@ -14,8 +14,10 @@ enum SQLiteFailures {
     /// the shared-memory file fails with SQLITE_IOERR rather than SQLITE_FULL.
     static let nearlyFull: Int64 = 1 << 20
 
-    /// `error` as ``StoreBlocked`` when it is one of those failures, else `error` itself.
-    static func translate(_ error: any Error, path: String, busyTimeout: Double) -> any Error {
+    /// `error` as ``StoreBlocked`` when it is one of those failures, else `error` itself;
+    /// `waited` is how long the failed call ran (SQLite gives up on a lock before the busy
+    /// timeout when waiting could deadlock).
+    static func translate(_ error: any Error, path: String, waited: Double) -> any Error {
         guard let database = error as? DatabaseError else { return error }
         switch database.resultCode {
         case .SQLITE_FULL:
@@ -24,18 +26,36 @@ enum SQLiteFailures {
             guard let free = freeBytes(near: path), free < nearlyFull else { return error }
             return StoreBlocked.diskFull(path: path, freeBytes: free)
         case .SQLITE_BUSY:
-            return StoreBlocked.locked(path: path, holder: writeLockHolder(of: path), waitedSeconds: busyTimeout)
+            return StoreBlocked.locked(path: path, holder: writeLockHolder(of: path), waitedSeconds: (waited * 10).rounded() / 10)
         default:
             return error
         }
     }
 
     /// Runs `body`, translating what it throws.
-    static func translating<T>(path: String, busyTimeout: Double, _ body: () throws -> T) throws -> T {
+    static func translating<T>(path: String, _ body: () throws -> T) throws -> T {
+        let started = ContinuousClock.now
         do {
             return try body()
         } catch {
-            throw translate(error, path: path, busyTimeout: busyTimeout)
+            let waited = started.duration(to: .now)
+            throw translate(error, path: path, waited: Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)
+        }
+    }
+
+    /// Runs `body` again while it fails on a lock without having waited `timeout` seconds:
+    /// opening a new file, SQLite answers "busy" at once rather than wait for another process
+    /// that is switching it to WAL or migrating it.
+    static func retryingBusy<T>(for timeout: Double, _ body: () throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        var pause = 0.01
+        while true {
+            do {
+                return try body()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: Double.random(in: pause...(2 * pause)))
+                pause = min(pause * 2, 0.2)
+            }
         }
     }
 
