@@ -91,6 +91,9 @@ extension Store {
                 """,
                 event.id, event.kind, event.owner, Timestamp.milliseconds(event.time), time, properties, now)
         }
+        // A health event's sync payload: unlike a geofence event's (`EventRow.geofencePayload`)
+        // it carries its version (a re-import may update it in place) and its properties, and
+        // no region, visit, flags or coordinates. Consumers rely on both shapes as they are.
         var payload = CanonicalJSONObject()
         payload.add("device", .string(event.owner))
         payload.add("id", .string(event.id))

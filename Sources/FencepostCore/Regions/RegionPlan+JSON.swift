@@ -1,29 +1,47 @@
 extension RegionPlan {
     /// The plan for scripts and the HTTP API: each change with its action, and the counts.
     public var json: JSONValue {
-        let changes: [JSONValue] = changes.map { change in
-            var entry: [String: JSONValue] = ["id": .string(change.regionID)]
-            switch change {
-            case .add: entry["action"] = .string("add")
-            case .update(_, let geometryChanged, _):
-                entry["action"] = .string("update")
-                entry["geometry_changed"] = .bool(geometryChanged)
-            case .remove: entry["action"] = .string("remove")
+        // Every field is a string, a number or a bool: encoding cannot fail.
+        (try? JSONValueEncoder.encode(PlanJSON(self))) ?? .null
+    }
+
+    private struct PlanJSON: Encodable {
+        struct Change: Encodable {
+            var id: String
+            var action: String
+            /// Updates only.
+            var geometryChanged: Bool?
+
+            enum CodingKeys: String, CodingKey {
+                case id, action, geometryChanged = "geometry_changed"
             }
-            return .object(entry)
         }
-        return .object([
-            "changes": .array(changes),
-            "add": .number(Double(addCount)),
-            "update": .number(Double(updateCount)),
-            "remove": .number(Double(removeCount)),
-            "unchanged": .number(Double(unchanged.count)),
-        ])
+
+        var changes: [Change]
+        var add: Int
+        var update: Int
+        var remove: Int
+        var unchanged: Int
+
+        init(_ plan: RegionPlan) {
+            changes = plan.changes.map { change in
+                switch change {
+                case .add: Change(id: change.regionID, action: "add")
+                case .update(_, let geometryChanged, _): Change(id: change.regionID, action: "update", geometryChanged: geometryChanged)
+                case .remove: Change(id: change.regionID, action: "remove")
+                }
+            }
+            add = plan.addCount
+            update = plan.updateCount
+            remove = plan.removeCount
+            unchanged = plan.unchanged.count
+        }
     }
 }
 
 extension RegionConfigIssue {
-    /// The issue for scripts and the HTTP API.
+    /// The issue for scripts and the HTTP API; a feature's index and id are null when the
+    /// issue is the file's.
     public var json: JSONValue {
         .object([
             "file": .string(file),

@@ -50,20 +50,25 @@ public struct EventRow: Sendable, Hashable {
 }
 
 extension EventRow {
-    /// A geofence event as sync carries it (its outbox payload): canonical JSON of the event's
-    /// fields, coordinates null for a dwell.
+    /// The fields every JSON form of an event carries: the exports and the API (``EventExport``),
+    /// the sync payload (``geofencePayload``) and the GeoJSON feature's properties start from
+    /// these and add what each form has of its own (the forms are contracts with their
+    /// consumers, so they keep their differences: see each).
+    public var jsonFields: [String: JSONValue] {
+        [
+            "id": .string(id), "kind": .string(kind), "time": .string(time), "device": .string(device),
+            "region": region.map(JSONValue.string) ?? .null, "visit_id": visitID.map(JSONValue.string) ?? .null,
+            "flags": .array(flags.map(JSONValue.string)),
+        ]
+    }
+
+    /// A geofence event as sync carries it (its outbox payload): the common fields, its source,
+    /// and coordinates that are null for a dwell (the export and the API leave them out).
     public var geofencePayload: String {
-        var payload = CanonicalJSONObject()
-        payload.add("device", .string(device))
-        payload.add("flags", .array(flags.map(JSONValue.string)))
-        payload.add("id", .string(id))
-        payload.add("kind", .string(kind))
-        payload.add("lat", lat.map(JSONValue.number) ?? .null)
-        payload.add("lon", lon.map(JSONValue.number) ?? .null)
-        payload.add("region", region.map(JSONValue.string) ?? .null)
-        payload.add("source", .string("geofence"))
-        payload.add("time", .string(time))
-        payload.add("visit_id", visitID.map(JSONValue.string) ?? .null)
-        return payload.text
+        var fields = jsonFields
+        fields["source"] = .string("geofence")
+        fields["lat"] = lat.map(JSONValue.number) ?? .null
+        fields["lon"] = lon.map(JSONValue.number) ?? .null
+        return JSONValue.object(fields).canonicalText()
     }
 }

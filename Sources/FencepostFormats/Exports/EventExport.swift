@@ -63,15 +63,12 @@ public enum EventExport {
         return line
     }
 
-    /// The event as JSON: the JSON Lines export's line and the HTTP API's event object.
+    /// The event as JSON: the JSON Lines export's line and the HTTP API's event object: the
+    /// common fields, the source, coordinates only where the event has them, its properties
+    /// when it has any (health events), and the local time when a zone is asked for.
     public static func json(_ event: EventRow, zone: TimeZone? = nil) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "id": .string(event.id), "time": .string(event.time), "kind": .string(event.kind),
-            "source": .string(event.source), "device": .string(event.device),
-            "region": event.region.map(JSONValue.string) ?? .null,
-            "visit_id": event.visitID.map(JSONValue.string) ?? .null,
-            "flags": .array(event.flags.map(JSONValue.string)),
-        ]
+        var object = event.jsonFields
+        object["source"] = .string(event.source)
         if let lat = event.lat, let lon = event.lon {
             object["lat"] = .number(lat)
             object["lon"] = .number(lon)
@@ -124,16 +121,13 @@ public struct GeoJSONExport {
         return (first ? "\n" : ",\n") + text
     }
 
+    /// An event as a Point at its crossing (a dwell has no geometry); its properties are the
+    /// common fields and `"type": "event"`.
     public static func feature(_ event: EventRow) -> JSONValue {
         let geometry: JSONValue = event.lat.flatMap { lat in event.lon.map { Shape.point(Position(lon: $0, lat: lat)).geoJSON } } ?? .null
-        return .object([
-            "type": .string("Feature"), "geometry": geometry,
-            "properties": .object([
-                "type": .string("event"), "id": .string(event.id), "kind": .string(event.kind), "time": .string(event.time),
-                "device": .string(event.device), "region": event.region.map(JSONValue.string) ?? .null,
-                "visit_id": event.visitID.map(JSONValue.string) ?? .null, "flags": .array(event.flags.map(JSONValue.string)),
-            ]),
-        ])
+        var properties = event.jsonFields
+        properties["type"] = .string("event")
+        return .object(["type": .string("Feature"), "geometry": geometry, "properties": .object(properties)])
     }
 
     /// A visit with its region's shape (nil when the region is not known).

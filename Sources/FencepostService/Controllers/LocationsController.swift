@@ -29,7 +29,7 @@ struct LocationsController {
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
         let outcome = try await ingest(fixes)
-        return .json(Self.summary(outcome).canonicalText())
+        return .json(try JSONValueEncoder.canonicalText(Summary(outcome)))
     }
 
     /// OwnTracks: the device is `user/device` from `X-Limit-U`/`X-Limit-D` (or the basic-auth
@@ -68,11 +68,16 @@ struct LocationsController {
         return outcome
     }
 
-    static func summary(_ outcome: BatchOutcome) -> JSONValue {
-        .object([
-            "accepted": .number(Double(outcome.fixesAccepted)),
-            "dropped": .object(Dictionary(uniqueKeysWithValues: outcome.dropped.map { ($0.key.rawValue, JSONValue.number(Double($0.value))) })),
-            "events": .array(outcome.events.map { EventExport.json(EventRow($0)) }),
-        ])
+    /// What a batch of fixes did: the answer to a posted batch.
+    struct Summary: Encodable {
+        var accepted: Int
+        var dropped: [String: Int]
+        var events: [JSONValue]
+
+        init(_ outcome: BatchOutcome) {
+            accepted = outcome.fixesAccepted
+            dropped = outcome.dropped.byRawValue
+            events = outcome.events.map { EventExport.json(EventRow($0)) }
+        }
     }
 }

@@ -13,13 +13,30 @@ struct WebhooksController {
 
     @Sendable func deadLetters(_ request: Request, context: BasicRequestContext) async throws -> Response {
         _ = try await auth.admin(request)
-        let letters: [JSONValue] = try await store.webhookDeadLetters().map { letter in
-            .object([
-                "id": .number(Double(letter.id)), "webhook": .string(letter.webhook), "event_id": .string(letter.eventID),
-                "attempts": .number(Double(letter.attempts)), "last_error": .string(letter.lastError),
-                "created_at": .string(letter.createdAt),
-            ])
-        }
-        return .json(JSONValue.object(["dead_letters": .array(letters)]).canonicalText())
+        let letters = try await store.webhookDeadLetters().map(DeadLetterJSON.init)
+        return .json(try JSONValueEncoder.canonicalText(["dead_letters": letters]))
+    }
+}
+
+/// A webhook delivery that gave up, as `GET /v1/webhooks/dead-letters` lists it.
+private struct DeadLetterJSON: Encodable {
+    var id: Int64
+    var webhook: String
+    var eventID: String
+    var attempts: Int
+    var lastError: String
+    var createdAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, webhook, eventID = "event_id", attempts, lastError = "last_error", createdAt = "created_at"
+    }
+
+    init(_ letter: WebhookDeadLetter) {
+        id = letter.id
+        webhook = letter.webhook
+        eventID = letter.eventID
+        attempts = letter.attempts
+        lastError = letter.lastError
+        createdAt = letter.createdAt
     }
 }

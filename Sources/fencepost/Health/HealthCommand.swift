@@ -91,7 +91,7 @@ struct HealthImport: AsyncParsableCommand {
                 progress.clear()
                 // Without a file to record, every import commits.
                 guard let outcome else { return }
-                report(outcome.read, outcome.committed, outcome.routes)
+                try report(outcome.read, outcome.committed, outcome.routes)
             } catch let error as TraceReadError {
                 throw CommandFailure.invalidInput(["error: \(error) (nothing of the export was written)"])
             }
@@ -103,24 +103,9 @@ struct HealthImport: AsyncParsableCommand {
         return "\(source.bytesRead * 100 / size) %"
     }
 
-    private func report(_ read: HealthReadSummary, _ committed: HealthCommitSummary, _ routes: IngestSummary?) {
+    private func report(_ read: HealthReadSummary, _ committed: HealthCommitSummary, _ routes: IngestSummary?) throws {
         if json {
-            var object: [String: JSONValue] = [
-                "records": .number(Double(read.records)), "correlations": .number(Double(read.correlations)),
-                "workouts": .number(Double(read.workouts)), "activity_summaries": .number(Double(read.activitySummaries)),
-                "skipped": .object(read.skipped.mapValues { .number(Double($0)) }),
-                "new_records": .object(Dictionary(uniqueKeysWithValues: read.new.map { ($0.rawValue, .number(Double($1))) })),
-                "created": .object(committed.created.mapValues { .number(Double($0)) }),
-                "updated": .object(committed.updated.mapValues { .number(Double($0)) }),
-                "unchanged": .number(Double(committed.unchanged)),
-            ]
-            if let routes {
-                object["routes"] = .object([
-                    "fixes": .number(Double(routes.fixesRead)), "accepted": .number(Double(routes.fixesAccepted)),
-                    "events": .object(Dictionary(uniqueKeysWithValues: routes.events.map { ($0.rawValue, .number(Double($1))) })),
-                ])
-            }
-            Console.output(JSONValue.object(object).canonicalText())
+            Console.output(try JSONValueEncoder.canonicalText(ImportJSON(read, committed, routes)))
             return
         }
         func list(_ counts: [String: Int]) -> String {
@@ -158,8 +143,53 @@ struct HealthSources: AsyncParsableCommand {
             case .table:
                 Console.output(Table.render(header: ["SOURCE", "RECORDS"], rows: sources.map { [$0.source, String($0.records)] }))
             case .json:
-                Console.output(JSONValue.array(sources.map { .object(["source": .string($0.source), "records": .number(Double($0.records))]) }).canonicalText())
+                Console.output(try JSONValueEncoder.canonicalText(sources.map { SourceJSON(source: $0.source, records: $0.records) }))
             }
         }
     }
+}
+
+/// `health import --json`.
+private struct ImportJSON: Encodable {
+    struct Routes: Encodable {
+        var fixes: Int
+        var accepted: Int
+        var events: [String: Int]
+    }
+
+    var records: Int
+    var correlations: Int
+    var workouts: Int
+    var activitySummaries: Int
+    var skipped: [String: Int]
+    var newRecords: [String: Int]
+    var created: [String: Int]
+    var updated: [String: Int]
+    var unchanged: Int
+    /// When the export had workout routes.
+    var routes: Routes?
+
+    enum CodingKeys: String, CodingKey {
+        case records, correlations, workouts, activitySummaries = "activity_summaries", skipped, newRecords = "new_records"
+        case created, updated, unchanged, routes
+    }
+
+    init(_ read: HealthReadSummary, _ committed: HealthCommitSummary, _ routes: IngestSummary?) {
+        records = read.records
+        correlations = read.correlations
+        workouts = read.workouts
+        activitySummaries = read.activitySummaries
+        skipped = read.skipped
+        newRecords = read.new.byRawValue
+        created = committed.created
+        updated = committed.updated
+        unchanged = committed.unchanged
+        self.routes = routes.map { Routes(fixes: $0.fixesRead, accepted: $0.fixesAccepted, events: $0.events.byRawValue) }
+    }
+}
+
+/// `health sources --format json`: one per source.
+private struct SourceJSON: Encodable {
+    var source: String
+    var records: Int
 }

@@ -64,7 +64,7 @@ struct IngestCommand: AsyncParsableCommand {
             var feed = TraceFeed(format: format.format, options: reader.options(zone: try ReaderOptions.zone(tz, option: "--tz")))
             let refused = try await feed.feed(files, to: { try await session.ingest($0) }, skipped: session.addSkipped)
             if json {
-                Console.output(IngestReport.json(session.summary, regions: session.regionCount).canonicalText())
+                Console.output(try JSONValueEncoder.canonicalText(IngestReport.JSON(session.summary, regions: session.regionCount)))
             } else {
                 Console.error(IngestReport.lines(session.summary, regions: session.regionCount))
             }

@@ -49,27 +49,45 @@ enum IngestReport {
         return lines
     }
 
-    static func json(_ summary: IngestSummary, regions: Int) -> JSONValue {
-        func counts<K>(_ values: [K: Int], _ key: (K) -> String) -> JSONValue {
-            .object(Dictionary(uniqueKeysWithValues: values.map { (key($0.key), .number(Double($0.value))) }))
+    /// `--json`'s summary.
+    struct JSON: Encodable {
+        struct Device: Encodable {
+            var fixesRead: Int
+            var fixesAccepted: Int
+            var events: [String: Int]
+
+            enum CodingKeys: String, CodingKey {
+                case fixesRead = "fixes_read", fixesAccepted = "fixes_accepted", events
+            }
         }
-        return .object([
-            "fixes_read": .number(Double(summary.fixesRead)),
-            "fixes_accepted": .number(Double(summary.fixesAccepted)),
-            "dropped": counts(summary.dropped, \.rawValue),
-            "skipped": counts(summary.skipped, { $0 }),
-            "events": counts(summary.events, \.rawValue),
-            "visits_opened": .number(Double(summary.visitsOpened)),
-            "visits_closed": .number(Double(summary.visitsClosed)),
-            "devices": .array(summary.devices.sorted().map(JSONValue.string)),
-            "by_device": .object(summary.byDevice.mapValues { tally in
-                .object([
-                    "fixes_read": .number(Double(tally.fixesRead)),
-                    "fixes_accepted": .number(Double(tally.fixesAccepted)),
-                    "events": counts(tally.events, \.rawValue),
-                ])
-            }),
-            "regions": .number(Double(regions)),
-        ])
+
+        var fixesRead: Int
+        var fixesAccepted: Int
+        var dropped: [String: Int]
+        var skipped: [String: Int]
+        var events: [String: Int]
+        var visitsOpened: Int
+        var visitsClosed: Int
+        var devices: [String]
+        var byDevice: [String: Device]
+        var regions: Int
+
+        enum CodingKeys: String, CodingKey {
+            case fixesRead = "fixes_read", fixesAccepted = "fixes_accepted", dropped, skipped, events
+            case visitsOpened = "visits_opened", visitsClosed = "visits_closed", devices, byDevice = "by_device", regions
+        }
+
+        init(_ summary: IngestSummary, regions: Int) {
+            fixesRead = summary.fixesRead
+            fixesAccepted = summary.fixesAccepted
+            dropped = summary.dropped.byRawValue
+            skipped = summary.skipped
+            events = summary.events.byRawValue
+            visitsOpened = summary.visitsOpened
+            visitsClosed = summary.visitsClosed
+            devices = summary.devices.sorted()
+            byDevice = summary.byDevice.mapValues { Device(fixesRead: $0.fixesRead, fixesAccepted: $0.fixesAccepted, events: $0.events.byRawValue) }
+            self.regions = regions
+        }
     }
 }

@@ -42,15 +42,39 @@ struct SyncPull: AsyncParsableCommand {
             for (id, reason) in report.refused { lines.append("refused region \(id): \(reason)") }
             Console.error(lines)
             if json {
-                Console.output(JSONValue.object([
-                    "changes": .number(Double(report.changes)), "added": .number(Double(report.added)),
-                    "updated": .number(Double(report.updated)), "removed": .number(Double(report.removed)),
-                    "kept_local": .array(report.keptLocal.map(JSONValue.string)),
-                    "refused": .array(report.refused.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
-                    "cursor": .string(String(report.cursor)),
-                ]).canonicalText())
+                Console.output(try JSONValueEncoder.canonicalText(PullJSON(report)))
             }
             if !report.refused.isEmpty { throw SyncCommand.incomplete }
         }
+    }
+}
+
+/// `sync pull --json`.
+private struct PullJSON: Encodable {
+    struct Refusal: Encodable {
+        var id: String
+        var reason: String
+    }
+
+    var changes: Int
+    var added: Int
+    var updated: Int
+    var removed: Int
+    var keptLocal: [String]
+    var refused: [Refusal]
+    var cursor: String
+
+    enum CodingKeys: String, CodingKey {
+        case changes, added, updated, removed, keptLocal = "kept_local", refused, cursor
+    }
+
+    init(_ report: PullReport) {
+        changes = report.changes
+        added = report.added
+        updated = report.updated
+        removed = report.removed
+        keptLocal = report.keptLocal
+        refused = report.refused.map { Refusal(id: $0.id, reason: $0.reason) }
+        cursor = String(report.cursor)
     }
 }

@@ -67,20 +67,45 @@ struct SyncPush: AsyncParsableCommand {
             }
             lines.append("queue: \(left) pending, \(dead) dead-lettered, \(status.counts["delivered"] ?? 0) delivered")
             if json {
-                var object: [String: JSONValue] = [
-                    "delivered": .number(Double(report.delivered)), "dead_lettered": .number(Double(report.deadLettered)),
-                    "requests": .number(Double(report.requests)), "failed_requests": .number(Double(report.failedRequests)),
-                    "pending": .number(Double(left)), "dead": .number(Double(dead)), "seconds": .number((seconds * 1000).rounded() / 1000),
-                ]
-                switch report.ending {
-                case .drained: object["ending"] = .string("drained")
-                case .gaveUp(let reason): object["ending"] = .string("gave_up"); object["error"] = .string(reason)
-                case .refused(let reason): object["ending"] = .string("refused"); object["error"] = .string(reason)
-                }
-                Console.output(JSONValue.object(object).canonicalText())
+                Console.output(try JSONValueEncoder.canonicalText(PushJSON(report, pending: left, dead: dead, seconds: seconds)))
             }
             Console.error(lines)
             if left > 0 || dead > 0 { throw SyncCommand.incomplete }
+        }
+    }
+}
+
+/// `sync push --json`.
+private struct PushJSON: Encodable {
+    var delivered: Int
+    var deadLettered: Int
+    var requests: Int
+    var failedRequests: Int
+    var pending: Int
+    var dead: Int
+    /// To the millisecond.
+    var seconds: Double
+    /// drained, gave_up or refused.
+    var ending: String
+    /// Why it gave up or was refused.
+    var error: String?
+
+    enum CodingKeys: String, CodingKey {
+        case delivered, deadLettered = "dead_lettered", requests, failedRequests = "failed_requests", pending, dead, seconds, ending, error
+    }
+
+    init(_ report: PushReport, pending: Int, dead: Int, seconds: Double) {
+        delivered = report.delivered
+        deadLettered = report.deadLettered
+        requests = report.requests
+        failedRequests = report.failedRequests
+        self.pending = pending
+        self.dead = dead
+        self.seconds = (seconds * 1000).rounded() / 1000
+        switch report.ending {
+        case .drained: ending = "drained"
+        case .gaveUp(let reason): (ending, error) = ("gave_up", reason)
+        case .refused(let reason): (ending, error) = ("refused", reason)
         }
     }
 }
