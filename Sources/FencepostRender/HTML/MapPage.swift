@@ -1,4 +1,4 @@
-public import FencepostCore
+import FencepostCore
 import Foundation
 
 /// `render map -o FILE.html`: the SVG in a page of its own, with hover details (an event's

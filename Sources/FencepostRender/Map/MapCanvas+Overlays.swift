@@ -79,7 +79,7 @@ extension MapCanvas {
         }
         svg.start("g", ["class": "open-visits"])
         for visit in scene.openVisits {
-            guard var (shape, fixed) = shapes[visit.regionID] else { continue }
+            guard case (var shape, let fixed)? = shapes[visit.regionID] else { continue }
             if case .circle(let centre, let radius) = shape.form { shape.form = .circle(center: centre, radius: radius + 2) }
             drawShape(shape, attributes: [
                 "class": fixed ? "open-visit fixed-size" : "open-visit", "data-visit-id": visit.id, "data-device": visit.device,

@@ -68,8 +68,8 @@ final class TemporaryOutput: Sendable {
     let stderrHandle: FileHandle
 
     init() throws {
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".err", contents: nil)
         stdoutHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".out"))
         stderrHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".err"))
     }

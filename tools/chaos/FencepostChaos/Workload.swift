@@ -74,7 +74,7 @@ struct Workload {
 
     /// The fixes as CSV (`time,lat,lon,accuracy,device`), written to `path`.
     func writeCSV(_ path: String) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         var text = "time,lat,lon,accuracy,device\n"
