@@ -34,8 +34,7 @@ public struct XMLPullParser {
                 return nil
             }
             if window.buffer[window.position] != UInt8(ascii: "<") {
-                let text = try readText()
-                if text.contains(where: { !$0.isWhitespace }) { return .text(text) }
+                if let text = try readText() { return .text(text) }
                 continue
             }
             guard try window.ensure(2) else { throw failure("unexpected end of file after '<'") }
@@ -107,7 +106,9 @@ public struct XMLPullParser {
         return .end(name: name)
     }
 
-    private mutating func readText() throws(TraceReadError) -> String {
+    /// The text up to the next tag, entities decoded; nil when it is only whitespace (the
+    /// indentation between elements, most of the time: told from the bytes, without a string).
+    private mutating func readText() throws(TraceReadError) -> String? {
         var bytes: [UInt8] = []
         while true {
             if let less = window.buffer[window.position...].firstIndex(of: UInt8(ascii: "<")) {
@@ -119,7 +120,12 @@ public struct XMLPullParser {
             window.advance(to: window.buffer.count)
             guard try window.ensure(1) else { break }
         }
-        return decodeEntities(bytes[...])
+        if bytes.allSatisfy(isASCIIWhitespace) { return nil }
+        let text = decodeEntities(bytes[...])
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            return text.utf8.allSatisfy(isASCIIWhitespace) ? nil : text
+        }
+        return text.contains(where: { !$0.isWhitespace }) ? text : nil
     }
 
     /// Comments, CDATA sections and DOCTYPE (with its internal subset).
@@ -214,33 +220,56 @@ public struct XMLPullParser {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// What `Character.isWhitespace` says of an ASCII byte: tab, line feed, vertical tab, form
+    /// feed, carriage return and space.
+    private func isASCIIWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte)
+    }
+
+    /// Text with the predefined and numeric entities decoded, byte by byte (an unknown or
+    /// malformed entity stays as it was written).
     private func decodeEntities(_ bytes: ArraySlice<UInt8>) -> String {
-        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
-        let text = String(decoding: bytes, as: UTF8.self)
-        var result = ""
-        var rest = Substring(text)
-        while let amp = rest.firstIndex(of: "&") {
-            result += rest[..<amp]
-            guard let semicolon = rest[amp...].firstIndex(of: ";") else { break }
-            let entity = rest[rest.index(after: amp)..<semicolon]
-            switch entity {
-            case "amp": result += "&"
-            case "lt": result += "<"
-            case "gt": result += ">"
-            case "quot": result += "\""
-            case "apos": result += "'"
-            default:
-                if entity.hasPrefix("#x"), let code = UInt32(entity.dropFirst(2), radix: 16), let scalar = Unicode.Scalar(code) {
-                    result.unicodeScalars.append(scalar)
-                } else if entity.hasPrefix("#"), let code = UInt32(entity.dropFirst()), let scalar = Unicode.Scalar(code) {
-                    result.unicodeScalars.append(scalar)
-                } else {
-                    result += rest[amp...semicolon]
-                }
+        guard var amp = bytes.firstIndex(of: UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var start = bytes.startIndex
+        while true {
+            result.append(contentsOf: bytes[start..<amp])
+            guard let semicolon = bytes[amp...].firstIndex(of: UInt8(ascii: ";")) else {
+                start = amp
+                break
             }
-            rest = rest[rest.index(after: semicolon)...]
+            let entity = bytes[(amp + 1)..<semicolon]
+            if let decoded = Self.entity(entity) {
+                result.append(contentsOf: decoded)
+            } else {
+                result.append(contentsOf: bytes[amp...semicolon])
+            }
+            start = semicolon + 1
+            guard let next = bytes[start...].firstIndex(of: UInt8(ascii: "&")) else { break }
+            amp = next
         }
-        return result + rest
+        result.append(contentsOf: bytes[start...])
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes an entity's name (between `&` and `;`) stands for, nil when unknown.
+    private static func entity(_ name: ArraySlice<UInt8>) -> [UInt8]? {
+        switch String(decoding: name, as: UTF8.self) {
+        case "amp": return Array("&".utf8)
+        case "lt": return Array("<".utf8)
+        case "gt": return Array(">".utf8)
+        case "quot": return Array("\"".utf8)
+        case "apos": return Array("'".utf8)
+        case let numeric where numeric.hasPrefix("#"):
+            let hex = numeric.hasPrefix("#x")
+            guard let code = UInt32(numeric.dropFirst(hex ? 2 : 1), radix: hex ? 16 : 10), let scalar = Unicode.Scalar(code) else {
+                return nil
+            }
+            return Array(String(Character(scalar)).utf8)
+        default:
+            return nil
+        }
     }
 }
 
