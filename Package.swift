@@ -6,6 +6,7 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(
@@ -26,10 +27,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
@@ -68,7 +69,7 @@ let package = Package(
         ),
         .target(
             name: "FencepostFormats",
-            dependencies: ["FencepostCore", "CSystemZlib"],
+            dependencies: ["FencepostGeometry", "FencepostCore", "CSystemZlib"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -87,7 +88,7 @@ let package = Package(
         .target(
             name: "FencepostStore",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "CSQLiteSetup",
+                "FencepostGeometry", "FencepostCore", "FencepostFormats", "CSQLiteSetup",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -120,11 +121,17 @@ let package = Package(
         .target(
             name: "FencepostService",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync", "FencepostRender", "FencepostImport",
+                "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync", "FencepostRender",
+                "FencepostImport",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -142,7 +149,11 @@ let package = Package(
                 "FencepostService",
                 "FencepostSync",
                 "FencepostRender",
+                "FencepostGeometry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -164,7 +175,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "tools/chaos/FencepostChaos",
             swiftSettings: swiftSettings
@@ -188,6 +202,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/FencepostTestSupport",
             swiftSettings: swiftSettings
@@ -200,30 +215,30 @@ let package = Package(
         .testTarget(
             name: "FencepostCoreTests",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostTestSupport",
+                "FencepostGeometry", "FencepostCore", "FencepostTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostFormatsTests",
-            dependencies: ["FencepostFormats", "FencepostTestSupport"],
+            dependencies: ["FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostHealthTests",
-            dependencies: ["FencepostHealth", "FencepostTestSupport"],
+            dependencies: ["FencepostCore", "FencepostFormats", "FencepostHealth", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostRenderTests",
-            dependencies: ["FencepostRender", "FencepostCore", "FencepostFormats", "FencepostTestSupport"],
+            dependencies: ["FencepostGeometry", "FencepostRender", "FencepostCore", "FencepostFormats", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostStoreTests",
             dependencies: [
-                "FencepostStore", "FencepostFormats", "FencepostTestSupport",
+                "FencepostGeometry", "FencepostCore", "FencepostStore", "FencepostFormats", "FencepostTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -232,14 +247,19 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostImportTests",
-            dependencies: ["FencepostImport", "FencepostStore", "FencepostFormats", "FencepostTestSupport"],
+            dependencies: ["FencepostCore", "FencepostImport", "FencepostStore", "FencepostFormats", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostServiceTests",
             dependencies: [
-                "FencepostService", "FencepostStore", "FencepostSync", "FencepostTestSupport",
+                "FencepostCore", "FencepostFormats", "FencepostService", "FencepostStore", "FencepostSync", "FencepostTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -252,14 +272,18 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostChaosTests",
+            // The executables are not imported: the tests run the built binaries.
             dependencies: ["fencepost", "fencepost-chaos", "FencepostTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostCLITests",
+            // `fencepost` is not imported: the tests run the built binary.
             dependencies: [
                 "fencepost", "FencepostTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -6,6 +6,7 @@ public import Logging
 import NIOCore
 import FencepostSync
 import ServiceLifecycle
+import UnixSignals
 
 /// What `fencepost serve` needs to build the application.
 public struct ServiceSettings: Sendable {

@@ -1,4 +1,5 @@
 public import FencepostCore
+import FencepostGeometry
 
 /// Everything Fencepost remembers of a device between inputs, stored as JSON in `devices`.
 public struct DeviceState: Sendable, Hashable, Codable {

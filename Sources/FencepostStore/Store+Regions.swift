@@ -1,5 +1,6 @@
 public import FencepostCore
 public import Foundation
+import FencepostGeometry
 
 /// A region as the store monitors it.
 public struct MonitoredRegion: Sendable, Hashable {

@@ -2,6 +2,8 @@ import AsyncHTTPClient
 import FencepostTestSupport
 import Foundation
 import Testing
+import NIOCore
+import NIOHTTP1
 
 /// `events export`'s time window, `tokens list|revoke`, and a workout route's geofence events.
 @Suite struct EventsAndTokensCommandTests {

@@ -3,6 +3,7 @@ import FencepostTestSupport
 import Foundation
 import NIOCore
 import Testing
+import NIOHTTP1
 
 /// The live page of `fencepost serve` in a real headless Chromium, driven over WebDriver: a
 /// person opens `/`, enters a token, sees the regions; a phone posts fixes, and the enter

@@ -3,6 +3,7 @@ import FencepostTestSupport
 import Foundation
 import NIOCore
 import Testing
+import NIOHTTP1
 
 struct StreamedEvent: Sendable {
     var id: String

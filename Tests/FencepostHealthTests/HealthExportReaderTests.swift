@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import FencepostHealth
+import FencepostCore
 
 @Suite struct HealthDateTests {
     @Test func parsesTheExportFormatWithItsOffset() throws {

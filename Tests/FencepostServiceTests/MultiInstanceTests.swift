@@ -8,6 +8,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+import NIOHTTP1
 
 /// Two service instances on one store (two connections to one PostgreSQL database, or to one
 /// SQLite file), as behind a load balancer that knows nothing of devices.

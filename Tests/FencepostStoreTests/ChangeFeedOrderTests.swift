@@ -3,6 +3,7 @@ import FencepostTestSupport
 import Foundation
 import Synchronization
 import Testing
+import FencepostCore
 
 /// The change feed with several writers at once (on PostgreSQL they really overlap): a consumer
 /// that reads the outbox by `seq` and moves its cursor past what it read must, in the end, have

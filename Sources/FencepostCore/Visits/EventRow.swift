@@ -1,3 +1,5 @@
+import FencepostGeometry
+
 /// An event as stored and exported: geofence and health events alike.
 public struct EventRow: Sendable, Hashable {
     public var id: String

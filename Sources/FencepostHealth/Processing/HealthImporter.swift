@@ -1,5 +1,6 @@
 public import FencepostCore
 public import FencepostFormats
+import Foundation
 
 /// What an import is asked to do.
 public struct HealthImportOptions: Sendable {

@@ -3,6 +3,7 @@ import FencepostStore
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 
 /// Regions over HTTP: the same reconciler and validation as `fencepost regions plan|apply`.
 /// Single-region PUT and DELETE are a plan of the monitored set with that one region changed.

@@ -1,6 +1,8 @@
 import FencepostFormats
 import FencepostStore
 import Hummingbird
+import Foundation
+import Logging
 
 /// Every error leaves as a JSON error body: Hummingbird's own (unknown route, missing
 /// parameter) get a code from their status; a store that cannot write (a full disk, a lock held

@@ -2,6 +2,7 @@ import FencepostCore
 import FencepostStore
 import Foundation
 import ServiceLifecycle
+import HTTPTypes
 
 /// The one writer of live fixes: requests queue their (validated) batches, and the writer
 /// takes everything queued, ingests it in one transaction off the async threads, and answers

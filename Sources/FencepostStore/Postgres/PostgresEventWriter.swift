@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostGeometry
 
 /// PostgreSQL's fast path for an ingest's writes (``EventWriting``): a batch of events takes a
 /// handful of statements, each writing many rows at once (one round trip for a batch's events,

@@ -1,6 +1,7 @@
 import FencepostCore
 import Foundation
 import GRDB
+import FencepostGeometry
 
 /// SQLite's fast path for an ingest's writes (``EventWriting``): the statements are looked up
 /// once per writer and bound directly (``DirectStatement``), run for every event.

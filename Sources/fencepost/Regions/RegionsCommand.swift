@@ -1,6 +1,7 @@
 import ArgumentParser
 import FencepostCore
 import FencepostFormats
+import FencepostStore
 
 struct RegionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
+import AsyncHTTPClient
 
 /// The sync and webhook paths through a fault proxy that picks a random fault for each
 /// request: dropped before forwarding, dropped after the peer applied it, 500, 429 with

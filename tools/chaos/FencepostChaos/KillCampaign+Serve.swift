@@ -3,6 +3,7 @@ import FencepostTestSupport
 import Foundation
 import NIOCore
 import Synchronization
+import NIOHTTP1
 
 extension KillCampaign {
     /// `serve` under a steady load: every device posts its batches one after another, all

@@ -4,6 +4,7 @@ import Glibc
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 extension ResourceChecks {
     /// A store on a small tmpfs that fills up while `ingest` and `serve` write to it: both must

@@ -6,6 +6,7 @@ import FencepostTestSupport
 import Foundation
 import GRDB
 import NIOCore
+import NIOHTTP1
 
 /// Starved resources: a full disk, a store locked by another process, ten thousand devices,
 /// a thousand connections that send nothing.
