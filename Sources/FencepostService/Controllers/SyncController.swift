@@ -63,11 +63,11 @@ struct SyncController {
             return limit
         } ?? 500
         let entities = try request.query("entity").map { text in
-            let names = Set(text.split(separator: ",").map(String.init))
-            guard !names.isEmpty, names.isSubset(of: ["event", "visit", "region"]) else {
+            let entities = Set(text.split(separator: ",").map { SyncEntity(String($0)) })
+            guard !entities.isEmpty, entities.isSubset(of: SyncEntity.known) else {
                 throw APIError.badRequest("entity must list event, visit or region, comma-separated")
             }
-            return names
+            return entities
         }
         let page = try await store.syncChanges(after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
         let changes = Array(page.prefix(limit))
