@@ -50,7 +50,7 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
     let ingestor = try await LiveIngestor(
         store: store, options: settings.ingest, metrics: metrics, signal: signal, durability: durability, log: log)
 
-    let router = Router(context: BasicRequestContext.self)
+    let router = Router(context: FencepostRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.add(middleware: JSONErrorMiddleware())
     OperationsController(auth: auth, store: store, metrics: metrics, metricsRequireToken: configuration.metricsRequireToken)

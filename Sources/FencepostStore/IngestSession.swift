@@ -33,8 +33,8 @@ public struct BatchOutcome: Sendable {
 /// Each input (a file, a request) is one unit: its events, visit changes, outbox rows and the
 /// devices' anchors and states commit in one transaction, so a malformed input writes nothing,
 /// a crash loses nothing, and re-running converges (fixes at or before a device's anchor are
-/// skipped). Events are written in batches on a thread of their own (``BackgroundEventWrites``)
-/// while the session processes the next fixes, in the same transaction.
+/// skipped). Events are written in batches on a thread of their own while the session processes
+/// the next fixes, in the same transaction (``IngestTransaction``, the session's only way to it).
 ///
 /// Several sessions (processes, service instances) may ingest the same devices: a device's work
 /// is serialised in the database (its lock, taken in the transaction), and the progress a
@@ -60,8 +60,6 @@ public final class IngestSession {
     /// Events held before they are handed to the background writes (inside the input's
     /// transaction): small enough that writing overlaps monitoring from early in an input.
     private static let eventBatch = 1_000
-    /// The event writes in flight; see ``awaitWrites()`` for the rule that keeps them safe.
-    private let writes = BackgroundEventWrites()
 
     public init(store: Store, options: IngestOptions = IngestOptions()) async throws {
         self.store = store
@@ -109,7 +107,7 @@ public final class IngestSession {
     public func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Bool {
         var isNew = true
         try await transaction { tx in
-            if let file, try !Store.record(file, in: tx) {
+            if let file, try !tx.use({ try Store.record(file, in: $0) }) {
                 isNew = false
                 return
             }
@@ -129,9 +127,11 @@ public final class IngestSession {
             // of the same devices never wait for each other in a circle. Then their stored
             // states at once: a database server is asked twice, not twice per device.
             let devices = Set(batches.lazy.flatMap { $0.lazy.map(\.device) }).sorted()
-            try tx.dialect.lock(devices.map { "device:" + $0 }, in: tx)
-            lockedDevices.formUnion(devices)
-            try readStoredRows(of: devices, tx: tx)
+            try tx.use { tx in
+                try tx.dialect.lock(devices.map { "device:" + $0 }, in: tx)
+                lockedDevices.formUnion(devices)
+                try readStoredRows(of: devices, tx: tx)
+            }
             var touched = Set<String>()
             for batch in batches {
                 let before = summary
@@ -151,21 +151,21 @@ public final class IngestSession {
 
     /// Runs `body` in one write transaction and commits it, once no event writes are in flight.
     /// On failure, the devices' progress and the summary go back to what was committed.
-    private func transaction(_ body: (any SQLTransaction) throws -> Void) async throws {
+    private func transaction(_ body: (IngestTransaction) throws -> Void) async throws {
         let (pipelineBefore, devices, summary, storedVersion) = (pipeline, pipeline.snapshot, self.summary, self.storedVersion)
         do {
-            try await store.write { tx in
+            try await store.write { connection in
                 defer {
                     lockedDevices.removeAll()
                     storedRows.removeAll()
                 }
+                let tx = IngestTransaction(connection) { [unowned self] written in self.count(written) }
                 do {
-                    try rebuildIfRegionsChanged(tx: tx)
+                    try tx.use { try rebuildIfRegionsChanged(tx: $0) }
                     try body(tx)
-                    try awaitWrites()
+                    try tx.awaitWrites()
                 } catch {
-                    // The writes in flight end before the error rolls the transaction back.
-                    writes.abandon()
+                    tx.abandon()
                     throw error
                 }
             }
@@ -188,13 +188,13 @@ public final class IngestSession {
     }
 
     /// One input through the pipeline, its events written as they come.
-    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, tx: any SQLTransaction) throws -> FixPipeline.InputTally {
-        var outcomes = Outcomes(eventBatch: Self.eventBatch) { [unowned self] events in try self.write(events, tx: tx) }
+    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, tx: IngestTransaction) throws -> FixPipeline.InputTally {
+        var outcomes = Outcomes(eventBatch: Self.eventBatch) { events in try tx.write(events, now: Timestamp.format(Date())) }
         let tally = try pipeline.input(read, into: &outcomes) { [unowned self] device, kept in
-            try self.resume(device, kept: kept, tx: tx)
+            try tx.use { try self.resume(device, kept: kept, tx: $0) }
         }
-        try write(outcomes.pending, tx: tx)
-        try awaitWrites()
+        try tx.write(outcomes.pending, now: Timestamp.format(Date()))
+        try tx.awaitWrites()
         summary.fixesRead += tally.fixes
         summary.fixesAccepted += outcomes.accepted
         summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
@@ -236,7 +236,6 @@ public final class IngestSession {
     /// rest of the transaction: what the session kept, while the stored state is still the
     /// version the session last read or saved; else the stored state.
     private func resume(_ device: String, kept: DeviceProgress?, tx: any SQLTransaction) throws -> DeviceProgress {
-        try awaitWrites()
         if lockedDevices.insert(device).inserted { try tx.dialect.lock("device:" + device, in: tx) }
         summary.devices.insert(device)
         if storedRows[device] == nil { try readStoredRows(of: [device], tx: tx) }
@@ -261,30 +260,20 @@ public final class IngestSession {
     }
 
     /// Saves the anchors and states of the devices an input touched.
-    private func saveDevices(_ devices: Set<String>, tx: any SQLTransaction) throws {
-        try awaitWrites()
+    private func saveDevices(_ devices: Set<String>, tx: IngestTransaction) throws {
         let states = devices.sorted().compactMap { device -> (device: String, state: DeviceState)? in
             guard let progress = pipeline.progress(of: device) else { return nil }
             return (device, DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: pipeline.monitor.state(of: progress.track)))
         }
-        storedVersion.merge(try Store.save(states, now: Timestamp.format(Date()), tx: tx)) { $1 }
+        let saved = try tx.use { try Store.save(states, now: Timestamp.format(Date()), tx: $0) }
+        storedVersion.merge(saved) { $1 }
     }
 
     // MARK: - Event writes
 
-    /// Hands events to the background writes, which write them with their visit changes and
-    /// outbox rows (inside the input's transaction) while processing goes on.
-    private func write(_ events: [MonitorEvent], tx: any SQLTransaction) throws {
-        guard !events.isEmpty else { return }
-        try awaitWrites()
-        writes.start(events, writer: try tx.eventWriter(now: Timestamp.format(Date())))
-    }
-
-    /// Waits for the event writes in flight and counts what they did. Every use of the
-    /// connection other than the writes themselves comes after this: the connection has one
-    /// user at a time.
-    private func awaitWrites() throws {
-        guard let written = try writes.wait() else { return }
+    /// Counts what a batch of event writes did (``IngestTransaction`` reports each once it has
+    /// been waited for).
+    private func count(_ written: WrittenEvents) {
         collected?.append(contentsOf: written.newEvents)
         summary.events.merge(written.eventsByKind, uniquingKeysWith: +)
         summary.visitsOpened += written.visitsOpened

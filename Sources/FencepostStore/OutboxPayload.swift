@@ -33,7 +33,7 @@ enum OutboxPayload {
     static func change(_ row: SQLRow) -> SyncChange {
         let entity: String = row["entity"], id: String = row["entity_id"], version: Int = row["version"]
         return SyncChange(seq: row["seq"], mutation: SyncMutation(
-            key: row["idempotency_key"] ?? "\(entity):\(id):v\(version)", entity: entity, id: id,
+            key: row["idempotency_key"] ?? "\(entity):\(id):v\(version)", entity: SyncEntity(entity), id: id,
             op: SyncOperation(rawValue: row["op"]) ?? .upsert, version: version, payload: text(row)))
     }
 
@@ -41,8 +41,8 @@ enum OutboxPayload {
     static func text(_ row: SQLRow) -> String {
         if let stored: String = row["payload"] { return stored }
         let id: String = row["entity_id"]
-        switch row["entity"] as String {
-        case "event":
+        switch SyncEntity(row["entity"]) {
+        case .event:
             let flags: String = row["e_flags"] ?? ""
             return EventRow(
                 id: id, kind: row["e_kind"] ?? "", source: "geofence", device: row["e_device"] ?? "", region: row["e_region"],
@@ -67,8 +67,8 @@ enum OutboxPayload {
     /// Stores the rendered text of the rows referring to an event or visit before sync replaces
     /// it with another version (found through the partial index `outbox_references`: a backend
     /// receiving a push asks for every visit that closes).
-    static func storeRenderedPayloads(entity: String, id: String, tx: any SQLTransaction) throws {
-        for row in try tx.rows(select + " WHERE o.entity_id = ? AND o.payload IS NULL AND o.entity = ?", id, entity) {
+    static func storeRenderedPayloads(entity: SyncEntity, id: String, tx: any SQLTransaction) throws {
+        for row in try tx.rows(select + " WHERE o.entity_id = ? AND o.payload IS NULL AND o.entity = ?", id, entity.name) {
             try tx.execute("UPDATE outbox SET payload = ? WHERE seq = ?", text(row), row["seq"] as Int64)
         }
     }

@@ -26,7 +26,7 @@ package struct WrittenEvents {
 extension Store {
     /// Adds a mutation to the outbox (``OutboxRow``).
     static func enqueue(
-        entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String?, now: String,
+        entity: SyncEntity, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String?, now: String,
         tx: any SQLTransaction
     ) throws {
         try tx.enqueue(OutboxRow(entity: entity, id: id, op: op, version: version, key: key, payload: payload, createdAt: now))

@@ -45,8 +45,8 @@ extension Store {
             var summary = HealthCommitSummary()
             for event in events {
                 switch try Self.upsert(event, now: now, tx: tx) {
-                case .created: summary.created[event.kind, default: 0] += 1
-                case .updated: summary.updated[event.kind, default: 0] += 1
+                case .created: summary.created[event.kind.rawValue, default: 0] += 1
+                case .updated: summary.updated[event.kind.rawValue, default: 0] += 1
                 case .unchanged: summary.unchanged += 1
                 }
             }
@@ -89,7 +89,7 @@ extension Store {
                 INSERT INTO events (id, kind, source, device, time_ms, time, properties, version, created_at)
                 VALUES (?, ?, 'health', ?, ?, ?, ?, 1, ?)
                 """,
-                event.id, event.kind, event.owner, Timestamp.milliseconds(event.time), time, properties, now)
+                event.id, event.kind.rawValue, event.owner, Timestamp.milliseconds(event.time), time, properties, now)
         }
         // A health event's sync payload: unlike a geofence event's (`EventRow.geofencePayload`)
         // it carries its version (a re-import may update it in place) and its properties, and
@@ -97,12 +97,12 @@ extension Store {
         var payload = CanonicalJSONObject()
         payload.add("device", .string(event.owner))
         payload.add("id", .string(event.id))
-        payload.add("kind", .string(event.kind))
+        payload.add("kind", .string(event.kind.rawValue))
         payload.add("properties", .object(event.properties))
         payload.add("source", .string("health"))
         payload.add("time", .string(time))
         payload.add("version", .number(Double(version)))
-        try enqueue(entity: "event", id: event.id, version: version, payload: payload.text, now: now, tx: tx)
+        try enqueue(entity: .event, id: event.id, version: version, payload: payload.text, now: now, tx: tx)
         return version == 1 ? .created : .updated
     }
 }

@@ -77,18 +77,16 @@ extension Store {
         }
     }
 
-    /// Outbox rows by status (`pending`, `inflight`, `delivered`, `dead`), zeros included.
-    public func outboxCounts() async throws -> [String: Int] {
+    /// Outbox rows by status, zeros included.
+    public func outboxCounts() async throws -> [OutboxStatus: Int] {
         try await read(Self.outboxCounts)
     }
 
-    /// The outbox's statuses, in the order a row moves through them.
-    public static let outboxStatuses = ["pending", "inflight", "delivered", "dead"]
-
-    static func outboxCounts(_ tx: any SQLTransaction) throws -> [String: Int] {
-        var counts = Dictionary(uniqueKeysWithValues: outboxStatuses.map { ($0, 0) })
+    static func outboxCounts(_ tx: any SQLTransaction) throws -> [OutboxStatus: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0, 0) })
         for row in try tx.rows("SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
-            counts[row["status"]] = row["n"]
+            // The table's CHECK admits these four only.
+            if let status = OutboxStatus(rawValue: row["status"]) { counts[status] = row["n"] }
         }
         return counts
     }

@@ -132,11 +132,11 @@ extension Store {
         switch change {
         case .add(let region), .update(let region, _, _):
             try enqueue(
-                entity: "region", id: region.id, version: version, key: "region:\(region.id):v\(version):\(edit)",
+                entity: .region, id: region.id, version: version, key: "region:\(region.id):v\(version):\(edit)",
                 payload: region.feature.canonicalText(), now: now, tx: tx)
         case .remove(let id):
             try enqueue(
-                entity: "region", id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)", payload: "{}",
+                entity: .region, id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)", payload: "{}",
                 now: now, tx: tx)
         }
     }

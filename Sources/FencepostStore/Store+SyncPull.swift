@@ -28,7 +28,7 @@ extension Store {
             var keptLocal: [String] = []
             var refused: [(String, String)] = []
             let parser = RegionConfigParser()
-            for change in changes where change.mutation.entity == "region" {
+            for change in changes where change.mutation.entity == .region {
                 let id = change.mutation.id
                 if waiting.contains(id) {
                     keptLocal.append(id)

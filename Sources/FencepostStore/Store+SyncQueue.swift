@@ -19,9 +19,15 @@ public struct SyncDeadLetter: Sendable, Hashable {
     public var createdAt: String
 }
 
+/// Where an outbox row is on its way to the backend, as its `status` column holds it.
+public enum OutboxStatus: String, Sendable, Hashable, CaseIterable {
+    // In the order a row moves through them.
+    case pending, inflight, delivered, dead
+}
+
 /// The queue as `fencepost sync status` reports it.
 public struct SyncStatus: Sendable, Hashable {
-    public var counts: [String: Int]
+    public var counts: [OutboxStatus: Int]
     /// When the oldest pending mutation was queued.
     public var oldestPendingAt: String?
     public var lastSuccessAt: String?
@@ -122,11 +128,11 @@ extension Store {
             var dead = 0
             for item in items {
                 let attempts = item.attempts + increment
-                let status = attempts >= maxAttempts ? "dead" : "pending"
-                if status == "dead" { dead += 1 }
+                let status: OutboxStatus = attempts >= maxAttempts ? .dead : .pending
+                if status == .dead { dead += 1 }
                 try tx.execute(
                     "UPDATE outbox SET status = ?, attempts = ?, last_error = ?, next_attempt_at = ? WHERE seq = ?",
-                    status, attempts, status == "dead" ? "gave up after \(attempts) attempts: \(error)" : error,
+                    status.rawValue, attempts, status == .dead ? "gave up after \(attempts) attempts: \(error)" : error,
                     Timestamp.format(retryAt), item.seq)
             }
             try Self.setSyncState("push.last_error", error, tx: tx)

@@ -50,7 +50,7 @@ extension Store {
                     continue
                 }
                 do {
-                    if mutation.entity != "region" { try regions.flush(into: self, timestamp: timestamp, tx: tx) }
+                    if mutation.entity != .region { try regions.flush(into: self, timestamp: timestamp, tx: tx) }
                     try apply(mutation, permissions: permissions, regions: &regions, known: &known, timestamp: timestamp, tx: tx)
                     results.append(.applied)
                 } catch let rejection as SyncRejection {
@@ -73,7 +73,7 @@ extension Store {
         for start in stride(from: 0, to: sorted.count, by: 500) {
             let chunk = sorted[start..<min(start + 500, sorted.count)]
             let arguments = chunk.flatMap { mutation -> [SQLValue] in
-                [.text(mutation.key), .text(mutation.entity), .text(mutation.id), mutation.version.sqlValue, .text(timestamp)]
+                [.text(mutation.key), .text(mutation.entity.name), .text(mutation.id), mutation.version.sqlValue, .text(timestamp)]
             }
             let rows = try tx.rows(
                 """
@@ -94,13 +94,13 @@ extension Store {
         var referredTo: Set<String> = []
 
         init(for mutations: [SyncMutation], tx: any SQLTransaction) throws {
-            for (entity, table) in [("event", "events"), ("visit", "visits")] {
+            for (entity, table) in [(SyncEntity.event, "events"), (.visit, "visits")] {
                 let ids = Array(Set(mutations.lazy.filter { $0.entity == entity }.map(\.id)))
                 try Self.each(ids, "SELECT id, version FROM \(table) WHERE id IN", tx) { row in
-                    versions[entity + ":" + (row["id"] as String)] = row["version"] as Int
+                    versions[entity.name + ":" + (row["id"] as String)] = row["version"] as Int
                 }
-                try Self.each(ids, "SELECT DISTINCT entity_id FROM outbox WHERE payload IS NULL AND entity = '\(entity)' AND entity_id IN", tx) {
-                    row in referredTo.insert(entity + ":" + (row["entity_id"] as String))
+                try Self.each(ids, "SELECT DISTINCT entity_id FROM outbox WHERE payload IS NULL AND entity = '\(entity.name)' AND entity_id IN", tx) {
+                    row in referredTo.insert(entity.name + ":" + (row["entity_id"] as String))
                 }
             }
         }
@@ -117,7 +117,7 @@ extension Store {
         /// Whether `mutation` is newer than what is stored; if so, renders the rows that refer
         /// to the stored version first and takes the mutation's version as the stored one.
         mutating func replaces(_ mutation: SyncMutation, tx: any SQLTransaction) throws -> Bool {
-            let key = mutation.entity + ":" + mutation.id
+            let key = mutation.entity.name + ":" + mutation.id
             if let held = versions[key], held >= mutation.version { return false }
             if referredTo.remove(key) != nil {
                 try OutboxPayload.storeRenderedPayloads(entity: mutation.entity, id: mutation.id, tx: tx)
@@ -147,21 +147,21 @@ extension Store {
         tx: any SQLTransaction
     ) throws {
         switch (mutation.entity, mutation.op) {
-        case ("region", _):
+        case (.region, _):
             guard permissions.regions else { throw SyncRejection("regions can only be changed with an admin token") }
             try applyRegion(mutation, regions: &regions, tx: tx)
-        case ("event", .upsert):
+        case (.event, .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
             try Self.upsertEvent(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
-        case ("visit", .upsert):
+        case (.visit, .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
             try Self.upsertVisit(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
-        case ("event", .delete), ("visit", .delete):
+        case (.event, .delete), (.visit, .delete):
             throw SyncRejection("deleting \(mutation.entity)s is not supported")
-        default:
-            throw SyncRejection("unknown entity \"\(mutation.entity)\"")
+        case (.unknown(let name), _):
+            throw SyncRejection("unknown entity \"\(name)\"")
         }
     }
 
@@ -237,7 +237,7 @@ extension Store {
                 version = excluded.version
             """,
             values.map(\.sqlValue))
-        try enqueue(entity: "event", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
+        try enqueue(entity: .event, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
     }
 
     private static func upsertVisit(
@@ -264,20 +264,20 @@ extension Store {
                 updated_at = excluded.updated_at
             """,
             values.map(\.sqlValue))
-        try enqueue(entity: "visit", id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
+        try enqueue(entity: .visit, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
     }
 
     // MARK: - The change feed
 
     /// Outbox rows after `seq`, in order: for `entities` (nil: all), and for a device-confined
     /// caller only regions and that device's events and visits.
-    public func syncChanges(after seq: Int64, entities: Set<String>?, device: String?, limit: Int) async throws -> [SyncChange] {
+    public func syncChanges(after seq: Int64, entities: Set<SyncEntity>?, device: String?, limit: Int) async throws -> [SyncChange] {
         try await read { tx in
             var conditions = ["o.seq > ?"]
             var arguments: [SQLValue] = [seq.sqlValue]
             if let entities {
                 conditions.append("o.entity IN (\(entities.map { _ in "?" }.joined(separator: ",")))")
-                arguments += entities.sorted().map(\.sqlValue)
+                arguments += entities.map(\.name).sorted().map(\.sqlValue)
             }
             if let device {
                 conditions.append("(o.entity = 'region' OR \(OutboxPayload.device(tx.dialect)) = ?)")

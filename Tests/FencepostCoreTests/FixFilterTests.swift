@@ -41,9 +41,9 @@ import Testing
 
 @Suite struct DeterministicIDTests {
     @Test func nameBasedUUIDsAreStableAndWellFormed() {
-        let id = DeterministicID.event(device: "bus", region: "stop", kind: "enter", time: 1_700_000_120.25)
-        #expect(id == DeterministicID.event(device: "bus", region: "stop", kind: "enter", time: 1_700_000_120.2501))
-        #expect(id != DeterministicID.event(device: "bus", region: "stop", kind: "exit", time: 1_700_000_120.25))
+        let id = DeterministicID.event(device: "bus", region: "stop", kind: .enter, time: 1_700_000_120.25)
+        #expect(id == DeterministicID.event(device: "bus", region: "stop", kind: .enter, time: 1_700_000_120.2501))
+        #expect(id != DeterministicID.event(device: "bus", region: "stop", kind: .exit, time: 1_700_000_120.25))
         let parts = id.split(separator: "-").map(\.count)
         #expect(parts == [8, 4, 4, 4, 12])
         #expect(id[id.index(id.startIndex, offsetBy: 14)] == "5")  // version 5

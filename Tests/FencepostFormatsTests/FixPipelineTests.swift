@@ -30,7 +30,7 @@ import Testing
         // The reference: plain containment, fix by fix.
         let inside = walk.filter { Geodesy.distance($0.position, Position(lon: 8.0, lat: 47.0)) <= 100 }
         #expect(events.first?.time ?? 0 < inside.first!.time && events.last?.time ?? 0 > inside.last!.time)
-        #expect(events.first?.id == DeterministicID.event(device: "d", region: "home", kind: "enter", time: events.first!.time))
+        #expect(events.first?.id == DeterministicID.event(device: "d", region: "home", kind: .enter, time: events.first!.time))
     }
 
     @Test func devicesAreIndependent() throws {

@@ -77,7 +77,7 @@ enum ExportXML {
             ExportXML.record(sleep, "AutoSleep", "2023-01-14 22:45:00 -0500", "2023-01-15 06:40:00 -0500", "HKCategoryValueSleepAnalysisInBed", unit: ""),
             ExportXML.record(sleep, "AutoSleep", "2023-01-14 23:10:00 -0500", "2023-01-15 06:20:00 -0500", "HKCategoryValueSleepAnalysisAsleepUnspecified", unit: ""),
         ])
-        let nights = plan.events.filter { $0.kind == "sleep" }
+        let nights = plan.events.filter { $0.kind == .sleep }
         #expect(nights.map(\.id) == ["me:sleep-2023-01-15"])
         let night = try #require(nights.first?.properties)
         #expect(night["in_bed_minutes"]?.numberValue == 475)  // 22:45–06:40
@@ -131,7 +131,7 @@ enum ExportXML {
         #expect(total("me:distance-2023-01-15") == (1000, 1, "m"))
         #expect(total("me:active_energy-2023-01-14") == (235, 3, "kcal"))  // 120 + 15 (half of 30) + 100 (418.4 kJ)
         #expect(total("me:water-2023-01-14") == (1316.59, 4, "mL"))  // 250 + 500 + 236.588 (8 US fl oz) + 330
-        #expect(plan.events.filter { $0.kind == "water" }.count == 1)
+        #expect(plan.events.filter { $0.kind == .water }.count == 1)
     }
 
     /// A blood-pressure correlation is one event with both values; its parts, which the export
@@ -143,7 +143,7 @@ enum ExportXML {
             ExportXML.correlation("HKCorrelationTypeIdentifierBloodPressure", "Omron", "2023-01-14 07:10:00 -0500", "2023-01-14 07:10:00 -0500", [systolic, diastolic]),
             systolic, diastolic,
         ])
-        #expect(plan.events.map(\.kind) == ["blood_pressure"])
+        #expect(plan.events.map(\.kind) == [.bloodPressure])
         let reading = try #require(plan.events.first?.properties)
         #expect(reading["systolic"]?.numberValue == 121 && reading["diastolic"]?.numberValue == 79 && reading["unit"]?.stringValue == "mmHg")
         #expect(plan.summary.correlations == 1 && plan.summary.records == 2)
@@ -181,7 +181,7 @@ enum ExportXML {
         #expect(errors.count == 21)
         #expect(errors.reduce(0, +) / Double(errors.count) < 0.015, "mean daily error under 1.5 %")
         #expect(errors.max()! < 0.03, "worst day under 3 %")
-        #expect(plan.events.contains { $0.kind == "blood_pressure" && $0.properties["systolic"] != nil })
-        #expect(plan.routes.count == plan.events.filter { $0.kind == "workout" && $0.properties["route_device"] != nil }.count)
+        #expect(plan.events.contains { $0.kind == .bloodPressure && $0.properties["systolic"] != nil })
+        #expect(plan.routes.count == plan.events.filter { $0.kind == .workout && $0.properties["route_device"] != nil }.count)
     }
 }

@@ -34,7 +34,7 @@ struct MultiInstanceTests {
         try await store.forEachEvent(EventQuery()) { events.append($0) }
         var visits: [String] = []
         try await store.forEachVisit { visits.append("\($0.id) \($0.status) \($0.enteredMs) \($0.exitedMs ?? -1) v\($0.version)") }
-        let outbox = try await store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 10_000).map(\.mutation.key)
+        let outbox = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 10_000).map(\.mutation.key)
         return (events, visits, outbox)
     }
 

@@ -75,16 +75,16 @@ struct OperationsTests {
             let health = try await client.execute(uri: "/healthz", method: .get)
             #expect(health.status == .ok)
         }
-        await #expect(try fixture.store.syncStatus().counts["delivered"] == 5, "switched off, the job does not run")
+        await #expect(try fixture.store.syncStatus().counts[.delivered] == 5, "switched off, the job does not run")
         let on = ServiceConfiguration(jobs: .init(outboxCleanup: true, outboxRetentionDays: 7))
         try await fixture.app(on).test(.router) { client in
-            for _ in 0..<100 where try await fixture.store.syncStatus().counts["delivered"] != 1 {
+            for _ in 0..<100 where try await fixture.store.syncStatus().counts[.delivered] != 1 {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
         // The region's row stays: a backend that starts later pulls regions from the outbox.
-        await #expect(try fixture.store.syncStatus().counts["delivered"] == 1)
-        await #expect(try fixture.store.syncChanges(after: 0, entities: nil, device: nil, limit: 100).map(\.mutation.entity) == ["region"])
+        await #expect(try fixture.store.syncStatus().counts[.delivered] == 1)
+        await #expect(try fixture.store.syncChanges(after: 0, entities: nil, device: nil, limit: 100).map(\.mutation.entity) == [.region])
     }
 
     @Test("since is inclusive and until exclusive, in any offset, on the API as on the CLI")

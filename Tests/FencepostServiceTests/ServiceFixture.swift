@@ -79,7 +79,7 @@ struct ServiceFixture {
     func counts() async throws -> (events: Int, outbox: Int, devices: Int) {
         var events = 0
         try await store.forEachEvent(EventQuery()) { _ in events += 1 }
-        let outbox = try await store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 1_000_000).count
+        let outbox = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 1_000_000).count
         return await (events, outbox, try store.deviceAnchors().count)
     }
 }

@@ -63,7 +63,7 @@ struct SyncTests {
         defer { backend.cleanUp() }
         let client = try await Self.client(devices: ["phone", "tablet"], laps: 6)
         defer { client.cleanUp() }
-        let queued = try await client.store.syncStatus().counts["pending"]!
+        let queued = try await client.store.syncStatus().counts[.pending]!
         #expect(queued > 40)
 
         try await backend.app().test(.live) { live in
@@ -82,11 +82,11 @@ struct SyncTests {
             #expect(report.deadLettered == 0)
             #expect(proxy.seen.filter { $0 != .pass }.count == 7)
             let status = try await client.store.syncStatus()
-            #expect(status.counts == ["pending": 0, "inflight": 0, "delivered": queued, "dead": 0])
+            #expect(status.counts == [.pending: 0, .inflight: 0, .delivered: queued, .dead: 0])
             await #expect(try Self.contents(backend.store) == Self.contents(client.store))
             // Exactly once: the backend's own outbox holds each event and visit version once.
-            let fed = try await backend.store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
-            let sent = try await client.store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+            let fed = try await backend.store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
+            let sent = try await client.store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
             #expect(fed.map(\.mutation.key).sorted() == sent.map(\.mutation.key).sorted())
         }
     }
@@ -123,13 +123,13 @@ struct SyncTests {
         defer { backend.cleanUp() }
         let client = try await Self.client(devices: ["phone"], laps: 1)
         defer { client.cleanUp() }
-        let queued = try await client.store.syncStatus().counts["pending"]!
+        let queued = try await client.store.syncStatus().counts[.pending]!
 
         // Port 9 on loopback: nothing listens, the connection is refused.
         let unreachable = try await Self.push(
             client.store, to: "http://127.0.0.1:9", token: backend.admin, maxAttempts: 1, timeout: .seconds(1), giveUpAfter: .milliseconds(500))
         guard case .gaveUp = unreachable.ending else { Issue.record("push ended \(unreachable.ending)"); return }
-        await #expect(try client.store.syncStatus().counts["pending"] == queued)
+        await #expect(try client.store.syncStatus().counts[.pending] == queued)
         await #expect(try client.store.syncStatus().lastError?.contains("unreachable") == true)
 
         try await backend.app().test(.live) { live in
@@ -205,10 +205,10 @@ struct SyncTests {
                 try await WebhookTests.eventually {
                     let counts = try await edge.store.syncStatus().counts
                     let events = try await Self.contents(backend.store).events.count
-                    return counts["pending"] == 0 && counts["inflight"] == 0 && events == 2
+                    return counts[.pending] == 0 && counts[.inflight] == 0 && events == 2
                 }
                 await #expect(try Self.contents(backend.store) == Self.contents(edge.store))
-                await #expect(try edge.store.syncStatus().counts["delivered"] == 5)  // the region, 2 events, a visit opened and closed
+                await #expect(try edge.store.syncStatus().counts[.delivered] == 5)  // the region, 2 events, a visit opened and closed
             }
         }
     }

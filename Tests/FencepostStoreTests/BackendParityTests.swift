@@ -35,7 +35,7 @@ struct BackendParityTests {
     /// edits): every other byte must agree.
     static func withoutEditNonce(_ change: SyncChange) -> SyncMutation {
         var mutation = change.mutation
-        if mutation.entity == "region", let colon = mutation.key.lastIndex(of: ":") { mutation.key = String(mutation.key[..<colon]) }
+        if mutation.entity == .region, let colon = mutation.key.lastIndex(of: ":") { mutation.key = String(mutation.key[..<colon]) }
         return mutation
     }
 

@@ -42,7 +42,7 @@ import FencepostCore
                             for row in 0..<2 {
                                 Thread.sleep(forTimeInterval: Double(random.next() % 3_000) / 1_000_000)
                                 try tx.enqueue(OutboxRow(
-                                    entity: "region", id: "w\(writer)-t\(transaction)-r\(row)", op: .delete, version: 1,
+                                    entity: .region, id: "w\(writer)-t\(transaction)-r\(row)", op: .delete, version: 1,
                                     key: "w\(writer)-t\(transaction)-r\(row)", payload: "{}", createdAt: "2026-11-24T00:00:00.000Z"))
                             }
                         }

@@ -76,7 +76,7 @@ import FencepostTestSupport
             }
         }
         await #expect(try events(store).isEmpty)
-        await #expect(try store.outboxCounts()["pending"] == 300)  // the regions only
+        await #expect(try store.outboxCounts()[.pending] == 300)  // the regions only
         #expect(session.summary.events.isEmpty && session.summary.visitsOpened == 0)
 
         // The writes themselves fail part-way (a trigger refuses the 2,501st event): the error
@@ -86,7 +86,7 @@ import FencepostTestSupport
             try await session.ingest { add in for fix in laps { try add(fix) } }
         }
         await #expect(try events(store).isEmpty)
-        await #expect(try store.outboxCounts()["pending"] == 300)
+        await #expect(try store.outboxCounts()[.pending] == 300)
 
         try await TestStores.allowInserts(in: store, into: "events")
         try await session.ingest { add in for fix in laps { try add(fix) } }
@@ -100,14 +100,14 @@ import FencepostTestSupport
         let first = try await ingest(store, [grid.walk()])
         #expect(first.events == [.enter: 2, .exit: 2])
         #expect(first.visitsOpened == 2 && first.visitsClosed == 2)
-        await #expect(try store.outboxCounts()["pending"] == 10)  // 2 regions added, 4 events, 2 visits opened and closed
+        await #expect(try store.outboxCounts()[.pending] == 10)  // 2 regions added, 4 events, 2 visits opened and closed
         let before = try await events(store)
 
         let again = try await ingest(store, [grid.walk()])
         #expect(again.fixesAccepted == 0)
         #expect(again.dropped == [.alreadySeen: 301])
         await #expect(try events(store) == before)
-        await #expect(try store.outboxCounts()["pending"] == 10)
+        await #expect(try store.outboxCounts()[.pending] == 10)
     }
 
     @Test func aVisitOpenAtTheEndOfOneInputIsClosedByTheNext() async throws {

@@ -31,7 +31,7 @@ import FencepostTestSupport
         let (store, old, recent) = try await store()
         #expect(old.count == 6 && recent.count == 2)
         let counts = try await store.syncStatus().counts
-        #expect(counts["delivered"] == 8 && counts["pending"] == 2)
+        #expect(counts[.delivered] == 8 && counts[.pending] == 2)
         let weekAgo = Date().addingTimeInterval(-7 * Self.day)
 
         // The webhook has not had them yet: nothing goes.
@@ -39,24 +39,24 @@ import FencepostTestSupport
         // Once it has, the old delivered events and visits go; regions stay (a new backend
         // pulls them from the outbox), as do the recent deliveries and the pending rows.
         try await store.advanceWebhook("hook", to: recent.last!.seq + 2)
-        let oldChanges = old.filter { $0.mutation.entity != "region" }
-        #expect(old.filter { $0.mutation.entity == "region" }.count == 2 && oldChanges.count == 4)
+        let oldChanges = old.filter { $0.mutation.entity != .region }
+        #expect(old.filter { $0.mutation.entity == .region }.count == 2 && oldChanges.count == 4)
         let before = try await store.syncChanges(after: 0, entities: nil, device: nil, limit: 100).map(\.seq)
         #expect(before.count == 10)
         await #expect(try store.deleteDeliveredOutbox(before: weekAgo) == oldChanges.count)
         let left = try await store.syncChanges(after: 0, entities: nil, device: nil, limit: 100).map(\.seq)
         #expect(left == before.filter { seq in !oldChanges.contains { $0.seq == seq } })
-        await #expect(try store.syncStatus().counts["pending"] == 2)
+        await #expect(try store.syncStatus().counts[.pending] == 2)
         await #expect(try store.deleteDeliveredOutbox(before: weekAgo) == 0, "a second pass finds nothing")
         await #expect(try store.deleteDeliveredOutbox(before: Date().addingTimeInterval(1)) == 2, "a shorter retention takes the recent ones")
-        await #expect(try store.syncStatus().counts["pending"] == 2)
+        await #expect(try store.syncStatus().counts[.pending] == 2)
     }
 
     @Test func aWebhookBehindKeepsWhatItHasNotHad() async throws {
         let (store, old, _) = try await store()
         // The webhook has had the outbox up to the third old row only.
         try await store.advanceWebhook("hook", to: old[2].seq)
-        let expected = old.prefix(3).filter { $0.mutation.entity != "region" }.count
+        let expected = old.prefix(3).filter { $0.mutation.entity != .region }.count
         await #expect(try store.deleteDeliveredOutbox(before: Date().addingTimeInterval(-7 * Self.day)) == expected)
     }
 }

@@ -38,7 +38,7 @@ import Testing
             return Expected(
                 seq: Int64(row["seq"]?.numberValue ?? 0),
                 mutation: SyncMutation(
-                    key: row["key"]?.stringValue ?? "", entity: row["entity"]?.stringValue ?? "", id: row["id"]?.stringValue ?? "",
+                    key: row["key"]?.stringValue ?? "", entity: SyncEntity(row["entity"]?.stringValue ?? ""), id: row["id"]?.stringValue ?? "",
                     op: SyncOperation(rawValue: row["op"]?.stringValue ?? "") ?? .delete, version: Int(row["version"]?.numberValue ?? 0),
                     payload: row["payload"]?.stringValue ?? ""))
         }
@@ -76,7 +76,7 @@ import Testing
         let golden = try Self.golden()
         for (halves, count) in [(1, Self.rowsAfterFirstHalf), (2, golden.count)] {
             let store = try await Self.store(halves: halves)
-            let changes = try await store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+            let changes = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
             #expect(Self.differences(changes, golden.prefix(count)) == [], "after \(halves) half(s)")
             #expect(try await store.read { tx in try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL") as Int? } == count)
         }
@@ -85,32 +85,32 @@ import Testing
     @Test func pushClaimsAndDeviceConfinedFeedsGiveTheSame() async throws {
         let golden = try Self.golden()
         let store = try await Self.store(halves: 2)
-        let claimed = try await store.claimPushBatch(limit: 100_000, maxBytes: .max).filter { $0.mutation.entity != "region" }
+        let claimed = try await store.claimPushBatch(limit: 100_000, maxBytes: .max).filter { $0.mutation.entity != .region }
         #expect(Self.differences(claimed.map { SyncChange(seq: $0.seq, mutation: $0.mutation) }, golden[...]) == [])
         // A device token reads the regions and its own device's rows, referring or not.
         let own = try await store.syncChanges(after: 0, entities: nil, device: "trace", limit: 100_000)
         #expect(own.count == 400 + golden.count)
         let other = try await store.syncChanges(after: 0, entities: nil, device: "other", limit: 100_000)
-        #expect(other.count == 400 && other.allSatisfy { $0.mutation.entity == "region" })
+        #expect(other.count == 400 && other.allSatisfy { $0.mutation.entity == .region })
     }
 
     @Test func aNewerVersionFromSyncLeavesTheRowsReferringToTheOldOneAsTheyWere() async throws {
         let golden = try Self.golden()
         let store = try await Self.store(halves: 2)
         // A closed visit and an event of it, replaced by version 3 and 2 from elsewhere.
-        let visit = try #require(golden.first { $0.mutation.entity == "visit" && $0.mutation.version == 2 })
-        let event = try #require(golden.first { $0.mutation.entity == "event" })
+        let visit = try #require(golden.first { $0.mutation.entity == .visit && $0.mutation.version == 2 })
+        let event = try #require(golden.first { $0.mutation.entity == .event })
         var newerVisit = visit.mutation.payload.replacingOccurrences(of: #""exit_reason":"exit""#, with: #""exit_reason":"region_removed""#)
         newerVisit = newerVisit.replacingOccurrences(of: #""version":2"#, with: #""version":3"#)
         let results = try await store.applyMutations(
             [
-                SyncMutation(key: "visit:\(visit.mutation.id):v3", entity: "visit", id: visit.mutation.id, op: .upsert, version: 3, payload: newerVisit),
-                SyncMutation(key: "event:\(event.mutation.id):v2", entity: "event", id: event.mutation.id, op: .upsert, version: 2,
+                SyncMutation(key: "visit:\(visit.mutation.id):v3", entity: .visit, id: visit.mutation.id, op: .upsert, version: 3, payload: newerVisit),
+                SyncMutation(key: "event:\(event.mutation.id):v2", entity: .event, id: event.mutation.id, op: .upsert, version: 2,
                              payload: event.mutation.payload.replacingOccurrences(of: #""flags":[]"#, with: #""flags":["gap"]"#)),
             ],
             permissions: SyncPermissions(device: nil, regions: true))
         #expect(results == [.applied, .applied])
-        let changes = try await store.syncChanges(after: 0, entities: ["event", "visit"], device: nil, limit: 100_000)
+        let changes = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
         #expect(Self.differences(Array(changes.prefix(golden.count)), golden[...]) == [])
         #expect(changes.count == golden.count + 2)
         #expect(try await store.read { tx in

@@ -19,7 +19,7 @@ import FencepostTestSupport
     }
 
     /// Every outbox mutation of `store`, in order.
-    func mutations(_ store: Store, entities: Set<String>? = nil) async throws -> [SyncMutation] {
+    func mutations(_ store: Store, entities: Set<SyncEntity>? = nil) async throws -> [SyncMutation] {
         try await store.syncChanges(after: 0, entities: entities, device: nil, limit: 100_000).map(\.mutation)
     }
 
@@ -67,7 +67,7 @@ import FencepostTestSupport
     @Test func anOlderVersionDoesNotOverwriteANewerOne() async throws {
         let client = try await client()
         let backend = try await TestStores.fresh()
-        let visits = try await mutations(client, entities: ["visit"])
+        let visits = try await mutations(client, entities: [.visit])
         let closed = visits.filter { $0.version == 2 }
         let opened = visits.filter { $0.version == 1 }
         let admin = SyncPermissions(device: nil, regions: true)
@@ -80,7 +80,7 @@ import FencepostTestSupport
     @Test func rejectionsNameTheirReasonAndAreNotRemembered() async throws {
         let client = try await client(device: "phone")
         let backend = try await TestStores.fresh()
-        let events = try await mutations(client, entities: ["event"])
+        let events = try await mutations(client, entities: [.event])
         var broken = events[0]
         broken.payload = #"{"device":"phone","id":"\#(broken.id)","kind":"enter"}"#  // no time
         let device = SyncPermissions(device: "phone", regions: false)
@@ -91,7 +91,7 @@ import FencepostTestSupport
         await #expect(try backend.applyMutations([events[2]], permissions: other) == [
             .rejected(reason: "this token may sync only device other's data, not phone's")
         ])
-        let region = try await mutations(client, entities: ["region"])[0]
+        let region = try await mutations(client, entities: [.region])[0]
         await #expect(try backend.applyMutations([region], permissions: device) == [.rejected(reason: "regions can only be changed with an admin token")])
         await #expect(try rows(backend).events.count == 1)
 
@@ -119,7 +119,7 @@ import FencepostTestSupport
         let store = try await client()
         let first = try await store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
         #expect(first.map(\.seq) == [1, 2, 3, 4])
-        await #expect(try store.syncStatus().counts["inflight"] == 4)
+        await #expect(try store.syncStatus().counts[.inflight] == 4)
 
         // A push killed here leaves them in flight; the next push requeues them first.
         await #expect(try store.requeueInflight() == 4)
@@ -134,7 +134,7 @@ import FencepostTestSupport
         let outcome = try await store.acknowledge(again, results: results)
         #expect(outcome.delivered == 2 && outcome.dead == 1)
         let status = try await store.syncStatus()
-        #expect(status.counts == ["pending": 7, "inflight": 0, "delivered": 2, "dead": 1])
+        #expect(status.counts == [.pending: 7, .inflight: 0, .delivered: 2, .dead: 1])
         #expect(status.lastSuccessAt != nil)
         await #expect(try store.syncDeadLetters().map(\.lastError) == ["rejected: no such region"])
 
@@ -149,7 +149,7 @@ import FencepostTestSupport
 
         await #expect(try store.retryDeadLetters(seq: 2) == 1)
         await #expect(try store.retryDeadLetters() == 2)
-        await #expect(try store.syncStatus().counts["dead"] == 0)
+        await #expect(try store.syncStatus().counts[.dead] == 0)
         await #expect(try store.claimPushBatch(limit: 100, maxBytes: 1 << 20).map(\.seq) == [2, 4, 5, 6, 7, 8, 9, 10])
     }
 
@@ -161,7 +161,7 @@ import FencepostTestSupport
         try await edge.applyRegions([grid.circle("b", x: 200, radius: 50)])
         // The edge deletes b locally; the delete waits in its outbox.
         try await edge.applyRegions([])
-        let feed = try await backend.syncChanges(after: 0, entities: ["region"], device: nil, limit: 100)
+        let feed = try await backend.syncChanges(after: 0, entities: [.region], device: nil, limit: 100)
         let pulled = try await edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
         #expect(pulled.keptLocal == ["b"])
         #expect(pulled.plan.addCount == 2)

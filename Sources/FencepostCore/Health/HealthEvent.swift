@@ -6,8 +6,7 @@
 /// whose properties change is an update of the same event, not a new one.
 public struct HealthEvent: Sendable, Hashable {
     public var id: String
-    /// `steps`, `sleep`, `body_mass`, `workout`…
-    public var kind: String
+    public var kind: HealthEventKind
     /// The person the export belongs to (the event's device).
     public var owner: String
     /// Seconds since the epoch: the start of the day, night, measurement or workout.
@@ -15,7 +14,7 @@ public struct HealthEvent: Sendable, Hashable {
     /// The values, as a JSON object (kept canonical, so an unchanged event compares equal).
     public var properties: [String: JSONValue]
 
-    public init(id: String, kind: String, owner: String, time: Double, properties: [String: JSONValue]) {
+    public init(id: String, kind: HealthEventKind, owner: String, time: Double, properties: [String: JSONValue]) {
         self.id = id
         self.kind = kind
         self.owner = owner
@@ -24,12 +23,28 @@ public struct HealthEvent: Sendable, Hashable {
     }
 
     /// An id for a day's (or night's) event of a kind: `me:steps-2023-01-14`.
-    public static func dailyID(owner: String, kind: String, date: String) -> String {
-        "\(owner):\(kind)-\(date)"
+    public static func dailyID(owner: String, kind: HealthEventKind, date: String) -> String {
+        "\(owner):\(kind.rawValue)-\(date)"
     }
 
     /// An id for one measurement or workout, from its dedupe key (type, source, start, end, value).
-    public static func measurementID(owner: String, kind: String, key: [String]) -> String {
-        "\(owner):\(kind)-\(DeterministicID.uuid(parts: [owner, kind] + key))"
+    public static func measurementID(owner: String, kind: HealthEventKind, key: [String]) -> String {
+        "\(owner):\(kind.rawValue)-\(DeterministicID.uuid(parts: [owner, kind.rawValue] + key))"
     }
+}
+
+/// The kinds of health event, as the events table's `kind` column, ids and payloads name them:
+/// a daily total, a night, a measurement or a workout.
+public enum HealthEventKind: String, Sendable, Hashable, CaseIterable {
+    case steps
+    case distance
+    case activeEnergy = "active_energy"
+    case water
+    case sleep
+    case bodyMass = "body_mass"
+    case bmi
+    case bloodPressure = "blood_pressure"
+    case heartRate = "heart_rate"
+    /// One workout (the kind an import selects is `workouts`, plural).
+    case workout
 }

@@ -58,13 +58,14 @@ public enum DeterministicID {
     }
 
     /// An event's id: device, region, kind and time (to the millisecond).
-    public static func event(device: String, region: String, kind: String, time: Double) -> String {
-        uuid(device, region, kind, Timestamp.format(milliseconds: Timestamp.milliseconds(time)))
+    public static func event(device: String, region: String, kind: EventKind, time: Double) -> String {
+        uuid(device, region, kind.rawValue, Timestamp.format(milliseconds: Timestamp.milliseconds(time)))
     }
 
-    /// A visit's id: device, region and enter time.
+    /// A visit's id: device, region and enter time. Its name is laid out as an event's with
+    /// `visit` where the kind goes (no event kind is named so): the ids stores already hold.
     public static func visit(device: String, region: String, enteredAt: Double) -> String {
-        event(device: device, region: region, kind: "visit", time: enteredAt)
+        uuid(device, region, "visit", Timestamp.format(milliseconds: Timestamp.milliseconds(enteredAt)))
     }
 }
 

@@ -4,8 +4,7 @@ public struct SyncMutation: Sendable, Hashable {
     /// Applied at most once per key on the server: `entity:id:vN` for events and visits
     /// (the same on every machine), one key per edit for regions.
     public var key: String
-    /// `event`, `visit` or `region`.
-    public var entity: String
+    public var entity: SyncEntity
     public var id: String
     public var op: SyncOperation
     public var version: Int
@@ -15,7 +14,7 @@ public struct SyncMutation: Sendable, Hashable {
     public var parsedPayload: JSONValue?
 
     public init(
-        key: String, entity: String, id: String, op: SyncOperation, version: Int, payload: String, parsedPayload: JSONValue? = nil
+        key: String, entity: SyncEntity, id: String, op: SyncOperation, version: Int, payload: String, parsedPayload: JSONValue? = nil
     ) {
         self.key = key
         self.entity = entity
@@ -50,4 +49,36 @@ public struct SyncChange: Sendable, Hashable {
         self.seq = seq
         self.mutation = mutation
     }
+}
+
+/// What a mutation changes. Its ``name`` is what the wire and the outbox's `entity` column hold.
+public enum SyncEntity: Sendable, Hashable, CustomStringConvertible {
+    case event, visit, region
+    /// A name this version does not know, kept as it came: the server rejects that one mutation
+    /// (saying which entity) and still applies the others of its batch.
+    case unknown(String)
+
+    /// The entities this version knows.
+    public static let known: [SyncEntity] = [.event, .visit, .region]
+
+    public init(_ name: String) {
+        switch name {
+        case "event": self = .event
+        case "visit": self = .visit
+        case "region": self = .region
+        default: self = .unknown(name)
+        }
+    }
+
+    /// `event`, `visit`, `region`, or the unknown name as it came.
+    public var name: String {
+        switch self {
+        case .event: "event"
+        case .visit: "visit"
+        case .region: "region"
+        case .unknown(let name): name
+        }
+    }
+
+    public var description: String { name }
 }

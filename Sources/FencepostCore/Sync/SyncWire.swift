@@ -82,7 +82,7 @@ public enum SyncWire {
     }
 
     private static func fields(_ mutation: SyncMutation, seq: Int64?) -> String {
-        var text = #"{"entity":"# + JSONValue.string(mutation.entity).canonicalText()
+        var text = #"{"entity":"# + JSONValue.string(mutation.entity.name).canonicalText()
         text += #","id":"# + JSONValue.string(mutation.id).canonicalText()
         text += #","key":"# + JSONValue.string(mutation.key).canonicalText()
         text += #","op":""# + mutation.op.rawValue + #"","payload":"# + mutation.payload
@@ -103,7 +103,7 @@ public enum SyncWire {
         }
         let payload = item["payload"] ?? .object([:])
         return SyncMutation(
-            key: key, entity: entity, id: id, op: op, version: Int(version), payload: payload.canonicalText(), parsedPayload: payload)
+            key: key, entity: SyncEntity(entity), id: id, op: op, version: Int(version), payload: payload.canonicalText(), parsedPayload: payload)
     }
 }
 

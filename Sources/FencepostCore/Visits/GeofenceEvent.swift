@@ -20,7 +20,7 @@ public struct GeofenceEvent: Sendable, Hashable {
         self.regionID = event.regionID
         self.time = event.time
         self.flags = event.flags
-        self.id = DeterministicID.event(device: event.device, region: event.regionID, kind: event.kind.rawValue, time: event.time)
+        self.id = DeterministicID.event(device: event.device, region: event.regionID, kind: event.kind, time: event.time)
         self.visitID = DeterministicID.visit(device: event.device, region: event.regionID, enteredAt: event.visitEnteredAt)
     }
 }

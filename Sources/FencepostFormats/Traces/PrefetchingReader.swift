@@ -40,13 +40,13 @@ public final class PrefetchingReader: TraceReader {
     }
 }
 
-/// The reading thread's side: batches into the hand-off, the reader's skip counts at the end.
+/// The reading thread's side: batches into the queue, the reader's skip counts at the end.
 private final class Producer: Sendable {
-    let batches: HandOff<[Fix]>
+    let batches: BlockingQueue<[Fix]>
     private let finalSkipped = Mutex<[String: Int]>([:])
 
     init(depth: Int) {
-        batches = HandOff(depth: depth)
+        batches = BlockingQueue(depth: depth)
     }
 
     var skipped: [String: Int] { finalSkipped.withLock { $0 } }

@@ -78,7 +78,7 @@ public final class HealthExportFile {
 private final class ZipEntryStream {
     private struct Cancelled: Error {}
 
-    private let chunks = HandOff<[UInt8]>(depth: 4)
+    private let chunks = BlockingQueue<[UInt8]>(depth: 4)
 
     init(archivePath: String, entryPath: String, name: String) {
         let chunks = chunks

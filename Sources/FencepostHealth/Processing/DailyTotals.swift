@@ -76,7 +76,7 @@ struct DailyTotals {
             for (source, amount) in total.bySource { sources[sourceNames[Int(source)]] = .number(Self.rounded(amount)) }
             let date = HealthDate.dateText(day: day)
             return HealthEvent(
-                id: HealthEvent.dailyID(owner: owner, kind: kind.rawValue, date: date), kind: kind.rawValue, owner: owner,
+                id: HealthEvent.dailyID(owner: owner, kind: kind.eventKind, date: date), kind: kind.eventKind, owner: owner,
                 time: total.start,
                 properties: [
                     "date": .string(date), "value": .number(Self.rounded(total.value)), "unit": .string(kind.unit),

@@ -180,8 +180,8 @@ public struct HealthImporter {
                 ]
                 if let metric { properties["metric"] = .string(metric) }
                 plan.events.append(HealthEvent(
-                    id: HealthEvent.measurementID(owner: options.owner, kind: kind.rawValue, key: record.dedupeKey),
-                    kind: kind.rawValue, owner: options.owner, time: record.start.seconds, properties: properties))
+                    id: HealthEvent.measurementID(owner: options.owner, kind: kind.eventKind, key: record.dedupeKey),
+                    kind: kind.eventKind, owner: options.owner, time: record.start.seconds, properties: properties))
             }
         }
 
@@ -198,9 +198,9 @@ public struct HealthImporter {
             guard isNew(.bloodPressure, created: correlation.creation, end: correlation.end) else { return }
             plan.events.append(HealthEvent(
                 id: HealthEvent.measurementID(
-                    owner: options.owner, kind: HealthKind.bloodPressure.rawValue,
+                    owner: options.owner, kind: .bloodPressure,
                     key: [correlation.type, correlation.source, "\(correlation.start.seconds)", "\(correlation.end.seconds)", "\(high)/\(low)"]),
-                kind: HealthKind.bloodPressure.rawValue, owner: options.owner, time: correlation.start.seconds,
+                kind: .bloodPressure, owner: options.owner, time: correlation.start.seconds,
                 properties: [
                     "systolic": .number(high), "diastolic": .number(low), "unit": .string("mmHg"),
                     "source": .string(correlation.source), "start": .string(Timestamp.format(seconds: correlation.start.seconds)),
@@ -215,7 +215,7 @@ public struct HealthImporter {
             guard isNew(.workouts, created: workout.creation, end: workout.end) else { return }
             let type = workout.activityType.replacingOccurrences(of: "HKWorkoutActivityType", with: "")
             let id = HealthEvent.measurementID(
-                owner: options.owner, kind: "workout",
+                owner: options.owner, kind: .workout,
                 key: [workout.activityType, workout.source, "\(workout.start.seconds)", "\(workout.end.seconds)"])
             var properties: [String: JSONValue] = [
                 "type": .string(type), "source": .string(workout.source),
@@ -232,7 +232,7 @@ public struct HealthImporter {
                 properties["route_device"] = .string(route.source)
                 plan.routes.append(WorkoutRouteInput(workoutID: id, route: route))
             }
-            plan.events.append(HealthEvent(id: id, kind: "workout", owner: options.owner, time: workout.start.seconds, properties: properties))
+            plan.events.append(HealthEvent(id: id, kind: .workout, owner: options.owner, time: workout.start.seconds, properties: properties))
         }
 
         mutating func finish() -> HealthImportPlan {

@@ -1,3 +1,5 @@
+import FencepostCore
+
 /// What Fencepost makes of each HealthKit type: a daily total, sleep nights, one event per
 /// measurement, or nothing.
 public enum HealthKind: String, Sendable, CaseIterable, Comparable {
@@ -13,6 +15,22 @@ public enum HealthKind: String, Sendable, CaseIterable, Comparable {
     case workouts
 
     public static func < (a: HealthKind, b: HealthKind) -> Bool { a.rawValue < b.rawValue }
+
+    /// The kind of the events this kind makes.
+    var eventKind: HealthEventKind {
+        switch self {
+        case .steps: .steps
+        case .distance: .distance
+        case .activeEnergy: .activeEnergy
+        case .water: .water
+        case .sleep: .sleep
+        case .bodyMass: .bodyMass
+        case .bmi: .bmi
+        case .bloodPressure: .bloodPressure
+        case .heartRate: .heartRate
+        case .workouts: .workout
+        }
+    }
 
     /// The kinds summed per local day, with their source-priority merge.
     var isDailyTotal: Bool { [.steps, .distance, .activeEnergy, .water].contains(self) }

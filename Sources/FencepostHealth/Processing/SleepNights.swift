@@ -86,8 +86,8 @@ struct SleepNights {
             properties["\(stage.rawValue)_minutes"] = .number(Self.minutes(union([stage]).subtracting(awake).length))
         }
         return HealthEvent(
-            id: HealthEvent.dailyID(owner: owner, kind: HealthKind.sleep.rawValue, date: HealthDate.dateText(day: day)),
-            kind: HealthKind.sleep.rawValue, owner: owner, time: inBed.spans.first?.start ?? 0, properties: properties)
+            id: HealthEvent.dailyID(owner: owner, kind: .sleep, date: HealthDate.dateText(day: day)),
+            kind: .sleep, owner: owner, time: inBed.spans.first?.start ?? 0, properties: properties)
     }
 
     private static func minutes(_ seconds: Double) -> Double {

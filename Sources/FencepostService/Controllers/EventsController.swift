@@ -18,15 +18,16 @@ struct EventsController {
     static let defaultLimit = 100
     static let maximumLimit = 1000
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/v1/events", use: events)
-        router.get("/v1/events/stream", use: stream)
-        router.get("/v1/visits", use: visits)
+    func addRoutes(to router: Router<FencepostRequestContext>) {
+        let routes = router.authenticated(by: auth)
+        routes.get("/v1/events", use: events)
+        routes.get("/v1/events/stream", use: stream)
+        routes.get("/v1/visits", use: visits)
     }
 
     /// `{"events":[...],"next_cursor":...}`, or the whole selection as csv, jsonl, geojson or ics.
-    @Sendable func events(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func events(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         let query = try Self.query(request, caller: caller)
         if let format = request.query("format"), format != "json" {
             guard let exportFormat = ExportFormat(rawValue: format) else {
@@ -80,8 +81,8 @@ struct EventsController {
     }
 
     /// `{"visits":[...]}` in enter-time order; `open=true` for open visits only.
-    @Sendable func visits(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func visits(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         let device = try Self.device(request, caller: caller)
         var visits: [JSONValue] = []
         try await store.forEachVisit(openOnly: request.query("open") == "true", device: device, region: request.query("region")) { visit in
@@ -93,8 +94,8 @@ struct EventsController {
     /// Server-Sent Events: each new event as `id: <seq>`, `event: <kind>`, `data: <json>`.
     /// A client that reconnects with `Last-Event-ID` gets what it missed; without one, the
     /// stream starts at the newest event. Ends when the client leaves or the service stops.
-    @Sendable func stream(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func stream(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         let device = try Self.device(request, caller: caller)
         let start: Int64
         if let last = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("last_event_id") {

@@ -15,17 +15,20 @@ struct LocationsController {
     let recentTracks: RecentTracks
     let maxBodyBytes: Int
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
-        router.post("/v1/devices/:device/locations", use: postBatch)
-        router.post("/owntracks", use: postOwnTracks)
-        router.get("/osmand", use: osmAnd)
-        router.post("/osmand", use: osmAnd)
+    func addRoutes(to router: Router<FencepostRequestContext>) {
+        let routes = router.authenticated(by: auth)
+        routes.post("/v1/devices/:device/locations", use: postBatch)
+        routes.post("/owntracks", use: postOwnTracks)
+        // OsmAnd clients cannot set headers: their token may come in the query, here only.
+        let queryTokenRoutes = router.authenticated(by: auth, allowQueryToken: true)
+        queryTokenRoutes.get("/osmand", use: osmAnd)
+        queryTokenRoutes.post("/osmand", use: osmAnd)
     }
 
     /// `{"fixes":[...]}` → `{"accepted":N,"dropped":{"reason":N},"events":[...]}`.
-    @Sendable func postBatch(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func postBatch(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let device = try context.parameters.require("device")
-        try await auth.caller(request).requirePost(device: device)
+        try context.requireCaller().requirePost(device: device)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
         let outcome = try await ingest(fixes)
@@ -34,8 +37,8 @@ struct LocationsController {
 
     /// OwnTracks: the device is `user/device` from `X-Limit-U`/`X-Limit-D` (or the basic-auth
     /// user and the payload's `tid`); the app expects a JSON array back.
-    @Sendable func postOwnTracks(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func postOwnTracks(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
         let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         let device = try LocationPayloads.ownTracksDevice(
@@ -48,8 +51,8 @@ struct LocationsController {
 
     /// OsmAnd / Traccar Client: one fix in the query (or a form body). The token may come as a
     /// `token` parameter, since these apps cannot set headers.
-    @Sendable func osmAnd(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request, allowQueryToken: true)
+    @Sendable func osmAnd(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         var form: [String: String] = [:]
         if request.method == .post, request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
             form = LocationPayloads.formParameters(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))

@@ -9,13 +9,13 @@ struct OperationsController {
     let metrics: ServiceMetrics
     let metricsRequireToken: Bool
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
+    func addRoutes(to router: Router<FencepostRequestContext>) {
         router.get("/healthz", use: health)
-        router.get("/metrics", use: exposition)
+        router.authenticated(by: auth).get("/metrics", use: exposition)
     }
 
     /// Cheap on any store: one trivial read proves the database answers.
-    @Sendable func health(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func health(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         do {
             _ = try await store.regionsRevision()
         } catch {
@@ -24,8 +24,8 @@ struct OperationsController {
         return .json(#"{"status":"ok"}"#)
     }
 
-    @Sendable func exposition(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        if metricsRequireToken { _ = try await auth.caller(request) }
+    @Sendable func exposition(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        if metricsRequireToken { _ = try context.requireCaller() }
         let text = try await metrics.exposition(store: store)
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

@@ -13,23 +13,24 @@ struct RegionsController {
     let durability: CommitDurability
     let maxBodyBytes: Int
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/v1/regions", use: list)
-        router.get("/v1/regions/:id", use: get)
-        router.put("/v1/regions/:id", use: put)
-        router.delete("/v1/regions/:id", use: delete)
-        router.post("/v1/regions/plan", use: plan)
-        router.post("/v1/regions/apply", use: apply)
+    func addRoutes(to router: Router<FencepostRequestContext>) {
+        let routes = router.authenticated(by: auth)
+        routes.get("/v1/regions", use: list)
+        routes.get("/v1/regions/:id", use: get)
+        routes.put("/v1/regions/:id", use: put)
+        routes.delete("/v1/regions/:id", use: delete)
+        routes.post("/v1/regions/plan", use: plan)
+        routes.post("/v1/regions/apply", use: apply)
     }
 
-    @Sendable func list(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.caller(request)
+    @Sendable func list(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireCaller()
         let features = try await store.monitoredRegions().map { Self.feature($0) }
         return .json(JSONValue.object(["type": .string("FeatureCollection"), "features": .array(features)]).canonicalText())
     }
 
-    @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.caller(request)
+    @Sendable func get(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireCaller()
         let id = try context.parameters.require("id")
         guard let region = try await store.monitoredRegions().first(where: { $0.region.id == id }) else {
             throw APIError.notFound("no region \(id)")
@@ -39,8 +40,8 @@ struct RegionsController {
 
     /// Adds or replaces one region; the body is a GeoJSON Feature whose id, if it has one,
     /// matches the path's (without one, it takes the path's).
-    @Sendable func put(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.admin(request)
+    @Sendable func put(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
         let id = try context.parameters.require("id")
         let body = try await request.collectBody(limit: maxBodyBytes)
         let region: Region
@@ -55,8 +56,8 @@ struct RegionsController {
         return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
     }
 
-    @Sendable func delete(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.admin(request)
+    @Sendable func delete(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
         let id = try context.parameters.require("id")
         let plan = try await store.applyRegions { monitored in
             let regions = try monitored()
@@ -68,15 +69,15 @@ struct RegionsController {
     }
 
     /// The plan for a FeatureCollection body as the whole desired set; changes nothing.
-    @Sendable func plan(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.admin(request)
+    @Sendable func plan(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
         let desired = try await desiredSet(request)
         return await .json(try store.planRegions(desired).json.canonicalText())
     }
 
     /// Makes the monitored set equal the FeatureCollection body, in one transaction.
-    @Sendable func apply(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.admin(request)
+    @Sendable func apply(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
         let desired = try await desiredSet(request)
         let plan = try await store.applyRegions(desired)
         try await durability.ensure()

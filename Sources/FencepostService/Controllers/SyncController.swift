@@ -18,13 +18,14 @@ struct SyncController {
     static let maxMutations = 10_000
     static let maxPage = 5_000
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
-        router.post("/v1/sync/mutations", use: mutations)
-        router.get("/v1/sync/changes", use: changes)
+    func addRoutes(to router: Router<FencepostRequestContext>) {
+        let routes = router.authenticated(by: auth)
+        routes.post("/v1/sync/mutations", use: mutations)
+        routes.get("/v1/sync/changes", use: changes)
     }
 
-    @Sendable func mutations(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func mutations(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         let permissions: SyncPermissions
         switch caller.scope {
         case .admin: permissions = SyncPermissions(device: nil, regions: true)
@@ -50,8 +51,8 @@ struct SyncController {
         return .json(SyncWire.resultsBody(zip(mutations, results).map { ($0.key, $1) }))
     }
 
-    @Sendable func changes(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func changes(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         let cursor: Int64 = try request.query("cursor").map { text in
             guard let seq = Int64(text), seq >= 0 else { throw APIError.badRequest("cursor must be a number from next_cursor") }
             return seq
@@ -63,11 +64,11 @@ struct SyncController {
             return limit
         } ?? 500
         let entities = try request.query("entity").map { text in
-            let names = Set(text.split(separator: ",").map(String.init))
-            guard !names.isEmpty, names.isSubset(of: ["event", "visit", "region"]) else {
+            let entities = Set(text.split(separator: ",").map { SyncEntity(String($0)) })
+            guard !entities.isEmpty, entities.isSubset(of: SyncEntity.known) else {
                 throw APIError.badRequest("entity must list event, visit or region, comma-separated")
             }
-            return names
+            return entities
         }
         let page = try await store.syncChanges(after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
         let changes = Array(page.prefix(limit))

@@ -7,12 +7,12 @@ struct WebhooksController {
     let auth: Authenticator
     let store: Store
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/v1/webhooks/dead-letters", use: deadLetters)
+    func addRoutes(to router: Router<FencepostRequestContext>) {
+        router.authenticated(by: auth).get("/v1/webhooks/dead-letters", use: deadLetters)
     }
 
-    @Sendable func deadLetters(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.admin(request)
+    @Sendable func deadLetters(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireAdmin()
         let letters = try await store.webhookDeadLetters().map(DeadLetterJSON.init)
         return .json(try JSONValueEncoder.canonicalText(["dead_letters": letters]))
     }

@@ -35,7 +35,8 @@ struct Caller: Sendable {
 }
 
 /// Resolves bearer tokens (or, for OwnTracks, the basic-auth password; for OsmAnd clients
-/// that cannot set headers, a `token` query parameter) against the store's hashed tokens.
+/// that cannot set headers, a `token` query parameter) against the store's hashed tokens, for
+/// ``TokenAuthentication``.
 ///
 /// A token found in the store is remembered for a second, so a busy device does not cost a
 /// store read per request; a revoked token stops working within that second.
@@ -47,20 +48,14 @@ struct Authenticator: Sendable {
         self.store = store
     }
 
-    /// The caller, or 401 when no valid token came with the request.
-    func caller(_ request: Request, allowQueryToken: Bool = false) async throws -> Caller {
-        guard let secret = Self.presentedSecret(request, allowQueryToken: allowQueryToken) else { throw APIError.unauthorized }
+    /// The caller of the token that came with the request; nil when none did, or the one that
+    /// did is unknown or revoked.
+    func caller(presentedWith request: Request, allowQueryToken: Bool = false) async throws -> Caller? {
+        guard let secret = Self.presentedSecret(request, allowQueryToken: allowQueryToken) else { return nil }
         if let caller = recent.caller(for: secret) { return caller }
-        guard let (name, scope) = try await store.tokenScope(secret: secret) else { throw APIError.unauthorized }
+        guard let (name, scope) = try await store.tokenScope(secret: secret) else { return nil }
         let caller = Caller(tokenName: name, scope: scope)
         recent.remember(caller, for: secret)
-        return caller
-    }
-
-    /// An admin caller, else 403.
-    func admin(_ request: Request) async throws -> Caller {
-        let caller = try await caller(request)
-        guard case .admin = caller.scope else { throw APIError.forbidden("this needs an admin token") }
         return caller
     }
 

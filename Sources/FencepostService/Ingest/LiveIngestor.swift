@@ -16,8 +16,8 @@ import HTTPTypes
 /// A ServiceLifecycle service: on graceful shutdown it stops taking batches and finishes (and
 /// answers) the ones already queued before it returns.
 final class LiveIngestor: Service, Sendable {
-    private let queue = Handoff<PendingBatch>()
-    private let committed = Handoff<(PendingBatch, BatchOutcome)>()
+    private let queue = BatchingQueue<PendingBatch>()
+    private let committed = BatchingQueue<(PendingBatch, BatchOutcome)>()
     private let durability: CommitDurability
     /// The store's log, started over by the writer when it has grown (nil for a store in memory).
     private let log: WriteAheadLog?
@@ -117,48 +117,7 @@ struct PendingBatch {
     var continuation: CheckedContinuation<BatchOutcome, any Error>
 }
 
-/// Items handed from producers to one consumer that takes, in one go, what has queued: the
-/// writer takes requests' batches, the answering loop takes committed groups.
-actor Handoff<Item> {
-    private var items: [Item] = []
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var closed = false
-
-    func append(_ new: [Item]) {
-        items += new
-        wake()
-    }
-
-    /// Waits for items and takes them: at least one, then more while their total `weight` stays
-    /// within `limit`; nil once closed and drained.
-    func take(limit: Int = .max, weight: @Sendable (Item) -> Int = { _ in 1 }) async -> [Item]? {
-        while items.isEmpty {
-            if closed { return nil }
-            await withCheckedContinuation { waiter = $0 }
-        }
-        var total = 0
-        var taken = 0
-        for item in items {
-            if taken > 0, total + weight(item) > limit { break }
-            total += weight(item)
-            taken += 1
-        }
-        defer { items.removeFirst(taken) }
-        return Array(items.prefix(taken))
-    }
-
-    func close() {
-        closed = true
-        wake()
-    }
-
-    private func wake() {
-        waiter?.resume()
-        waiter = nil
-    }
-}
-
-extension Handoff where Item == PendingBatch {
+extension BatchingQueue where Item == PendingBatch {
     /// Queues a request's batch and waits for its answer; refused once closed (shutting down).
     func submit(_ fixes: [Fix]) async throws -> BatchOutcome {
         guard !closed else { throw APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry") }

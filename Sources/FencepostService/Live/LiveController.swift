@@ -30,17 +30,18 @@ struct LiveController {
         self.mapTiles = mapTiles
     }
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
+    func addRoutes(to router: Router<FencepostRequestContext>) {
         router.get("/", use: page)
         router.get("/assets/live.js") { _, _ in Self.asset(LivePage.script, type: "text/javascript; charset=utf-8") }
         router.get("/assets/map.js") { _, _ in Self.asset(MapScript.panZoom, type: "text/javascript; charset=utf-8") }
         router.get("/assets/live.css") { _, _ in Self.asset(LivePage.style, type: "text/css; charset=utf-8") }
-        router.get("/v1/live/map.svg", use: map)
-        router.get("/v1/live/snapshot", use: snapshot)
-        router.get("/v1/live/tracks", use: trackChanges)
+        let routes = router.authenticated(by: auth)
+        routes.get("/v1/live/map.svg", use: map)
+        routes.get("/v1/live/snapshot", use: snapshot)
+        routes.get("/v1/live/tracks", use: trackChanges)
     }
 
-    @Sendable func page(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func page(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
         headers[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy
         headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
@@ -62,8 +63,8 @@ struct LiveController {
     }
 
     /// The regions drawn by the same renderer as `render map`, cached until they change.
-    @Sendable func map(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await auth.caller(request)
+    @Sendable func map(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        _ = try context.requireCaller()
         let revision = try await store.regionsRevision()
         let svg = try await mapCache.svg(revision: revision) {
             let regions = try await store.monitoredRegions().map(\.region)
@@ -77,8 +78,8 @@ struct LiveController {
 
     /// Where the page starts: each device's last position (from the store) and recent track
     /// (from memory), the latest events, and the stream position to follow from.
-    @Sendable func snapshot(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func snapshot(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         let own = caller.confinedDevice
         let latest = try await store.latestEventSeq()
         let recent = try await store.eventFeed(after: max(0, latest - 2_000), device: own, limit: 2_000).suffix(50)
@@ -104,8 +105,8 @@ struct LiveController {
     }
 
     /// The tracks that moved since `after` (the page polls this about once a second).
-    @Sendable func trackChanges(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let caller = try await auth.caller(request)
+    @Sendable func trackChanges(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
         guard let after = Int64(request.query("after") ?? "0"), after >= 0 else { throw APIError.badRequest("after must be a sequence number") }
         let (seq, changed) = tracks.changes(after: after, device: caller.confinedDevice)
         let body = JSONValue.object([

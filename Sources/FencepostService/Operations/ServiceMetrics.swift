@@ -150,12 +150,13 @@ final class ServiceMetrics: Sendable {
 
     /// The exposition text, with the outbox depth read from the store at scrape time.
     func exposition(store: Store) async throws -> String {
-        for (status, count) in try await store.outboxCounts() {
+        let counts = try await store.outboxCounts()
+        for status in OutboxStatus.allCases {
             registry.makeGauge(
                 descriptor: MetricNameDescriptor(
                     namespace: "fencepost", metricName: "outbox_depth", unitName: "rows", helpText: "Outbox rows by status."),
-                labels: [("status", status)]
-            ).set(to: Double(count))
+                labels: [("status", status.rawValue)]
+            ).set(to: Double(counts[status] ?? 0))
         }
         return registry.emitToString()
     }

@@ -30,7 +30,7 @@ package protocol SQLTransaction: AnyObject {
 /// A mutation for the outbox. `payload` is the entity as canonical JSON text, nil to refer to
 /// the entity at `version` (see ``OutboxPayload``); `key` nil is the default `entity:id:vN`.
 package struct OutboxRow {
-    var entity: String
+    var entity: SyncEntity
     var id: String
     var op: SyncOperation = .upsert
     var version: Int
@@ -44,7 +44,7 @@ package struct OutboxRow {
         """
 
     var values: [SQLValue] {
-        [.text(entity), .text(id), .text(op.rawValue), .integer(Int64(version)), key.map(SQLValue.text) ?? .null,
+        [.text(entity.name), .text(id), .text(op.rawValue), .integer(Int64(version)), key.map(SQLValue.text) ?? .null,
          payload.map(SQLValue.text) ?? .null, .text(createdAt)]
     }
 }

@@ -29,19 +29,19 @@ struct PostgresEventWriter: EventWriting {
         let closedVersions = try closeVisits(closes.map { ($0.visitID, $0.time, VisitExitReason.exit) })
 
         // The outbox rows, in the order the events came.
-        var rows: [(entity: String, id: String, version: Int)] = []
+        var rows: [(entity: SyncEntity, id: String, version: Int)] = []
         for event in events {
-            if newEvents.contains(event.id) { rows.append(("event", event.id, 1)) }
+            if newEvents.contains(event.id) { rows.append((.event, event.id, 1)) }
             switch event.kind {
             case .enter:
                 guard opened[event.visitID] != nil else { break }
-                rows.append(("visit", event.visitID, 1))
+                rows.append((.visit, event.visitID, 1))
                 written.visitsOpened += 1
             case .exit:
                 if opened[event.visitID] == true {
-                    rows.append(("visit", event.visitID, 2))
+                    rows.append((.visit, event.visitID, 2))
                 } else if let version = closedVersions[event.visitID] {
-                    rows.append(("visit", event.visitID, version))
+                    rows.append((.visit, event.visitID, version))
                 } else {
                     break
                 }
@@ -56,7 +56,7 @@ struct PostgresEventWriter: EventWriting {
 
     func close(visitID: String, at: Double, reason: VisitExitReason) throws -> Bool {
         guard let version = try closeVisits([(visitID, at, reason)])[visitID] else { return false }
-        try enqueue([("visit", visitID, version)])
+        try enqueue([(.visit, visitID, version)])
         return true
     }
 
@@ -146,7 +146,7 @@ struct PostgresEventWriter: EventWriting {
     }
 
     /// Outbox rows that refer to their entity (``OutboxPayload``), in order.
-    private func enqueue(_ rows: [(entity: String, id: String, version: Int)]) throws {
+    private func enqueue(_ rows: [(entity: SyncEntity, id: String, version: Int)]) throws {
         for row in rows {
             try transaction.enqueue(OutboxRow(entity: row.entity, id: row.id, version: row.version, createdAt: now))
         }

@@ -6,20 +6,22 @@ import GRDBSQLite
 /// For the writes an ingest repeats for every event (the event, its visit change, their outbox
 /// rows): binding each value through GRDB's `StatementArguments` (boxed, converted, checked)
 /// cost about as much as SQLite's own work for those rows. Everything else uses GRDB as usual.
-/// Every parameter must be bound before `execute`. Nothing here calls GRDB after `init`, so a
-/// statement may run on another thread while the connection has no other user
-/// (``BackgroundEventWrites``).
+/// Every parameter must be bound before `execute`. After `init` only SQLite's C functions are
+/// called, on the statement's and the connection's handles (GRDB's `Database` is not touched:
+/// it belongs to the thread that opened the transaction), so a statement may run on another
+/// thread while the connection has no other user; ``IngestTransaction`` is what ensures that.
 struct DirectStatement {
+    /// Kept so the handle lives as long as this value.
     private let statement: Statement
     private let handle: SQLiteStatement
-    private let db: Database
+    private let connection: SQLiteConnection?
     private let sql: String
 
     init(_ sql: String, db: Database) throws {
         self.sql = sql
         statement = try db.cachedStatement(sql: sql)
         handle = statement.sqliteStatement
-        self.db = db
+        connection = db.sqliteConnection
         sqlite3_reset(handle)
     }
 
@@ -55,7 +57,7 @@ struct DirectStatement {
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE else { throw error(code) }
-        return Int(sqlite3_changes(db.sqliteConnection))
+        return Int(sqlite3_changes(connection))
     }
 
     /// Runs a statement that returns at most one row (`RETURNING`, a lookup) and reads it.
@@ -82,7 +84,7 @@ struct DirectStatement {
     }
 
     private func error(_ code: Int32) -> DatabaseError {
-        DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: sql)
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }
 
     /// SQLite copies bound text before the call returns.

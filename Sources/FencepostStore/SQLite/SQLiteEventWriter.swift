@@ -58,7 +58,7 @@ struct SQLiteEventWriter: EventWriting {
                 written.visitsOpened += 1
             case .close(let id, _, _):
                 if closedEarly.remove(id) != nil {
-                    try outbox.enqueue(entity: "visit", id: id, version: 2)
+                    try outbox.enqueue(entity: .visit, id: id, version: 2)
                 } else {
                     guard try apply(change) else { continue }
                 }
@@ -90,7 +90,7 @@ struct SQLiteEventWriter: EventWriting {
         insertEvent.bind(10, flags)
         insertEvent.bind(11, now)
         guard try insertEvent.execute() > 0 else { return false }
-        try outbox.enqueue(entity: "event", id: event.id, version: 1)
+        try outbox.enqueue(entity: .event, id: event.id, version: 1)
         return true
     }
 
@@ -110,7 +110,7 @@ struct SQLiteEventWriter: EventWriting {
         insertClosedVisit.bind(8, reason.rawValue)
         insertClosedVisit.bind(9, now)
         guard try insertClosedVisit.execute() > 0 else { return false }
-        try outbox.enqueue(entity: "visit", id: visit.id, version: 1)
+        try outbox.enqueue(entity: .visit, id: visit.id, version: 1)
         return true
     }
 
@@ -129,7 +129,7 @@ struct SQLiteEventWriter: EventWriting {
             openVisit.bind(5, enteredAt)
             openVisit.bind(6, now)
             guard try openVisit.execute() > 0 else { return false }
-            try outbox.enqueue(entity: "visit", id: visit.id, version: 1)
+            try outbox.enqueue(entity: .visit, id: visit.id, version: 1)
             return true
         case .close(let id, let at, let reason):
             closeVisit.bind(1, Timestamp.milliseconds(at))
@@ -138,7 +138,7 @@ struct SQLiteEventWriter: EventWriting {
             closeVisit.bind(4, now)
             closeVisit.bind(5, id)
             guard let version = try closeVisit.fetchOne({ $0.int64(0) }) ?? nil else { return false }
-            try outbox.enqueue(entity: "visit", id: id, version: Int(version))
+            try outbox.enqueue(entity: .visit, id: id, version: Int(version))
             return true
         }
     }
@@ -160,8 +160,8 @@ private struct OutboxWriter {
     /// `payload` is the entity as canonical JSON text, nil to refer to the entity at `version`
     /// instead (see ``OutboxPayload``): only for geofence events and visits written by the
     /// tracker. `key` nil is the default `entity:id:vN`, the same on every machine.
-    func enqueue(entity: String, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String? = nil) throws {
-        insert.bind(1, entity)
+    func enqueue(entity: SyncEntity, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String? = nil) throws {
+        insert.bind(1, entity.name)
         insert.bind(2, id)
         insert.bind(3, op.rawValue)
         insert.bind(4, Int64(version))

@@ -42,8 +42,10 @@ struct HealthImport: AsyncParsableCommand {
     @Option(help: "Leave out records before this date (YYYY-MM-DD, UTC, or an RFC 3339 time).")
     var since: String?
 
-    @Option(help: "Kinds to import, comma-separated: \(HealthKind.allCases.map(\.rawValue).joined(separator: ",")).")
-    var types: String?
+    @Option(
+        help: "Kinds to import, comma-separated: \(HealthKind.allCases.map(\.rawValue).joined(separator: ",")).",
+        transform: Self.kinds)
+    var types: Set<HealthKind>?
 
     @Option(help: "Sources in priority order, comma-separated; a source ranks by the first name it contains.")
     var sourcePriority: String = SourcePriority.standard.patterns.joined(separator: ",")
@@ -66,17 +68,20 @@ struct HealthImport: AsyncParsableCommand {
             }
             options.since = instant
         }
-        if let types {
-            var kinds: Set<HealthKind> = []
-            for name in types.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                guard let kind = HealthKind(rawValue: name) else {
-                    throw ValidationError("Unknown kind \"\(name)\" in --types; known: \(HealthKind.allCases.map(\.rawValue).joined(separator: ", ")).")
-                }
-                kinds.insert(kind)
-            }
-            options.kinds = kinds
-        }
+        if let types { options.kinds = types }
         return options
+    }
+
+    /// Parses `--types` once, as the argument is read.
+    private static func kinds(_ text: String) throws -> Set<HealthKind> {
+        var kinds: Set<HealthKind> = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let kind = HealthKind(rawValue: name) else {
+                throw ValidationError("Unknown kind \"\(name)\" in --types; known: \(HealthKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            kinds.insert(kind)
+        }
+        return kinds
     }
 
     func run() async throws {

@@ -21,19 +21,20 @@ struct TokensCreate: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: "admin, read or device:ID.")
-    var scope: String
+    @Option(help: "admin, read or device:ID.", transform: Self.scope)
+    var scope: TokenScope
 
     @Option(help: "A name to list and revoke it by (default: the scope and a random suffix).")
     var name: String?
 
-    func validate() throws {
-        guard TokenScope(scope) != nil else { throw ValidationError("--scope must be admin, read or device:ID, not \(scope)") }
+    /// Parses `--scope` once, as the argument is read.
+    private static func scope(_ text: String) throws -> TokenScope {
+        guard let scope = TokenScope(text) else { throw ValidationError("--scope must be admin, read or device:ID, not \(text)") }
+        return scope
     }
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let scope = TokenScope(scope)!
             let name = self.name ?? "\(scope)-\(UUID().uuidString.prefix(8).lowercased())"
             do {
                 Console.output(try await store.open().createToken(name: name, scope: scope))

@@ -56,8 +56,8 @@ struct SyncPush: AsyncParsableCommand {
             progress.clear()
             let status = try await CommandFailure.reporting { try await store.syncStatus() }
             let seconds = Date().timeIntervalSince(started)
-            let left = (status.counts["pending"] ?? 0) + (status.counts["inflight"] ?? 0)
-            let dead = status.counts["dead"] ?? 0
+            let left = (status.counts[.pending] ?? 0) + (status.counts[.inflight] ?? 0)
+            let dead = status.counts[.dead] ?? 0
             var lines = ["pushed \(report.delivered) mutations in \(report.requests) requests (\(report.failedRequests) failed) in "
                 + String(format: "%.1f s", seconds) + "; dead-lettered \(report.deadLettered)"]
             switch report.ending {
@@ -65,7 +65,7 @@ struct SyncPush: AsyncParsableCommand {
             case .gaveUp(let reason): lines.append("stopped retrying after \(Int(giveUpAfter)) s of failures: \(reason)")
             case .refused(let reason): lines.append("error: the backend refused the requests: \(reason)")
             }
-            lines.append("queue: \(left) pending, \(dead) dead-lettered, \(status.counts["delivered"] ?? 0) delivered")
+            lines.append("queue: \(left) pending, \(dead) dead-lettered, \(status.counts[.delivered] ?? 0) delivered")
             if json {
                 Console.output(try JSONValueEncoder.canonicalText(PushJSON(report, pending: left, dead: dead, seconds: seconds)))
             }

@@ -19,7 +19,7 @@ struct SyncStatusCommand: AsyncParsableCommand {
             let age = status.oldestPendingAt.flatMap { Timestamp.parse(Substring($0)) }.map { Date().timeIntervalSince1970 - $0 }
             switch format {
             case .json:
-                var object = status.counts.mapValues { JSONValue.number(Double($0)) }
+                var object = Dictionary(uniqueKeysWithValues: status.counts.map { ($0.key.rawValue, JSONValue.number(Double($0.value))) })
                 object["oldest_pending_at"] = status.oldestPendingAt.map(JSONValue.string) ?? .null
                 object["oldest_pending_age_seconds"] = age.map { .number($0.rounded()) } ?? .null
                 object["last_success_at"] = status.lastSuccessAt.map(JSONValue.string) ?? .null
@@ -27,7 +27,7 @@ struct SyncStatusCommand: AsyncParsableCommand {
                 object["last_error_at"] = status.lastErrorAt.map(JSONValue.string) ?? .null
                 Console.output(JSONValue.object(object).canonicalText())
             case .table:
-                var rows = Store.outboxStatuses.map { [$0, String(status.counts[$0] ?? 0)] }
+                var rows = OutboxStatus.allCases.map { [$0.rawValue, String(status.counts[$0] ?? 0)] }
                 rows.append(["oldest pending", status.oldestPendingAt.map { "\($0) (\(Int(age ?? 0)) s ago)" } ?? "-"])
                 rows.append(["last success", status.lastSuccessAt ?? "-"])
                 rows.append(["last error", status.lastError.map { "\(status.lastErrorAt ?? "") \($0)" } ?? "-"])

@@ -1,11 +1,13 @@
 import Foundation
 
-/// A short queue between a producing thread and a consumer: the producer waits while `depth`
-/// items are queued, so memory stays bounded; the consumer waits for the next item, the end, or
-/// the producer's error. Cancelling (the consumer is gone) releases a waiting producer.
+/// A short queue between a producing thread and a consuming thread, both of which block: the
+/// producer waits while `depth` items are queued, so memory stays bounded; the consumer waits
+/// for the next item, the end, or the producer's error. Cancelling (the consumer is gone)
+/// releases a waiting producer. For threads only: between tasks, an actor that never blocks a
+/// thread does this (the service's `BatchingQueue`).
 ///
 /// `@unchecked Sendable`: every stored property is read and written only with `condition` locked.
-package final class HandOff<Element>: @unchecked Sendable {
+package final class BlockingQueue<Element>: @unchecked Sendable {
     private let condition = NSCondition()
     private let depth: Int
     private var items: [Element] = []

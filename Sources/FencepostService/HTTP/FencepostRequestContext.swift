@@ -1,0 +1,51 @@
+import Hummingbird
+import FencepostStore
+
+/// The service's request context: Hummingbird's, with the caller ``TokenAuthentication`` found
+/// for the request (nil when no valid token came with it).
+struct FencepostRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var caller: Caller?
+
+    init(source: Source) {
+        coreContext = .init(source: source)
+    }
+
+    /// The caller, or 401.
+    func requireCaller() throws -> Caller {
+        guard let caller else { throw APIError.unauthorized }
+        return caller
+    }
+
+    /// An admin caller: 401 without a valid token, 403 with a token of another scope.
+    func requireAdmin() throws -> Caller {
+        let caller = try requireCaller()
+        guard case .admin = caller.scope else { throw APIError.forbidden("this needs an admin token") }
+        return caller
+    }
+}
+
+/// Puts the request's caller in its context when a valid token came with it (see
+/// ``Authenticator``); a request without one goes on without a caller, and the handlers that
+/// need one answer 401 (``FencepostRequestContext/requireCaller()``). Handlers that need no
+/// caller (the health check, the live page itself) are registered outside it.
+struct TokenAuthentication: RouterMiddleware {
+    let auth: Authenticator
+    /// Also a `token` query parameter: only for clients that cannot set headers (OsmAnd).
+    var allowQueryToken = false
+
+    func handle(
+        _ request: Request, context: FencepostRequestContext, next: (Request, FencepostRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        context.caller = try await auth.caller(presentedWith: request, allowQueryToken: allowQueryToken)
+        return try await next(request, context)
+    }
+}
+
+extension Router<FencepostRequestContext> {
+    /// The routes added to the group have the request's caller in their context.
+    func authenticated(by auth: Authenticator, allowQueryToken: Bool = false) -> RouterGroup<FencepostRequestContext> {
+        group().add(middleware: TokenAuthentication(auth: auth, allowQueryToken: allowQueryToken))
+    }
+}
