@@ -74,15 +74,20 @@ public final class HealthExportFile {
 }
 
 /// An archive entry inflated on a thread of its own, handed over in chunks through a short
-/// queue: ZIPFoundation pushes chunks, the XML reader pulls them, memory stays flat.
+/// queue: ZIPFoundation pushes chunks, the XML reader pulls them, memory stays flat. Dropping
+/// the stream stops the thread and waits for it (at most one chunk's inflating), so the
+/// archive is closed and its buffers freed before the reader's owner goes on.
 private final class ZipEntryStream {
     private struct Cancelled: Error {}
 
     private let chunks = BlockingQueue<[UInt8]>(depth: 4)
+    private let ended = DispatchSemaphore(value: 0)
 
     init(archivePath: String, entryPath: String, name: String) {
         let chunks = chunks
+        let ended = ended
         let thread = Thread {
+            defer { ended.signal() }
             do {
                 let archive = try Archive(url: URL(fileURLWithPath: archivePath), accessMode: .read)
                 guard let entry = archive[entryPath] else { throw Archive.ArchiveError.invalidEntryPath }
@@ -101,6 +106,7 @@ private final class ZipEntryStream {
 
     deinit {
         chunks.cancel()
+        ended.wait()
     }
 
     func next() throws(TraceReadError) -> [UInt8]? {
