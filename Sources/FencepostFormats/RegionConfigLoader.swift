@@ -1,17 +1,17 @@
-public import FencepostCore
+package import FencepostCore
 import Foundation
 
 /// Reads region configs from files and directories (a directory is the union of its
 /// `*.geojson` files, in name order, not recursing) and validates them as one set.
-public enum RegionConfigLoader {
+package enum RegionConfigLoader {
     /// The regions the paths declare, sorted by id; throws with every problem found.
-    public static func load(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) throws(RegionConfigError) -> [Region] {
+    package static func load(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) throws(RegionConfigError) -> [Region] {
         try RegionConfig.merge(files(paths, parser: parser))
     }
 
     /// Each file the paths name, parsed on its own: its valid regions and its problems (a map
     /// of a refused config draws both).
-    public static func files(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) -> [RegionFile] {
+    package static func files(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) -> [RegionFile] {
         var files: [RegionFile] = []
         for path in paths {
             let expanded = expand(path)

@@ -1,23 +1,23 @@
 import Crypto
-public import FencepostCore
-public import FencepostFormats
-public import FencepostHealth
-public import FencepostStore
+package import FencepostCore
+package import FencepostFormats
+package import FencepostHealth
+package import FencepostStore
 import Foundation
 
 /// One whole file imported into the store at most once, by the SHA-256 of its content: a trace
 /// through ingest, an Apple Health export through health import, told apart by content. The
 /// record of the content commits in the transaction of the file's events, so a crash, a
 /// restart, a second importer or the same file under another name imports nothing twice.
-public struct FileImport {
+package struct FileImport {
     /// How traces are read and ingested, and health exports imported.
-    public struct Options: Sendable {
-        public var reader: TraceReaderOptions
-        public var format: TraceFormat?
-        public var ingest: IngestOptions
-        public var health: HealthImportOptions
+    package struct Options: Sendable {
+        package var reader: TraceReaderOptions
+        package var format: TraceFormat?
+        package var ingest: IngestOptions
+        package var health: HealthImportOptions
 
-        public init(
+        package init(
             reader: TraceReaderOptions = TraceReaderOptions(), format: TraceFormat? = nil, ingest: IngestOptions = IngestOptions(),
             health: HealthImportOptions = HealthImportOptions()
         ) {
@@ -29,7 +29,7 @@ public struct FileImport {
     }
 
     /// What became of a file.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// A trace, ingested: what it did, against how many monitored regions.
         case ingested(IngestSummary, regions: Int)
         /// An Apple Health export, imported.
@@ -47,7 +47,7 @@ public struct FileImport {
     /// changes by other writers at each file.
     private let session: IngestSession
 
-    public init(store: Store, options: Options) async throws {
+    package init(store: Store, options: Options) async throws {
         self.store = store
         self.options = options
         self.session = try await IngestSession(store: store, options: options.ingest)
@@ -56,7 +56,7 @@ public struct FileImport {
     /// Imports the file at `path` unless its content was imported before. Errors other than a
     /// refusal of the file (the store failing, the file vanishing) are thrown: the file is not
     /// to blame and may be tried again.
-    public func run(path: String) async throws -> Outcome {
+    package func run(path: String) async throws -> Outcome {
         let digest = try FileDigest(path: path)
         let name = (path as NSString).lastPathComponent
         if let earlier = try await store.importedFile(sha256: digest.sha256) { return .alreadyImported(earlier) }

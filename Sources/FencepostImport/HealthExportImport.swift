@@ -1,17 +1,17 @@
-public import FencepostCore
-public import FencepostFormats
-public import FencepostHealth
-public import FencepostStore
+package import FencepostCore
+package import FencepostFormats
+package import FencepostHealth
+package import FencepostStore
 
 /// An Apple Health export imported into the store: read as a stream and planned, its workout
 /// routes ingested like any trace, then its events committed with the kinds' anchors.
-public enum HealthExportImport {
+package enum HealthExportImport {
     /// What one import did.
-    public struct Outcome: Sendable {
-        public var read: HealthReadSummary
-        public var committed: HealthCommitSummary
+    package struct Outcome: Sendable {
+        package var read: HealthReadSummary
+        package var committed: HealthCommitSummary
         /// The routes' ingest, when the export had routes.
-        public var routes: IngestSummary?
+        package var routes: IngestSummary?
     }
 
     /// Imports the export at `path`. With `file`, records it as imported in the transaction of
@@ -19,7 +19,7 @@ public enum HealthExportImport {
     /// fed again, which changes nothing: their fixes are already seen). A malformed export
     /// throws ``TraceReadError`` with nothing of its events written. `progress` hears how far
     /// the reading got, now and then.
-    public static func run(
+    package static func run(
         path: String, store: Store, options: HealthImportOptions, recording file: ImportedFile? = nil,
         progress: (_ document: String, _ items: Int, _ source: ByteSource) -> Void = { _, _, _ in }
     ) async throws -> Outcome? {

@@ -1,6 +1,6 @@
-public import FencepostCore
-public import FencepostStore
-public import Foundation
+package import FencepostCore
+package import FencepostStore
+package import Foundation
 
 /// `fencepost watch` and `serve`'s `"watch"` job: a regions folder the monitored set is kept
 /// equal to, and an inbox whose files are each imported once (``FileImport``), then moved to
@@ -8,13 +8,13 @@ public import Foundation
 ///
 /// Not thread-safe: one task runs ``look(shouldStop:)`` and ``waitForChange(timeout:)`` in
 /// turn. Every file and every apply is told to `report`, which callers log and count.
-public final class Watcher {
+package final class Watcher {
     /// What to watch.
-    public struct Folders: Sendable, Equatable {
-        public var inbox: String?
-        public var regions: String?
+    package struct Folders: Sendable, Equatable {
+        package var inbox: String?
+        package var regions: String?
 
-        public init(inbox: String? = nil, regions: String? = nil) {
+        package init(inbox: String? = nil, regions: String? = nil) {
             self.inbox = inbox
             self.regions = regions
         }
@@ -37,7 +37,7 @@ public final class Watcher {
 
     /// Makes the inbox with its `done/` and `failed/` when missing; the regions folder must be
     /// there (a missing one would be an empty config, which removes every region).
-    public init(
+    package init(
         store: Store, folders: Folders, options: FileImport.Options, now: @escaping () -> Date = Date.init,
         report: @escaping (WatchReport) -> Void
     ) async throws {
@@ -69,11 +69,11 @@ public final class Watcher {
     }
 
     /// Files waiting in the inbox, complete or not, at the last look.
-    public var pending: Int { inbox?.waiting ?? 0 }
+    package var pending: Int { inbox?.waiting ?? 0 }
 
     /// One look at the folders: applies the regions folder when it changed, then imports every
     /// complete file of the inbox, oldest first. `shouldStop` is asked between files.
-    public func look(shouldStop: () -> Bool = { false }) async {
+    package func look(shouldStop: () -> Bool = { false }) async {
         if let regions, now() >= regionsRetryAfter {
             do {
                 switch try await regions.reconcile(store: store, now: now()) {
@@ -128,7 +128,7 @@ public final class Watcher {
 
     /// Waits until something changes in the folders, or `timeout` seconds pass. The wait
     /// blocks a thread of the watcher's own, never one of the cooperative pool.
-    public func waitForChange(timeout: Double) async {
+    package func waitForChange(timeout: Double) async {
         let directories = UncheckedDirectoryWatch(watch: self.directories)
         let renamedIn = await withCheckedContinuation { continuation in
             waiting.async { continuation.resume(returning: directories.watch.wait(timeout: timeout)) }
@@ -145,7 +145,7 @@ private struct UncheckedDirectoryWatch: @unchecked Sendable {
 }
 
 /// What the watcher did, for the log and the metrics.
-public enum WatchReport: Sendable {
+package enum WatchReport: Sendable {
     /// A file of the inbox was taken: imported, found already imported, or refused.
     case file(name: String, outcome: FileImport.Outcome, movedTo: String)
     /// A file could not be imported for a reason not its own; it is tried again later.
@@ -157,13 +157,13 @@ public enum WatchReport: Sendable {
     case regionsFailed(folder: String, error: String)
 
     /// The plan's changes of an apply (`+ add ID`, …), for a more detailed log.
-    public var details: [String] {
+    package var details: [String] {
         guard case .regionsApplied(_, let plan) = self else { return [] }
         return plan.changes.map(\.line)
     }
 
     /// Whether the line reports a problem (logged as a warning or an error).
-    public var isProblem: Bool {
+    package var isProblem: Bool {
         switch self {
         case .file(_, let outcome, _):
             if case .refused = outcome { return true }
@@ -174,7 +174,7 @@ public enum WatchReport: Sendable {
     }
 
     /// The log lines: one per file or apply; a refused config also lists every problem.
-    public var lines: [String] {
+    package var lines: [String] {
         switch self {
         case .file(let name, let outcome, let movedTo):
             switch outcome {
@@ -213,8 +213,8 @@ public enum WatchReport: Sendable {
 }
 
 /// A folder the watcher cannot start with.
-public struct WatchSetupError: Error, CustomStringConvertible {
-    public var path: String
-    public var reason: String
-    public var description: String { "\(path): \(reason)" }
+package struct WatchSetupError: Error, CustomStringConvertible {
+    package var path: String
+    package var reason: String
+    package var description: String { "\(path): \(reason)" }
 }

@@ -1,25 +1,25 @@
 import FencepostCore
-public import FencepostImport
-public import FencepostStore
-public import Hummingbird
-public import Logging
+package import FencepostImport
+package import FencepostStore
+package import Hummingbird
+package import Logging
 import NIOCore
 import FencepostSync
 import ServiceLifecycle
 import UnixSignals
 
 /// What `fencepost serve` needs to build the application.
-public struct ServiceSettings: Sendable {
-    public var host: String
-    public var port: Int
-    public var configuration: ServiceConfiguration
-    public var ingest: IngestOptions
+package struct ServiceSettings: Sendable {
+    package var host: String
+    package var port: Int
+    package var configuration: ServiceConfiguration
+    package var ingest: IngestOptions
     /// How often live streams and webhook delivery look for other processes' writes.
-    public var pollInterval: Duration
+    package var pollInterval: Duration
     /// Called with the bound port once the server listens (`--port 0` picks a free one).
-    public var onListening: @Sendable (Int) -> Void
+    package var onListening: @Sendable (Int) -> Void
 
-    public init(
+    package init(
         host: String = "127.0.0.1", port: Int = 8080, configuration: ServiceConfiguration = ServiceConfiguration(),
         ingest: IngestOptions = IngestOptions(), pollInterval: Duration = .seconds(1), onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
@@ -38,7 +38,7 @@ public struct ServiceSettings: Sendable {
 /// finishes those in flight, then the writer commits what is queued, then the jobs stop.
 ///
 /// Start-up reads only the regions (to build the monitor): no scan of events or the outbox.
-public func buildApplication(store: Store, settings: ServiceSettings, logger: Logger) async throws -> some ApplicationProtocol {
+package func buildApplication(store: Store, settings: ServiceSettings, logger: Logger) async throws -> some ApplicationProtocol {
     let metrics = ServiceMetrics()
     let signal = ChangeSignal()
     let auth = Authenticator(store: store)
@@ -111,7 +111,7 @@ public func buildApplication(store: Store, settings: ServiceSettings, logger: Lo
 
 /// `fencepost watch`: the watch job alone, until SIGTERM or SIGINT (the file being imported is
 /// finished first).
-public func runWatcher(store: Store, folders: Watcher.Folders, options: FileImport.Options, logger: Logger) async throws {
+package func runWatcher(store: Store, folders: Watcher.Folders, options: FileImport.Options, logger: Logger) async throws {
     let job = try await WatchJob(store: store, folders: folders, options: options, metrics: nil, logger: logger)
     let group = ServiceGroup(configuration: .init(services: [job], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()

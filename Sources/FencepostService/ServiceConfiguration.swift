@@ -2,34 +2,34 @@ import Foundation
 
 /// `fencepost serve --config FILE`: webhooks, job switches and limits. Every field has a
 /// default, so an empty object (or no file) is a valid configuration.
-public struct ServiceConfiguration: Sendable, Codable, Equatable {
+package struct ServiceConfiguration: Sendable, Codable, Equatable {
     /// A URL that receives every new event as JSON, signed with HMAC-SHA256 of the body
     /// under `secret` (header `X-Fencepost-Signature: sha256=<hex>`).
-    public struct Webhook: Sendable, Codable, Equatable {
+    package struct Webhook: Sendable, Codable, Equatable {
         /// Names the webhook's delivery cursor and dead letters; defaults to the URL.
-        public var name: String?
-        public var url: String
-        public var secret: String
+        package var name: String?
+        package var url: String
+        package var secret: String
 
-        public init(name: String? = nil, url: String, secret: String) {
+        package init(name: String? = nil, url: String, secret: String) {
             self.name = name
             self.url = url
             self.secret = secret
         }
 
-        public var key: String { name ?? url }
+        package var key: String { name ?? url }
     }
 
     /// The backend an edge instance forwards its outbox to (`fencepost sync push`, continuously).
-    public struct Sync: Sendable, Codable, Equatable {
+    package struct Sync: Sendable, Codable, Equatable {
         /// The backend's base URL (another `fencepost serve`).
-        public var to: String
-        public var token: String
-        public var batchSize: Int
-        public var maxAttempts: Int
-        public var timeoutSeconds: Double
+        package var to: String
+        package var token: String
+        package var batchSize: Int
+        package var maxAttempts: Int
+        package var timeoutSeconds: Double
 
-        public init(to: String, token: String, batchSize: Int = 500, maxAttempts: Int = 10, timeoutSeconds: Double = 30) {
+        package init(to: String, token: String, batchSize: Int = 500, maxAttempts: Int = 10, timeoutSeconds: Double = 30) {
             self.to = to
             self.token = token
             self.batchSize = batchSize
@@ -44,7 +44,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
             case timeoutSeconds = "timeout_seconds"
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             to = try container.decode(String.self, forKey: .to)
             token = try container.decode(String.self, forKey: .token)
@@ -55,16 +55,16 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     }
 
     /// Background jobs, registered at start-up when switched on.
-    public struct Jobs: Sendable, Codable, Equatable {
+    package struct Jobs: Sendable, Codable, Equatable {
         /// Deliver events to the webhooks (on when any webhook is configured).
-        public var webhooks: Bool?
+        package var webhooks: Bool?
         /// Push the outbox to `sync.to` (on when a sync target is configured).
-        public var sync: Bool?
+        package var sync: Bool?
         /// Delete outbox rows delivered more than `outboxRetentionDays` ago.
-        public var outboxCleanup: Bool
-        public var outboxRetentionDays: Double
+        package var outboxCleanup: Bool
+        package var outboxRetentionDays: Double
 
-        public init(webhooks: Bool? = nil, sync: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7) {
+        package init(webhooks: Bool? = nil, sync: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7) {
             self.webhooks = webhooks
             self.sync = sync
             self.outboxCleanup = outboxCleanup
@@ -77,7 +77,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
             case outboxRetentionDays = "outbox_retention_days"
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             webhooks = try container.decodeIfPresent(Bool.self, forKey: .webhooks)
             sync = try container.decodeIfPresent(Bool.self, forKey: .sync)
@@ -88,11 +88,11 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
 
     /// A basemap for the live page: a tile URL template (`https://…/{z}/{x}/{y}.png`) and the
     /// attribution its provider asks for. Without it the page draws the regions on plain paper.
-    public struct MapTiles: Sendable, Codable, Equatable {
-        public var url: String
-        public var attribution: String?
+    package struct MapTiles: Sendable, Codable, Equatable {
+        package var url: String
+        package var attribution: String?
 
-        public init(url: String, attribution: String? = nil) {
+        package init(url: String, attribution: String? = nil) {
             self.url = url
             self.attribution = attribution
         }
@@ -100,41 +100,41 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
 
     /// `"watch": {"inbox": "DIR", "regions": "DIR"}`: files dropped into the inbox are each
     /// imported once; the regions folder is applied whenever it changes (``Watcher``).
-    public struct Watch: Sendable, Codable, Equatable {
-        public var inbox: String?
-        public var regions: String?
+    package struct Watch: Sendable, Codable, Equatable {
+        package var inbox: String?
+        package var regions: String?
 
-        public init(inbox: String? = nil, regions: String? = nil) {
+        package init(inbox: String? = nil, regions: String? = nil) {
             self.inbox = inbox
             self.regions = regions
         }
     }
 
-    public var webhooks: [Webhook]
-    public var sync: Sync?
+    package var webhooks: [Webhook]
+    package var sync: Sync?
     /// The watched inbox and regions folder, when set.
-    public var watch: Watch?
-    public var jobs: Jobs
+    package var watch: Watch?
+    package var jobs: Jobs
     /// `/metrics` asks for a token (any scope) when true.
-    public var metricsRequireToken: Bool
+    package var metricsRequireToken: Bool
     /// Request bodies past this many bytes are refused with 413.
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// Webhook attempts before an event goes to the dead-letter list.
-    public var webhookMaxAttempts: Int
+    package var webhookMaxAttempts: Int
     /// A request is answered only once its writes are on disk (each commit waits for
     /// `fdatasync`), so a power cut loses nothing that was acknowledged. When false, an
     /// answered request survives the service crashing, not the machine, and commits are faster.
-    public var durableCommits: Bool
+    package var durableCommits: Bool
     /// `"map_tiles"` and `"map_tiles_attribution"`.
-    public var mapTiles: MapTiles?
+    package var mapTiles: MapTiles?
     /// Seconds one webhook delivery may take before it counts as failed (and is retried).
-    public var webhookTimeoutSeconds: Double
+    package var webhookTimeoutSeconds: Double
     /// Seconds a connection may stay open with no request under way before the service closes
     /// it: idle keep-alive connections, and clients that connect and send nothing (or stall
     /// in the middle of a request) do not hold a socket for ever.
-    public var idleTimeoutSeconds: Double
+    package var idleTimeoutSeconds: Double
 
-    public init(
+    package init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
         webhookMaxAttempts: Int = 8, durableCommits: Bool = true, mapTiles: MapTiles? = nil, watch: Watch? = nil,
         webhookTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 60
@@ -164,7 +164,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         case idleTimeoutSeconds = "idle_timeout_seconds"
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = ServiceConfiguration()
         webhooks = try container.decodeIfPresent([Webhook].self, forKey: .webhooks) ?? []
@@ -182,7 +182,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(webhooks, forKey: .webhooks)
         try container.encodeIfPresent(sync, forKey: .sync)
@@ -199,7 +199,7 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
     }
 
     /// Reads a configuration file; the error names the file and what is wrong.
-    public static func load(path: String) throws -> ServiceConfiguration {
+    package static func load(path: String) throws -> ServiceConfiguration {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -262,8 +262,8 @@ public struct ServiceConfiguration: Sendable, Codable, Equatable {
 }
 
 /// A configuration file that cannot be used.
-public struct ConfigurationError: Error, CustomStringConvertible {
-    public var path: String
-    public var reason: String
-    public var description: String { "\(path): \(reason)" }
+package struct ConfigurationError: Error, CustomStringConvertible {
+    package var path: String
+    package var reason: String
+    package var description: String { "\(path): \(reason)" }
 }

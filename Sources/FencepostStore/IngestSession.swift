@@ -1,17 +1,17 @@
-public import FencepostCore
+package import FencepostCore
 import FencepostFormats
 import FencepostGeometry
 import Foundation
 
 /// Options for one ingest run.
-public struct IngestOptions: Sendable {
-    public var monitor: MonitorSettings
-    public var filter: FixFilterSettings
+package struct IngestOptions: Sendable {
+    package var monitor: MonitorSettings
+    package var filter: FixFilterSettings
     /// The most fixes of an unsorted input held in memory; beyond, sorted runs spill to
     /// temporary files and merge back in time order.
-    public var sortRunFixes: Int
+    package var sortRunFixes: Int
 
-    public init(monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
+    package init(monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
         self.monitor = monitor
         self.filter = filter
         self.sortRunFixes = sortRunFixes
@@ -19,11 +19,11 @@ public struct IngestOptions: Sendable {
 }
 
 /// What one batch of ``IngestSession/ingest(batches:)`` did.
-public struct BatchOutcome: Sendable {
-    public var fixesAccepted = 0
-    public var dropped: [FixDropReason: Int] = [:]
+package struct BatchOutcome: Sendable {
+    package var fixesAccepted = 0
+    package var dropped: [FixDropReason: Int] = [:]
     /// The events the batch created, in the order they were written.
-    public var events: [GeofenceEvent] = []
+    package var events: [GeofenceEvent] = []
 }
 
 /// The store around the path every fix takes (``FixPipeline``: time order, filter, monitor):
@@ -40,7 +40,7 @@ public struct BatchOutcome: Sendable {
 /// is serialised in the database (its lock, taken in the transaction), and the progress a
 /// session keeps between inputs is used only while the stored state's version is the one it
 /// last read or saved. One call at a time: a session is not shared between tasks.
-public final class IngestSession {
+package final class IngestSession {
     private let store: Store
     private let options: IngestOptions
     private var pipeline: FixPipeline
@@ -56,12 +56,12 @@ public final class IngestSession {
     /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
     private var collected: [GeofenceEvent]?
     /// The summary of committed inputs, and of the current one while it is read.
-    public private(set) var summary = IngestSummary()
+    package private(set) var summary = IngestSummary()
     /// Events held before they are handed to the background writes (inside the input's
     /// transaction): small enough that writing overlaps monitoring from early in an input.
     private static let eventBatch = 1_000
 
-    public init(store: Store, options: IngestOptions = IngestOptions()) async throws {
+    package init(store: Store, options: IngestOptions = IngestOptions()) async throws {
         self.store = store
         self.options = options
         let (regions, revision) = try await store.read { tx in
@@ -75,17 +75,17 @@ public final class IngestSession {
         FixPipeline(monitor: try Monitor(regions: regions, settings: options.monitor), filter: options.filter, sortRunFixes: options.sortRunFixes)
     }
 
-    public var regionCount: Int { pipeline.regionCount }
+    package var regionCount: Int { pipeline.regionCount }
 
     /// Records readers' skipped-record counts.
-    public func addSkipped(_ skipped: [String: Int]) {
+    package func addSkipped(_ skipped: [String: Int]) {
         summary.skipped.merge(skipped, uniquingKeysWith: +)
     }
 
     /// The summary so far, which starts over (empty) after it: for a long-lived session that
     /// reports each input on its own. Its `devices` and `byDevice` hold the devices of the
     /// inputs since the last start.
-    public func restartSummary() -> IngestSummary {
+    package func restartSummary() -> IngestSummary {
         defer { summary = IngestSummary() }
         return summary
     }
@@ -96,7 +96,7 @@ public final class IngestSession {
     /// If `read` throws (a malformed file), nothing of the input is written and the error is
     /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
     /// whatever the input's size.
-    public func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws {
+    package func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws {
         try await ingest(recording: nil, read)
     }
 
@@ -104,7 +104,7 @@ public final class IngestSession {
     /// the same transaction: returns false, having read nothing, when the store already records
     /// a file with the same content, so each content is ingested at most once, whoever asks.
     @discardableResult
-    public func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Bool {
+    package func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Bool {
         var isNew = true
         try await transaction { tx in
             if let file, try !tx.use({ try Store.record(file, in: $0) }) {
@@ -120,7 +120,7 @@ public final class IngestSession {
     /// Ingests several inputs (requests, already parsed and validated) in one transaction:
     /// each is processed as ``ingest(_:)`` would, and the commit covers them all. Returns what
     /// each did; if anything fails, nothing of any of them is written.
-    public func ingest(batches: [[Fix]]) async throws -> [BatchOutcome] {
+    package func ingest(batches: [[Fix]]) async throws -> [BatchOutcome] {
         var outcomes: [BatchOutcome] = []
         try await transaction { tx in
             // The devices' locks in one order, before any is used: two instances taking groups

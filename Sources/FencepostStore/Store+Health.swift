@@ -1,19 +1,19 @@
-public import FencepostCore
+package import FencepostCore
 import Foundation
 
 /// What committing an import did, by event kind.
-public struct HealthCommitSummary: Sendable, Hashable {
-    public var created: [String: Int] = [:]
-    public var updated: [String: Int] = [:]
-    public var unchanged = 0
+package struct HealthCommitSummary: Sendable, Hashable {
+    package var created: [String: Int] = [:]
+    package var updated: [String: Int] = [:]
+    package var unchanged = 0
 
-    public init() {}
+    package init() {}
 }
 
 /// Health events: written with the kinds' anchors and the sources seen, in one transaction.
 extension Store {
     /// Per kind: the anchor (newest creation time, seconds) of the owner's last import.
-    public func healthAnchors(owner: String) async throws -> [String: Double] {
+    package func healthAnchors(owner: String) async throws -> [String: Double] {
         try await read { tx in
             var anchors: [String: Double] = [:]
             for row in try tx.rows("SELECT kind, anchor_ms FROM health_anchors WHERE owner = ?", owner) {
@@ -25,7 +25,7 @@ extension Store {
     }
 
     /// The sources of the owner's last import, most records first.
-    public func healthSources(owner: String) async throws -> [(source: String, records: Int)] {
+    package func healthSources(owner: String) async throws -> [(source: String, records: Int)] {
         try await read { tx in
             try tx.rows("SELECT source, records FROM health_sources WHERE owner = ? ORDER BY records DESC, source", owner)
                 .map { ($0["source"], $0["records"]) }
@@ -36,7 +36,7 @@ extension Store {
     /// row for it), and advances the anchors — all or nothing. With `file`, records that export
     /// as imported in the same transaction; nil, writing nothing, when a file with the same
     /// content already was.
-    public func commitHealth(
+    package func commitHealth(
         owner: String, events: [HealthEvent], anchors: [String: Double], sources: [String: Int], recording file: ImportedFile? = nil
     ) async throws -> HealthCommitSummary? {
         try await write { tx in

@@ -3,8 +3,8 @@ import Foundation
 
 /// A file imported whole, by the SHA-256 of its content: the same content is imported once,
 /// whatever its name or however often it is dropped.
-public struct ImportedFile: Sendable, Hashable {
-    public enum Kind: String, Sendable {
+package struct ImportedFile: Sendable, Hashable {
+    package enum Kind: String, Sendable {
         /// A location trace, through ingest.
         case trace
         /// An Apple Health export, through health import.
@@ -12,15 +12,15 @@ public struct ImportedFile: Sendable, Hashable {
     }
 
     /// Lower-case hex.
-    public var sha256: String
+    package var sha256: String
     /// The file's name when it was imported.
-    public var name: String
-    public var kind: Kind
-    public var bytes: Int
+    package var name: String
+    package var kind: Kind
+    package var bytes: Int
     /// RFC 3339 UTC; set when recorded.
-    public var importedAt: String
+    package var importedAt: String
 
-    public init(sha256: String, name: String, kind: Kind, bytes: Int, importedAt: String = "") {
+    package init(sha256: String, name: String, kind: Kind, bytes: Int, importedAt: String = "") {
         self.sha256 = sha256
         self.name = name
         self.kind = kind
@@ -31,7 +31,7 @@ public struct ImportedFile: Sendable, Hashable {
 
 extension Store {
     /// The record of the file with this content, if one was imported.
-    public func importedFile(sha256: String) async throws -> ImportedFile? {
+    package func importedFile(sha256: String) async throws -> ImportedFile? {
         try await read { tx in
             try tx.row("SELECT sha256, name, kind, bytes, imported_at FROM imported_files WHERE sha256 = ?", sha256).map { row in
                 ImportedFile(

@@ -1,14 +1,14 @@
-public import FencepostCore
+package import FencepostCore
 
 /// Which events to read.
-public struct EventQuery: Sendable {
-    public var since: Double?
-    public var until: Double?
-    public var device: String?
-    public var region: String?
-    public var kind: String?
+package struct EventQuery: Sendable {
+    package var since: Double?
+    package var until: Double?
+    package var device: String?
+    package var region: String?
+    package var kind: String?
 
-    public init(since: Double? = nil, until: Double? = nil, device: String? = nil, region: String? = nil, kind: String? = nil) {
+    package init(since: Double? = nil, until: Double? = nil, device: String? = nil, region: String? = nil, kind: String? = nil) {
         self.since = since
         self.until = until
         self.device = device
@@ -50,7 +50,7 @@ let visitColumns = "id, device, region, entered_ms, entered_at, exited_ms, exite
 extension Store {
     /// Calls `body` for each matching event in time order, reading in one snapshot without
     /// holding them all in memory.
-    public func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) async throws {
+    package func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) async throws {
         let (conditions, arguments) = Self.conditions(query)
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         try await read { tx in
@@ -61,7 +61,7 @@ extension Store {
     }
 
     /// Calls `body` for each matching visit in enter-time order.
-    public func forEachVisit(
+    package func forEachVisit(
         openOnly: Bool = false, device: String? = nil, region: String? = nil, _ body: (VisitRow) throws -> Void
     ) async throws {
         var conditions: [String] = []
@@ -78,7 +78,7 @@ extension Store {
     }
 
     /// Outbox rows by status, zeros included.
-    public func outboxCounts() async throws -> [OutboxStatus: Int] {
+    package func outboxCounts() async throws -> [OutboxStatus: Int] {
         try await read(Self.outboxCounts)
     }
 
@@ -92,7 +92,7 @@ extension Store {
     }
 
     /// Every device's anchor (its last processed fix time), in milliseconds since the epoch.
-    public func deviceAnchors() async throws -> [String: Int64] {
+    package func deviceAnchors() async throws -> [String: Int64] {
         try await read { tx in
             var anchors: [String: Int64] = [:]
             for row in try tx.rows("SELECT device, anchor_ms FROM devices WHERE anchor_ms IS NOT NULL") {
@@ -103,7 +103,7 @@ extension Store {
     }
 
     /// The saved state of a device, if it has been seen.
-    public func deviceState(_ device: String) async throws -> DeviceState? {
+    package func deviceState(_ device: String) async throws -> DeviceState? {
         try await read { tx in try Self.deviceState(device, tx: tx) }
     }
 }
@@ -111,33 +111,33 @@ extension Store {
 // MARK: - Pages and the live feed
 
 /// Where a page of events ends: the last event's time and id (events are ordered by both).
-public struct EventCursor: Sendable, Hashable {
-    public var timeMs: Int64
-    public var id: String
+package struct EventCursor: Sendable, Hashable {
+    package var timeMs: Int64
+    package var id: String
 
-    public init(timeMs: Int64, id: String) {
+    package init(timeMs: Int64, id: String) {
         self.timeMs = timeMs
         self.id = id
     }
 
     /// An opaque token for clients: `<time_ms>~<id>`, URL-safe.
-    public var token: String { "\(timeMs)~\(id)" }
+    package var token: String { "\(timeMs)~\(id)" }
 
-    public init?(token: String) {
+    package init?(token: String) {
         guard let split = token.firstIndex(of: "~"), let time = Int64(token[..<split]) else { return nil }
         self.init(timeMs: time, id: String(token[token.index(after: split)...]))
     }
 }
 
 /// An event with its place in the outbox: `seq` grows with every created or changed event.
-public struct FeedEvent: Sendable, Hashable {
-    public var seq: Int64
-    public var event: EventRow
+package struct FeedEvent: Sendable, Hashable {
+    package var seq: Int64
+    package var event: EventRow
 }
 
 extension Store {
     /// At most `limit` matching events after `cursor`, in time order.
-    public func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) async throws -> [EventRow] {
+    package func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) async throws -> [EventRow] {
         var (filter, arguments) = Self.conditions(query)
         if let cursor {
             filter.append("(time_ms > ? OR (time_ms = ? AND id > ?))")
@@ -153,7 +153,7 @@ extension Store {
     /// Events created or changed after outbox row `seq`, in outbox order: the live stream's
     /// source, which sees other processes' writes too (outbox rows commit in `seq` order, see
     /// ``SQLTransaction/enqueue(_:)``, so a cursor never passes a row still to come).
-    public func eventFeed(after seq: Int64, device: String?, limit: Int) async throws -> [FeedEvent] {
+    package func eventFeed(after seq: Int64, device: String?, limit: Int) async throws -> [FeedEvent] {
         try await read { tx in
             var sql = """
                 SELECT o.seq AS feed_seq, \(eventColumns(of: "e"))
@@ -169,7 +169,7 @@ extension Store {
     }
 
     /// The newest outbox row of an event, or 0: where a live stream without `Last-Event-ID` starts.
-    public func latestEventSeq() async throws -> Int64 {
+    package func latestEventSeq() async throws -> Int64 {
         try await read(Self.latestEventSeq)
     }
 

@@ -1,26 +1,26 @@
-public import FencepostCore
-public import Foundation
+package import FencepostCore
+package import Foundation
 import FencepostGeometry
 
 /// A region as the store monitors it.
-public struct MonitoredRegion: Sendable, Hashable {
-    public var region: Region
+package struct MonitoredRegion: Sendable, Hashable {
+    package var region: Region
     /// 1 when added, one more on every update.
-    public var version: Int
-    public var createdAt: String
-    public var updatedAt: String
+    package var version: Int
+    package var createdAt: String
+    package var updatedAt: String
 }
 
 extension Store {
     // MARK: - Reading
 
     /// Id and hashes of every monitored region: all a plan needs.
-    public func regionDigests() async throws -> [MonitoredRegionDigest] {
+    package func regionDigests() async throws -> [MonitoredRegionDigest] {
         try await read(Self.digests)
     }
 
     /// Every monitored region, in id order.
-    public func monitoredRegions() async throws -> [MonitoredRegion] {
+    package func monitoredRegions() async throws -> [MonitoredRegion] {
         try await read(Self.monitoredRegions)
     }
 
@@ -41,7 +41,7 @@ extension Store {
     // MARK: - Reconciling
 
     /// The diff between `desired` and the monitored set; changes nothing.
-    public func planRegions(_ desired: [Region]) async throws -> RegionPlan {
+    package func planRegions(_ desired: [Region]) async throws -> RegionPlan {
         RegionPlan(desired: desired, monitored: try await regionDigests())
     }
 
@@ -52,7 +52,7 @@ extension Store {
     /// (`region_removed`, `region_changed`) and run the retirement hooks in the same
     /// transaction. Any failure rolls everything back.
     @discardableResult
-    public func applyRegions(_ desired: [Region], at now: Date = Date()) async throws -> RegionPlan {
+    package func applyRegions(_ desired: [Region], at now: Date = Date()) async throws -> RegionPlan {
         try await applyRegions(at: now) { _ in desired }
     }
 
@@ -60,7 +60,7 @@ extension Store {
     /// function it is given), read and written in one transaction: concurrent single-region
     /// edits cannot undo each other.
     @discardableResult
-    public func applyRegions(
+    package func applyRegions(
         at now: Date = Date(), editing edit: (_ monitored: () throws -> [Region]) throws -> [Region]
     ) async throws -> RegionPlan {
         let timestamp = Timestamp.format(now)
@@ -143,7 +143,7 @@ extension Store {
 
     /// Grows by one on every apply that changes something; a running service compares it to
     /// the revision its monitor was built from.
-    public func regionsRevision() async throws -> Int64 {
+    package func regionsRevision() async throws -> Int64 {
         try await read(Self.regionsRevision)
     }
 

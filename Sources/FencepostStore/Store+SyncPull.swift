@@ -1,14 +1,14 @@
-public import FencepostCore
-public import Foundation
+package import FencepostCore
+package import Foundation
 
 /// What one page of pulled region changes did.
-public struct PulledRegions: Sendable {
-    public var plan: RegionPlan
+package struct PulledRegions: Sendable {
+    package var plan: RegionPlan
     /// Region ids whose change was not applied because a local edit of the same region is
     /// still waiting to be pushed (a pending local delete is never undone by a pull).
-    public var keptLocal: [String]
+    package var keptLocal: [String]
     /// Region changes whose feature this store refuses, with the reason.
-    public var refused: [(id: String, reason: String)]
+    package var refused: [(id: String, reason: String)]
 }
 
 extension Store {
@@ -16,7 +16,7 @@ extension Store {
     /// with each change applied becomes the desired set — and saves the pull cursor, in one
     /// transaction. Changes to regions with a local edit not yet pushed are skipped; the
     /// result is not queued back to the backend.
-    public func applyPulledRegions(
+    package func applyPulledRegions(
         _ changes: [SyncChange], cursorKey: String, cursor: Int64, at now: Date = Date()
     ) async throws -> PulledRegions {
         let timestamp = Timestamp.format(now)

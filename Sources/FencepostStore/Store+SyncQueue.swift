@@ -1,38 +1,38 @@
-public import FencepostCore
-public import Foundation
+package import FencepostCore
+package import Foundation
 
 /// An outbox row on its way to the backend.
-public struct OutboxItem: Sendable, Hashable {
-    public var seq: Int64
-    public var mutation: SyncMutation
-    public var attempts: Int
+package struct OutboxItem: Sendable, Hashable {
+    package var seq: Int64
+    package var mutation: SyncMutation
+    package var attempts: Int
 }
 
 /// A mutation the backend rejected, or that ran out of attempts.
-public struct SyncDeadLetter: Sendable, Hashable {
-    public var seq: Int64
-    public var entity: String
-    public var entityID: String
-    public var key: String
-    public var attempts: Int
-    public var lastError: String
-    public var createdAt: String
+package struct SyncDeadLetter: Sendable, Hashable {
+    package var seq: Int64
+    package var entity: String
+    package var entityID: String
+    package var key: String
+    package var attempts: Int
+    package var lastError: String
+    package var createdAt: String
 }
 
 /// Where an outbox row is on its way to the backend, as its `status` column holds it.
-public enum OutboxStatus: String, Sendable, Hashable, CaseIterable {
+package enum OutboxStatus: String, Sendable, Hashable, CaseIterable {
     // In the order a row moves through them.
     case pending, inflight, delivered, dead
 }
 
 /// The queue as `fencepost sync status` reports it.
-public struct SyncStatus: Sendable, Hashable {
-    public var counts: [OutboxStatus: Int]
+package struct SyncStatus: Sendable, Hashable {
+    package var counts: [OutboxStatus: Int]
     /// When the oldest pending mutation was queued.
-    public var oldestPendingAt: String?
-    public var lastSuccessAt: String?
-    public var lastError: String?
-    public var lastErrorAt: String?
+    package var oldestPendingAt: String?
+    package var lastSuccessAt: String?
+    package var lastError: String?
+    package var lastErrorAt: String?
 }
 
 /// The client side of sync: the outbox as a persistent push queue. A row is `pending` until
@@ -44,13 +44,13 @@ public struct SyncStatus: Sendable, Hashable {
 extension Store {
     /// Puts rows a killed push left in flight back to pending; returns how many.
     @discardableResult
-    public func requeueInflight() async throws -> Int {
+    package func requeueInflight() async throws -> Int {
         try await write { tx in try tx.execute("UPDATE outbox SET status = 'pending' WHERE status = 'inflight'") }
     }
 
     /// Claims the next pending rows in outbox order (up to `limit` rows and about `maxBytes`
     /// of payload, at least one row) and marks them in flight.
-    public func claimPushBatch(limit: Int, maxBytes: Int) async throws -> [OutboxItem] {
+    package func claimPushBatch(limit: Int, maxBytes: Int) async throws -> [OutboxItem] {
         try await write { tx in
             var items: [OutboxItem] = []
             var bytes = 0
@@ -72,7 +72,7 @@ extension Store {
     /// dead with the backend's reason; rows without an answer go back to pending.
     /// Returns (delivered, dead).
     @discardableResult
-    public func acknowledge(
+    package func acknowledge(
         _ items: [OutboxItem], results: [String: SyncResult], at now: Date = Date()
     ) async throws -> (delivered: Int, dead: Int) {
         let timestamp = Timestamp.format(now)
@@ -119,7 +119,7 @@ extension Store {
     /// the next attempt is due. When `counts` (the request may have reached the backend), the
     /// attempt counts, and rows that reach `maxAttempts` go dead. Returns how many went dead.
     @discardableResult
-    public func recordPushFailure(
+    package func recordPushFailure(
         _ items: [OutboxItem], error: String, counts: Bool, maxAttempts: Int, retryAt: Date, at now: Date = Date()
     ) async throws -> Int {
         let timestamp = Timestamp.format(now)
@@ -142,7 +142,7 @@ extension Store {
     }
 
     /// Queue depth by status, the oldest pending row and the last push outcome.
-    public func syncStatus() async throws -> SyncStatus {
+    package func syncStatus() async throws -> SyncStatus {
         try await read { tx in
             let counts = try Self.outboxCounts(tx)
             let oldest: String? = try tx.value("SELECT created_at FROM outbox WHERE status IN ('pending', 'inflight') ORDER BY seq LIMIT 1")
@@ -156,7 +156,7 @@ extension Store {
     }
 
     /// The dead-letter list, oldest first.
-    public func syncDeadLetters(limit: Int = 1_000) async throws -> [SyncDeadLetter] {
+    package func syncDeadLetters(limit: Int = 1_000) async throws -> [SyncDeadLetter] {
         try await read { tx in
             try tx.rows(
                 """
@@ -176,7 +176,7 @@ extension Store {
     /// Puts dead rows back in the queue with a fresh attempt count: one (by outbox seq) or
     /// all when `seq` is nil. Returns how many.
     @discardableResult
-    public func retryDeadLetters(seq: Int64? = nil) async throws -> Int {
+    package func retryDeadLetters(seq: Int64? = nil) async throws -> Int {
         try await write { tx in
             let filter = seq == nil ? "" : " AND seq = ?"
             return try tx.execute(
@@ -187,11 +187,11 @@ extension Store {
 
     // MARK: - Sync state
 
-    public func syncState(_ key: String) async throws -> String? {
+    package func syncState(_ key: String) async throws -> String? {
         try await read { tx in try tx.value("SELECT value FROM sync_state WHERE key = ?", key) }
     }
 
-    public func setSyncState(_ key: String, _ value: String) async throws {
+    package func setSyncState(_ key: String, _ value: String) async throws {
         try await write { tx in try Self.setSyncState(key, value, tx: tx) }
     }
 

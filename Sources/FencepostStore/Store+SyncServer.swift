@@ -1,13 +1,13 @@
-public import FencepostCore
-public import Foundation
+package import FencepostCore
+package import Foundation
 
 /// What a sync caller may change: every device's data or one device's, and regions or not.
-public struct SyncPermissions: Sendable {
+package struct SyncPermissions: Sendable {
     /// nil: any device.
-    public var device: String?
-    public var regions: Bool
+    package var device: String?
+    package var regions: Bool
 
-    public init(device: String?, regions: Bool) {
+    package init(device: String?, regions: Bool) {
         self.device = device
         self.regions = regions
     }
@@ -29,7 +29,7 @@ extension Store {
     /// savepoint is needed to undo one.)
     /// Applied events and visits enter this store's outbox too (webhooks, the live stream and
     /// further sync see them); a version older than the one held is applied as a no-op.
-    public func applyMutations(
+    package func applyMutations(
         _ mutations: [SyncMutation], permissions: SyncPermissions, at now: Date = Date()
     ) async throws -> [SyncResult] {
         let timestamp = Timestamp.format(now)
@@ -271,7 +271,7 @@ extension Store {
 
     /// Outbox rows after `seq`, in order: for `entities` (nil: all), and for a device-confined
     /// caller only regions and that device's events and visits.
-    public func syncChanges(after seq: Int64, entities: Set<SyncEntity>?, device: String?, limit: Int) async throws -> [SyncChange] {
+    package func syncChanges(after seq: Int64, entities: Set<SyncEntity>?, device: String?, limit: Int) async throws -> [SyncChange] {
         try await read { tx in
             var conditions = ["o.seq > ?"]
             var arguments: [SQLValue] = [seq.sqlValue]

@@ -1,9 +1,9 @@
-public import Foundation
+package import Foundation
 import Crypto
 import FencepostCore
 
 /// What a bearer token may do.
-public enum TokenScope: Sendable, Hashable, CustomStringConvertible {
+package enum TokenScope: Sendable, Hashable, CustomStringConvertible {
     /// Everything.
     case admin
     /// Read regions, events and visits; write nothing.
@@ -12,7 +12,7 @@ public enum TokenScope: Sendable, Hashable, CustomStringConvertible {
     case device(String)
 
     /// `admin`, `read` or `device:ID`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         switch text {
         case "admin": self = .admin
         case "read": self = .read
@@ -22,7 +22,7 @@ public enum TokenScope: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .admin: return "admin"
         case .read: return "read"
@@ -32,16 +32,16 @@ public enum TokenScope: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A token as listed: never its secret, which is only shown once, when created.
-public struct TokenInfo: Sendable, Hashable {
-    public var name: String
-    public var scope: TokenScope
-    public var createdAt: String
+package struct TokenInfo: Sendable, Hashable {
+    package var name: String
+    package var scope: TokenScope
+    package var createdAt: String
 }
 
 extension Store {
     /// Creates a token with a new random secret and returns the secret; the store keeps only
     /// its SHA-256. Throws `StoreError.tokenExists` when the name is taken.
-    public func createToken(name: String, scope: TokenScope, at now: Date = Date()) async throws -> String {
+    package func createToken(name: String, scope: TokenScope, at now: Date = Date()) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let secret = "fp_" + Data(bytes).base64EncodedString()
@@ -56,7 +56,7 @@ extension Store {
     }
 
     /// The scope of a presented token, or nil when no such token exists.
-    public func tokenScope(secret: String) async throws -> (name: String, scope: TokenScope)? {
+    package func tokenScope(secret: String) async throws -> (name: String, scope: TokenScope)? {
         try await read { tx in
             guard let row = try tx.row("SELECT name, scope FROM tokens WHERE token_hash = ?", Self.tokenHash(secret)),
                 let scope = TokenScope(row["scope"] as String)
@@ -65,7 +65,7 @@ extension Store {
         }
     }
 
-    public func tokens() async throws -> [TokenInfo] {
+    package func tokens() async throws -> [TokenInfo] {
         try await read { tx in
             try tx.rows("SELECT name, scope, created_at FROM tokens ORDER BY name").compactMap { row in
                 TokenScope(row["scope"] as String).map { TokenInfo(name: row["name"], scope: $0, createdAt: row["created_at"]) }
@@ -74,7 +74,7 @@ extension Store {
     }
 
     /// Removes a token; returns whether it existed.
-    public func revokeToken(name: String) async throws -> Bool {
+    package func revokeToken(name: String) async throws -> Bool {
         try await write { tx in try tx.execute("DELETE FROM tokens WHERE name = ?", name) > 0 }
     }
 

@@ -1,16 +1,16 @@
-public import Foundation
+package import Foundation
 import FencepostCore
 
 /// An event a webhook refused or that ran out of attempts.
-public struct WebhookDeadLetter: Sendable, Hashable {
-    public var id: Int64
-    public var webhook: String
-    public var outboxSeq: Int64
-    public var eventID: String
-    public var payload: String
-    public var attempts: Int
-    public var lastError: String
-    public var createdAt: String
+package struct WebhookDeadLetter: Sendable, Hashable {
+    package var id: Int64
+    package var webhook: String
+    package var outboxSeq: Int64
+    package var eventID: String
+    package var payload: String
+    package var attempts: Int
+    package var lastError: String
+    package var createdAt: String
 }
 
 /// Webhook delivery state: per webhook, a cursor into the outbox's event rows, advanced only
@@ -19,7 +19,7 @@ public struct WebhookDeadLetter: Sendable, Hashable {
 extension Store {
     /// The webhook's cursor; a webhook seen for the first time starts at the newest event
     /// (it receives new events, not the history).
-    public func webhookCursor(_ webhook: String, at now: Date = Date()) async throws -> Int64 {
+    package func webhookCursor(_ webhook: String, at now: Date = Date()) async throws -> Int64 {
         try await write { tx in
             if let seq: Int64 = try tx.value("SELECT last_seq FROM webhook_cursors WHERE webhook = ?", webhook) {
                 return seq
@@ -31,7 +31,7 @@ extension Store {
     }
 
     /// Records that the webhook acknowledged everything up to `seq`.
-    public func advanceWebhook(_ webhook: String, to seq: Int64, at now: Date = Date()) async throws {
+    package func advanceWebhook(_ webhook: String, to seq: Int64, at now: Date = Date()) async throws {
         try await write { tx in
             try tx.execute(
                 "UPDATE webhook_cursors SET last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, updated_at = ? WHERE webhook = ?",
@@ -40,7 +40,7 @@ extension Store {
     }
 
     /// Gives up on one event: dead-letters it and moves the cursor past it, in one transaction.
-    public func deadLetterWebhook(
+    package func deadLetterWebhook(
         _ webhook: String, seq: Int64, eventID: String, payload: String, attempts: Int, error: String, at now: Date = Date()
     ) async throws {
         let timestamp = Timestamp.format(now)
@@ -57,7 +57,7 @@ extension Store {
         }
     }
 
-    public func webhookDeadLetters() async throws -> [WebhookDeadLetter] {
+    package func webhookDeadLetters() async throws -> [WebhookDeadLetter] {
         try await read { tx in
             try tx.rows(
                 "SELECT id, webhook, outbox_seq, event_id, payload, attempts, last_error, created_at FROM webhook_dead_letters ORDER BY id"
@@ -71,7 +71,7 @@ extension Store {
 
     /// Deletes outbox rows delivered before `cutoff` that every webhook has passed; returns
     /// how many.
-    public func deleteDeliveredOutbox(before cutoff: Date) async throws -> Int {
+    package func deleteDeliveredOutbox(before cutoff: Date) async throws -> Int {
         try await write { tx in
             try tx.execute(
                 """

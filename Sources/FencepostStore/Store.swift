@@ -8,16 +8,16 @@ import Foundation
 /// few differences between the two live in each backend's ``SQLDialect``, and each backend keeps
 /// its own fast path for an ingest's writes. Writes that belong together happen in one
 /// transaction, so a crash at any point leaves either all of them or none.
-public struct Store: Sendable {
+package struct Store: Sendable {
     let backend: any StoreBackend
     /// Run inside the apply transaction for each region whose open visits must close.
     let retirementHooks: [RegionRetirementHook]
 
     /// A file path, or the URL without its password.
-    public var location: String { backend.location }
+    package var location: String { backend.location }
 
     /// A private SQLite database in memory (``inMemory()``): no file, no write-ahead log.
-    public var isInMemory: Bool { sqlite?.isInMemory ?? false }
+    package var isInMemory: Bool { sqlite?.isInMemory ?? false }
 
     /// The SQLite backend, for what only a SQLite file has (its write-ahead log).
     var sqlite: SQLiteBackend? { backend as? SQLiteBackend }
@@ -27,7 +27,7 @@ public struct Store: Sendable {
     /// server that cannot be reached or refuses the login, or a schema newer than this release
     /// throws a ``StoreOpenError`` saying so; a full disk, or a SQLite file whose write lock
     /// another process holds for longer than `busyTimeout` seconds, a ``StoreBlocked``.
-    public static func open(_ location: String, busyTimeout: Double = 30) async throws -> Store {
+    package static func open(_ location: String, busyTimeout: Double = 30) async throws -> Store {
         switch try StoreLocation(location) {
         case .file(let path):
             return try Store(path: path, busyTimeout: busyTimeout)
@@ -38,12 +38,12 @@ public struct Store: Sendable {
 
     /// Opens (creating when missing) the SQLite database at `path` and migrates it; writes wait
     /// up to `busyTimeout` seconds for another process's write lock.
-    public init(path: String, busyTimeout: Double = 30) throws {
+    package init(path: String, busyTimeout: Double = 30) throws {
         self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout))
     }
 
     /// A private SQLite database in memory, for tests and dry runs.
-    public static func inMemory() throws -> Store {
+    package static func inMemory() throws -> Store {
         Store(backend: try SQLiteBackend())
     }
 
@@ -58,7 +58,7 @@ public struct Store: Sendable {
     }
 
     /// Closes the store's connections.
-    public func close() async {
+    package func close() async {
         await backend.close()
     }
 

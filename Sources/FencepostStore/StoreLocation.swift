@@ -4,11 +4,11 @@ import Foundation
 /// (`postgres://user:password@host:port/database`, also `postgresql://`, with
 /// `?sslmode=disable|require` and a Unix socket through `?host=/path`). A value that looks like
 /// a URL of any other scheme is refused, never taken for a path.
-public enum StoreLocation: Sendable, Equatable {
+package enum StoreLocation: Sendable, Equatable {
     case file(String)
     case postgres(PostgresURL)
 
-    public init(_ text: String) throws {
+    package init(_ text: String) throws {
         if let scheme = Self.scheme(of: text) {
             guard scheme == "postgres" || scheme == "postgresql" else {
                 throw StoreOpenError.unsupportedURL("\(scheme)://: a store is a file path or a postgres:// URL")
@@ -21,7 +21,7 @@ public enum StoreLocation: Sendable, Equatable {
 
     /// `$FENCEPOST_DB`, else `$XDG_DATA_HOME/fencepost/fencepost.db`, else
     /// `~/.local/share/fencepost/fencepost.db`.
-    public static func defaultPath(environment: [String: String]) -> String {
+    package static func defaultPath(environment: [String: String]) -> String {
         if let path = environment["FENCEPOST_DB"], !path.isEmpty { return path }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/fencepost/fencepost.db" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "."
@@ -40,16 +40,16 @@ public enum StoreLocation: Sendable, Equatable {
 }
 
 /// A PostgreSQL database's address and login, read from a `postgres://` URL.
-public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
-    public var user: String
-    public var password: String?
+package struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
+    package var user: String
+    package var password: String?
     /// A host name or address; nil with `socket`.
-    public var host: String?
-    public var port: Int
+    package var host: String?
+    package var port: Int
     /// A Unix-domain socket's path (`?host=/run/postgresql`, the folder, or the socket file).
-    public var socket: String?
-    public var database: String
-    public var requireTLS: Bool
+    package var socket: String?
+    package var database: String
+    package var requireTLS: Bool
 
     init(_ text: String) throws {
         guard let components = URLComponents(string: text) else { throw StoreOpenError.unsupportedURL("not a URL: \(Self.redacting(text))") }
@@ -81,7 +81,7 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The URL without its password.
-    public var description: String {
+    package var description: String {
         let server = socket.map { "?host=\($0)" } ?? ""
         return "postgres://\(user)@\(host ?? "")\(socket == nil ? ":\(port)" : "")/\(database)\(server)"
     }

@@ -1,29 +1,29 @@
-public import AsyncHTTPClient
-public import FencepostCore
-public import FencepostStore
+package import AsyncHTTPClient
+package import FencepostCore
+package import FencepostStore
 
 /// What a pull did.
-public struct PullReport: Sendable {
-    public var changes = 0
-    public var added = 0
-    public var updated = 0
-    public var removed = 0
+package struct PullReport: Sendable {
+    package var changes = 0
+    package var added = 0
+    package var updated = 0
+    package var removed = 0
     /// Regions whose pulled change was skipped for a local edit not yet pushed.
-    public var keptLocal: [String] = []
-    public var refused: [(id: String, reason: String)] = []
-    public var cursor: Int64 = 0
+    package var keptLocal: [String] = []
+    package var refused: [(id: String, reason: String)] = []
+    package var cursor: Int64 = 0
 }
 
 /// Pulls the backend's region changes after this store's cursor for that backend, page by
 /// page; each page goes through the reconciler (the monitored set with the page's changes
 /// applied is the desired set) and moves the cursor in the same transaction, so an
 /// interrupted pull resumes where it stopped. Events and visits flow the other way (push).
-public struct RegionPuller: Sendable {
+package struct RegionPuller: Sendable {
     let store: Store
     let transport: SyncTransport
     let pageSize: Int
 
-    public init(store: Store, endpoint: SyncEndpoint, client: HTTPClient, pageSize: Int = 500) {
+    package init(store: Store, endpoint: SyncEndpoint, client: HTTPClient, pageSize: Int = 500) {
         self.store = store
         self.transport = SyncTransport(endpoint: endpoint, client: client)
         self.pageSize = pageSize
@@ -33,7 +33,7 @@ public struct RegionPuller: Sendable {
 
     /// Pulls until the backend has nothing newer; a failed request is retried on `retries`
     /// for up to `giveUpAfter`, then thrown as a ``SyncFailure``.
-    public func pull(retries: RetrySchedule = RetrySchedule(), giveUpAfter: Duration = .seconds(60)) async throws -> PullReport {
+    package func pull(retries: RetrySchedule = RetrySchedule(), giveUpAfter: Duration = .seconds(60)) async throws -> PullReport {
         var report = PullReport()
         report.cursor = await Int64(try store.syncState(cursorKey) ?? "0") ?? 0
         var failures = FailureStreak(schedule: retries)

@@ -1,14 +1,14 @@
 import Foundation
 
 /// The backend a store syncs with: a `fencepost serve` base URL and a bearer token.
-public struct SyncEndpoint: Sendable {
-    public var baseURL: String
-    public var token: String
+package struct SyncEndpoint: Sendable {
+    package var baseURL: String
+    package var token: String
     /// The most one request may take, sending and answering included.
-    public var timeout: Duration
+    package var timeout: Duration
 
     /// Refuses anything but an http(s) URL with a host.
-    public init(baseURL: String, token: String, timeout: Duration = .seconds(30)) throws {
+    package init(baseURL: String, token: String, timeout: Duration = .seconds(30)) throws {
         guard let url = URL(string: baseURL), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw SyncFailure.refused(status: 0, "\(baseURL) is not an http(s) URL")
         }
@@ -19,7 +19,7 @@ public struct SyncEndpoint: Sendable {
 }
 
 /// Why a sync request failed, sorted by what to do about it.
-public enum SyncFailure: Error, Sendable, CustomStringConvertible {
+package enum SyncFailure: Error, Sendable, CustomStringConvertible {
     /// The request never reached the backend (connection refused, no route, connect timeout):
     /// retry later; it does not count against a mutation's attempts.
     case unreachable(String)
@@ -30,7 +30,7 @@ public enum SyncFailure: Error, Sendable, CustomStringConvertible {
     /// retrying cannot help until someone fixes the cause.
     case refused(status: Int, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreachable(let message): return "backend unreachable: \(message)"
         case .transient(let message, _): return message

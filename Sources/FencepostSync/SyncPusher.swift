@@ -1,25 +1,25 @@
-public import AsyncHTTPClient
-public import FencepostCore
-public import FencepostStore
+package import AsyncHTTPClient
+package import FencepostCore
+package import FencepostStore
 import Foundation
 
 /// How a push behaves.
-public struct PushSettings: Sendable {
+package struct PushSettings: Sendable {
     /// Mutations per request, and about how many payload bytes.
-    public var batchSize: Int
-    public var maxBatchBytes: Int
+    package var batchSize: Int
+    package var maxBatchBytes: Int
     /// Attempts that may have reached the backend before a mutation is dead-lettered.
     /// An unreachable backend does not use them up: it only delays.
-    public var maxAttempts: Int
-    public var retries: RetrySchedule
+    package var maxAttempts: Int
+    package var retries: RetrySchedule
     /// The longest wait while the backend is unreachable: trying to connect costs it nothing,
     /// and the queue starts draining this soon after it comes back.
-    public var unreachableRetryCap: Double
+    package var unreachableRetryCap: Double
     /// Stop retrying once failures have gone on this long (the CLI); nil: retry until
     /// cancelled (the service job).
-    public var giveUpAfter: Duration?
+    package var giveUpAfter: Duration?
 
-    public init(
+    package init(
         batchSize: Int = 500, maxBatchBytes: Int = 4 << 20, maxAttempts: Int = 10, retries: RetrySchedule = RetrySchedule(),
         giveUpAfter: Duration? = .seconds(120), unreachableRetryCap: Double = 5
     ) {
@@ -33,8 +33,8 @@ public struct PushSettings: Sendable {
 }
 
 /// What a push did.
-public struct PushReport: Sendable {
-    public enum Ending: Sendable {
+package struct PushReport: Sendable {
+    package enum Ending: Sendable {
         /// Nothing pending is left.
         case drained
         /// Failures went on past `giveUpAfter`; the rest stays queued.
@@ -43,13 +43,13 @@ public struct PushReport: Sendable {
         case refused(String)
     }
 
-    public var ending: Ending = .drained
+    package var ending: Ending = .drained
     /// Acknowledged by the backend (applied or duplicate).
-    public var delivered = 0
+    package var delivered = 0
     /// Rejected by the backend or out of attempts, during this push.
-    public var deadLettered = 0
-    public var requests = 0
-    public var failedRequests = 0
+    package var deadLettered = 0
+    package var requests = 0
+    package var failedRequests = 0
 }
 
 /// Sends the outbox to the backend in outbox order. A batch is claimed (`inflight`), sent, and
@@ -57,12 +57,12 @@ public struct PushReport: Sendable {
 /// delivered, rejected → dead with the reason. A failed request puts its batch back to pending
 /// and is retried after the schedule's delay (0 s, 1 s, 3 s, then doubling with jitter to the
 /// cap; at least the backend's Retry-After). The caller holds the store's sync lock (``Store/exclusively(_:wait:_:)``).
-public struct SyncPusher: Sendable {
+package struct SyncPusher: Sendable {
     let store: Store
     let transport: SyncTransport
     let settings: PushSettings
 
-    public init(store: Store, endpoint: SyncEndpoint, settings: PushSettings, client: HTTPClient) {
+    package init(store: Store, endpoint: SyncEndpoint, settings: PushSettings, client: HTTPClient) {
         self.store = store
         self.transport = SyncTransport(endpoint: endpoint, client: client)
         self.settings = settings
@@ -70,7 +70,7 @@ public struct SyncPusher: Sendable {
 
     /// Pushes until nothing is pending, failures outlast `giveUpAfter`, or the backend refuses
     /// the requests. `progress` is called after every request.
-    public func push(progress: (PushReport) -> Void = { _ in }) async throws -> PushReport {
+    package func push(progress: (PushReport) -> Void = { _ in }) async throws -> PushReport {
         var report = PushReport()
         try await store.requeueInflight()
         var failures = FailureStreak(schedule: settings.retries)

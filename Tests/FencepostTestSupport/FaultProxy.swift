@@ -6,7 +6,7 @@ import NIOPosix
 import Synchronization
 
 /// What the proxy does with one request.
-public enum ProxyFault: Sendable, Equatable {
+package enum ProxyFault: Sendable, Equatable {
     /// Forward it and relay the answer.
     case pass
     /// Close the connection without forwarding (the backend never sees the request).
@@ -27,8 +27,8 @@ public enum ProxyFault: Sendable, Equatable {
 /// each request takes the next fault from a script (then `pass`, or what a chooser picks), or
 /// the standing fault while an outage is on. Real sockets and real requests on both sides; a
 /// test helper, not a mock.
-public final class FaultProxy: Sendable {
-    public let port: Int
+package final class FaultProxy: Sendable {
+    package let port: Int
     private let faults = FaultScript()
     private let client: HTTPClient
     private let upstream: String
@@ -36,7 +36,7 @@ public final class FaultProxy: Sendable {
     private let acceptor: Task<Void, Never>
 
     /// Starts a proxy in front of `upstream` (a base URL such as http://127.0.0.1:8080).
-    public static func start(upstream: String) async throws -> FaultProxy {
+    package static func start(upstream: String) async throws -> FaultProxy {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel in
@@ -66,44 +66,44 @@ public final class FaultProxy: Sendable {
         }
     }
 
-    public var url: String { "http://127.0.0.1:\(port)" }
+    package var url: String { "http://127.0.0.1:\(port)" }
 
     /// The next requests get these faults, in order; after them, requests pass.
-    public func script(_ faults: [ProxyFault]) {
+    package func script(_ faults: [ProxyFault]) {
         self.faults.state.withLock { $0.script.append(contentsOf: faults) }
     }
 
     /// Requests past the script get what `choose` picks (a random campaign), instead of `pass`.
-    public func choose(_ choose: @escaping @Sendable () -> ProxyFault) {
+    package func choose(_ choose: @escaping @Sendable () -> ProxyFault) {
         faults.state.withLock { $0.chooser = choose }
     }
 
     /// `observe` sees every answer the backend gave to a forwarded request (the request's URI
     /// and the answer's body), whether or not the client then got it.
-    public func observeAnswers(_ observe: @escaping @Sendable (String, String) -> Void) {
+    package func observeAnswers(_ observe: @escaping @Sendable (String, String) -> Void) {
         faults.state.withLock { $0.observer = observe }
     }
 
     /// Requests being handled now (a delayed one stays in flight after its client gave up).
-    public var inFlight: Int {
+    package var inFlight: Int {
         faults.state.withLock { $0.inFlight }
     }
 
     /// Every request gets `fault` until `endOutage()` (a backend that is down or failing).
-    public func outage(_ fault: ProxyFault) {
+    package func outage(_ fault: ProxyFault) {
         faults.state.withLock { $0.standing = fault }
     }
 
-    public func endOutage() {
+    package func endOutage() {
         faults.state.withLock { $0.standing = nil }
     }
 
     /// The fault each request so far got, in order.
-    public var seen: [ProxyFault] {
+    package var seen: [ProxyFault] {
         faults.state.withLock { $0.seen }
     }
 
-    public func stop() async {
+    package func stop() async {
         server.channel.close(promise: nil)
         acceptor.cancel()
         _ = await acceptor.value

@@ -4,7 +4,7 @@ import Foundation
 /// of its own and awaits its result. Swift Testing runs tests on the cooperative pool, which
 /// has one thread per core (two here): a test blocking a pool thread starves every other test
 /// that awaits, and tests bounded in time then fail for no fault of the code they test.
-public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try work() }) }
         thread.start()

@@ -1,22 +1,22 @@
-public import Foundation
+package import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
 
 /// An SVG read back with Foundation's XML parser (libxml2), not ours: well-formedness is
 /// checked by a parser that did not write it, and elements can be counted by class.
-public final class ParsedSVG {
-    public struct Element {
-        public var name: String
-        public var attributes: [String: String]
-        public var text = ""
+package final class ParsedSVG {
+    package struct Element {
+        package var name: String
+        package var attributes: [String: String]
+        package var text = ""
         /// Classes of the element itself.
-        public var classes: Set<String> { Set((attributes["class"] ?? "").split(separator: " ").map(String.init)) }
+        package var classes: Set<String> { Set((attributes["class"] ?? "").split(separator: " ").map(String.init)) }
     }
 
-    public let elements: [Element]
+    package let elements: [Element]
 
-    public init(_ text: String) throws {
+    package init(_ text: String) throws {
         let parser = XMLParser(data: Data(text.utf8))
         let collector = Collector()
         parser.delegate = collector
@@ -26,9 +26,9 @@ public final class ParsedSVG {
         elements = collector.elements
     }
 
-    public struct ParseFailure: Error, CustomStringConvertible {
-        public var reason: String
-        public var description: String { "the SVG is not well-formed XML: \(reason)" }
+    package struct ParseFailure: Error, CustomStringConvertible {
+        package var reason: String
+        package var description: String { "the SVG is not well-formed XML: \(reason)" }
     }
 
     /// Collects elements, their attributes and text as the parser reports them.
@@ -51,20 +51,20 @@ public final class ParsedSVG {
     }
 
     /// Elements having every one of the given classes.
-    public func all(_ classes: String...) -> [Element] {
+    package func all(_ classes: String...) -> [Element] {
         elements.filter { element in classes.allSatisfy { element.classes.contains($0) } }
     }
 
-    public func count(_ classes: String...) -> Int {
+    package func count(_ classes: String...) -> Int {
         elements.filter { element in classes.allSatisfy { element.classes.contains($0) } }.count
     }
 
-    public var root: Element { elements[0] }
+    package var root: Element { elements[0] }
 }
 
 extension ParsedSVG.Element {
     /// Where a point-like element sits: its `translate(x y)`, else cx/cy, else x/y.
-    public var anchor: (x: Double, y: Double)? {
+    package var anchor: (x: Double, y: Double)? {
         if let transform = attributes["transform"], let match = transform.firstMatch(of: /translate\(\s*([-\d.]+)[ ,]+([-\d.]+)\s*\)/) {
             return (Double(match.1)!, Double(match.2)!)
         }
@@ -75,7 +75,7 @@ extension ParsedSVG.Element {
 
     /// The absolute points of a path made of M, L and Z commands (what the renderer writes
     /// for shapes and tracks).
-    public var pathPoints: [(x: Double, y: Double)] {
+    package var pathPoints: [(x: Double, y: Double)] {
         guard let data = attributes["d"] else { return [] }
         var points: [(Double, Double)] = []
         for match in data.matches(of: /[ML]\s*([-\d.]+)[ ,]+([-\d.]+)/) {

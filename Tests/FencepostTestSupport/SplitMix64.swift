@@ -1,10 +1,10 @@
 /// A small deterministic generator (SplitMix64) for randomised tests, so a failing seed reproduces.
-public struct SplitMix64: RandomNumberGenerator {
-    public var state: UInt64
+package struct SplitMix64: RandomNumberGenerator {
+    package var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -13,5 +13,5 @@ public struct SplitMix64: RandomNumberGenerator {
     }
 
     /// A double in [0, 1).
-    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    package mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

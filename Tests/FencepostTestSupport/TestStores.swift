@@ -1,4 +1,4 @@
-public import FencepostStore
+package import FencepostStore
 import Foundation
 import Logging
 import PostgresNIO
@@ -7,22 +7,22 @@ import PostgresNIO
 /// `FENCEPOST_TEST_POSTGRES` holds the URL of a PostgreSQL database (as `tools/test` sets it for
 /// its second run), a fresh database of its own on that server, so that the same tests check
 /// both backends.
-public enum TestStores {
+package enum TestStores {
     /// The server's URL when the tests run against PostgreSQL.
-    public static let postgresURL = ProcessInfo.processInfo.environment["FENCEPOST_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    package static let postgresURL = ProcessInfo.processInfo.environment["FENCEPOST_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// Whether this run is against PostgreSQL: tests of what only SQLite has (its files, its
     /// write-ahead log, its migrations from older releases) skip themselves then.
-    public static var onPostgres: Bool { postgresURL != nil }
+    package static var onPostgres: Bool { postgresURL != nil }
 
     /// A new, empty, migrated store.
-    public static func fresh() async throws -> Store {
+    package static func fresh() async throws -> Store {
         guard let postgresURL else { return try Store.inMemory() }
         return try await Store.open(try await createDatabase(on: postgresURL))
     }
 
     /// Creates an empty database on the server `url` names; returns the URL naming it.
-    public static func createDatabase(on url: String) async throws -> String {
+    package static func createDatabase(on url: String) async throws -> String {
         guard var components = URLComponents(string: url), let host = components.host, let port = components.port else {
             throw TestStoreError(reason: "FENCEPOST_TEST_POSTGRES is not a postgres://user@host:port/database URL: \(url)")
         }
@@ -54,9 +54,9 @@ public enum TestStores {
     }
 }
 
-public struct TestStoreError: Error, CustomStringConvertible {
-    public var reason: String
-    public var description: String { reason }
+package struct TestStoreError: Error, CustomStringConvertible {
+    package var reason: String
+    package var description: String { reason }
 }
 
 // MARK: - Injected failures
@@ -65,7 +65,7 @@ extension TestStores {
     /// Makes the database itself refuse, from now on, every insert into `table` for which
     /// `condition` (SQL both backends read, over `NEW`) holds: a real failure part-way through a
     /// store's transaction. Undone by ``allowInserts(in:into:)``.
-    public static func refuseInserts(in store: Store, into table: String, when condition: String) async throws {
+    package static func refuseInserts(in store: Store, into table: String, when condition: String) async throws {
         let name = "refuse_" + table
         try await store.write { tx in
             if store.location.hasPrefix("postgres") {
@@ -80,7 +80,7 @@ extension TestStores {
         }
     }
 
-    public static func allowInserts(in store: Store, into table: String) async throws {
+    package static func allowInserts(in store: Store, into table: String) async throws {
         let name = "refuse_" + table
         try await store.write { tx in
             try tx.execute(store.location.hasPrefix("postgres") ? "DROP TRIGGER \(name) ON \(table)" : "DROP TRIGGER \(name)")

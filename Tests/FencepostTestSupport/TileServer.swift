@@ -7,14 +7,14 @@ import Synchronization
 /// A map tile server on 127.0.0.1 for the live page's `map_tiles`: answers every GET with a
 /// one-pixel PNG of a pale green and remembers the paths asked for, so a test can see which
 /// tiles the page wanted. Real sockets, as a browser sees a tile server.
-public final class TileServer: Sendable {
-    public let port: Int
+package final class TileServer: Sendable {
+    package let port: Int
     private let server: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let acceptor: Task<Void, Never>
     private let requested = RequestLog()
     private static let tile = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGO4+eoyAAU2Apc3uPKLAAAAAElFTkSuQmCC")!
 
-    public static func start() async throws -> TileServer {
+    package static func start() async throws -> TileServer {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel in
@@ -42,12 +42,12 @@ public final class TileServer: Sendable {
     }
 
     /// `http://127.0.0.1:PORT/{z}/{x}/{y}.png`
-    public var template: String { "http://127.0.0.1:\(port)/{z}/{x}/{y}.png" }
+    package var template: String { "http://127.0.0.1:\(port)/{z}/{x}/{y}.png" }
 
     /// The paths asked for so far, in order.
-    public var paths: [String] { requested.paths.withLock { $0 } }
+    package var paths: [String] { requested.paths.withLock { $0 } }
 
-    public func stop() async {
+    package func stop() async {
         server.channel.close(promise: nil)
         acceptor.cancel()
         _ = await acceptor.value

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import Foundation
+package import Foundation
 import NIOCore
 import NIOHTTP1
 
@@ -7,22 +7,22 @@ import NIOHTTP1
 /// (packages `chromium` and `chromium-driver`, which `tools/setup` installs): for tests that
 /// look at a page as a person would. Nothing is downloaded; a missing browser or driver is an
 /// error naming the package.
-public final class WebDriver: @unchecked Sendable {
+package final class WebDriver: @unchecked Sendable {
     // @unchecked: the driver process and session are used from one test at a time.
     private let driver: Process
     private let client = HTTPClient(eventLoopGroupProvider: .singleton)
     private let base: String
     private var session = ""
 
-    public static let chromium = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"]
-    public static let chromedriver = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+    package static let chromium = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"]
+    package static let chromedriver = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Starts chromedriver on a free loopback port and opens a headless browser session.
-    public static func start(width: Int = 1400, height: Int = 1000) async throws -> WebDriver {
+    package static func start(width: Int = 1400, height: Int = 1000) async throws -> WebDriver {
         guard let browser = chromium.first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw Failure(description: "no Chromium at \(chromium.joined(separator: " or ")): run tools/setup (Debian package chromium)")
         }
@@ -66,7 +66,7 @@ public final class WebDriver: @unchecked Sendable {
     }
 
     /// Ends the browser session and the driver.
-    public func quit() async {
+    package func quit() async {
         if !session.isEmpty { _ = try? await call("DELETE", "/session/\(session)", nil, timeout: .seconds(10)) }
         driver.terminate()
         // A driver that does not stop on SIGTERM within 5 s is killed.
@@ -77,32 +77,32 @@ public final class WebDriver: @unchecked Sendable {
 
     // MARK: - Commands
 
-    public func open(_ url: String) async throws {
+    package func open(_ url: String) async throws {
         _ = try await call("POST", "/session/\(session)/url", ["url": url])
     }
 
     /// The element a CSS selector finds, as the driver's reference.
-    public func element(_ selector: String) async throws -> String {
+    package func element(_ selector: String) async throws -> String {
         let answer = try await call("POST", "/session/\(session)/element", ["using": "css selector", "value": selector])
         guard let reference = (answer as? [String: Any])?.values.first as? String else { throw Failure(description: "no element \(selector)") }
         return reference
     }
 
-    public func type(_ text: String, into element: String) async throws {
+    package func type(_ text: String, into element: String) async throws {
         _ = try await call("POST", "/session/\(session)/element/\(element)/value", ["text": text])
     }
 
-    public func click(_ element: String) async throws {
+    package func click(_ element: String) async throws {
         _ = try await call("POST", "/session/\(session)/element/\(element)/click", [String: Any]())
     }
 
     /// Runs JavaScript in the page and returns its value (JSON types).
-    public func script(_ source: String) async throws -> Any {
+    package func script(_ source: String) async throws -> Any {
         try await call("POST", "/session/\(session)/execute/sync", ["script": source, "args": [Any]()])
     }
 
     /// Evaluates `source` (a JavaScript expression) until it is true, or fails after `timeout`.
-    public func wait(for source: String, timeout: Double, _ what: String) async throws {
+    package func wait(for source: String, timeout: Double, _ what: String) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if (try await script("return !!(\(source));")) as? Bool == true { return }
@@ -112,7 +112,7 @@ public final class WebDriver: @unchecked Sendable {
     }
 
     /// A PNG of the browser's viewport.
-    public func screenshot() async throws -> Data {
+    package func screenshot() async throws -> Data {
         let answer = try await call("GET", "/session/\(session)/screenshot", nil)
         guard let text = answer as? String, let data = Data(base64Encoded: text) else { throw Failure(description: "no screenshot") }
         return data

@@ -1,28 +1,28 @@
-public import FencepostCore
+package import FencepostCore
 import FencepostGeometry
-public import Foundation
+package import Foundation
 
 /// Where an export writes its text: a file, stdout, an HTTP response.
-public protocol TextSink {
+package protocol TextSink {
     mutating func write(_ text: String) throws
 }
 
 /// A sink that keeps the text in memory.
-public struct StringSink: TextSink {
-    public private(set) var text = ""
+package struct StringSink: TextSink {
+    package private(set) var text = ""
 
-    public init() {}
+    package init() {}
 
-    public mutating func write(_ text: String) {
+    package mutating func write(_ text: String) {
         self.text += text
     }
 }
 
 /// The formats events export to.
-public enum ExportFormat: String, Sendable, CaseIterable {
+package enum ExportFormat: String, Sendable, CaseIterable {
     case csv, jsonl, geojson, ics
 
-    public var contentType: String {
+    package var contentType: String {
         switch self {
         case .csv: return "text/csv; charset=utf-8"
         case .jsonl: return "application/x-ndjson"
@@ -34,12 +34,12 @@ public enum ExportFormat: String, Sendable, CaseIterable {
 
 /// How events and visits read as export text: the one place every export (`events export`,
 /// `scan`, the HTTP API) takes its lines and objects from, so they agree byte for byte.
-public enum EventExport {
-    public static func csvHeader(zone: TimeZone?) -> String {
+package enum EventExport {
+    package static func csvHeader(zone: TimeZone?) -> String {
         "id,time,kind,device,region,visit_id,flags" + (zone == nil ? "" : ",local_time") + "\n"
     }
 
-    public static func csvLine(_ event: EventRow, zone: TimeZone?) -> String {
+    package static func csvLine(_ event: EventRow, zone: TimeZone?) -> String {
         var line = ""
         line.reserveCapacity(160)
         CSV.append(event.id, to: &line)
@@ -66,7 +66,7 @@ public enum EventExport {
     /// The event as JSON: the JSON Lines export's line and the HTTP API's event object: the
     /// common fields, the source, coordinates only where the event has them, its properties
     /// when it has any (health events), and the local time when a zone is asked for.
-    public static func json(_ event: EventRow, zone: TimeZone? = nil) -> JSONValue {
+    package static func json(_ event: EventRow, zone: TimeZone? = nil) -> JSONValue {
         var object = event.jsonFields
         object["source"] = .string(event.source)
         if let lat = event.lat, let lon = event.lon {
@@ -81,49 +81,49 @@ public enum EventExport {
     }
 
     /// The JSON Lines export's line for an event.
-    public static func jsonLine(_ event: EventRow, zone: TimeZone?) -> String {
+    package static func jsonLine(_ event: EventRow, zone: TimeZone?) -> String {
         json(event, zone: zone).canonicalText() + "\n"
     }
 }
 
 /// Visits as the exports list them (`visits list`, `scan --visits`).
-public enum VisitExport {
-    public static let csvHeader = "id,device,region,entered_at,exited_at,status,exit_reason\n"
+package enum VisitExport {
+    package static let csvHeader = "id,device,region,entered_at,exited_at,status,exit_reason\n"
 
-    public static func csvLine(_ visit: VisitRow) -> String {
+    package static func csvLine(_ visit: VisitRow) -> String {
         let fields = [visit.id, visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "", visit.status, visit.exitReason ?? ""]
         return fields.map(CSV.field).joined(separator: ",") + "\n"
     }
 
-    public static func jsonLine(_ visit: VisitRow) -> String {
+    package static func jsonLine(_ visit: VisitRow) -> String {
         visit.json.canonicalText() + "\n"
     }
 }
 
 /// GeoJSON export: events as Point features at their crossing (dwells have no point), visits
 /// as features with their region's geometry (a circle as its centre with a `radius`).
-public struct GeoJSONExport {
+package struct GeoJSONExport {
     private var first = true
 
-    public init() {}
+    package init() {}
 
-    public static let header = #"{"type":"FeatureCollection","features":["#
-    public static let footer = "\n]}\n"
+    package static let header = #"{"type":"FeatureCollection","features":["#
+    package static let footer = "\n]}\n"
 
     /// The next feature, after a separator when it is not the first.
-    public mutating func feature(_ value: JSONValue) -> String {
+    package mutating func feature(_ value: JSONValue) -> String {
         feature(text: value.canonicalText())
     }
 
     /// The next feature, given as its JSON text.
-    public mutating func feature(text: String) -> String {
+    package mutating func feature(text: String) -> String {
         defer { first = false }
         return (first ? "\n" : ",\n") + text
     }
 
     /// An event as a Point at its crossing (a dwell has no geometry); its properties are the
     /// common fields and `"type": "event"`.
-    public static func feature(_ event: EventRow) -> JSONValue {
+    package static func feature(_ event: EventRow) -> JSONValue {
         let geometry: JSONValue = event.lat.flatMap { lat in event.lon.map { Shape.point(Position(lon: $0, lat: lat)).geoJSON } } ?? .null
         var properties = event.jsonFields
         properties["type"] = .string("event")
@@ -131,7 +131,7 @@ public struct GeoJSONExport {
     }
 
     /// A visit with its region's shape (nil when the region is not known).
-    public static func feature(_ visit: VisitRow, region: Region?) -> JSONValue {
+    package static func feature(_ visit: VisitRow, region: Region?) -> JSONValue {
         var properties = visit.json.objectValue ?? [:]
         properties["type"] = .string("visit")
         if case .circle(_, let radius)? = region?.shape { properties["radius"] = .number(radius) }
@@ -143,13 +143,13 @@ public struct GeoJSONExport {
 
 /// iCalendar (RFC 5545) export: one VEVENT per visit, open visits too (ending at the device's
 /// last fix, marked tentative), for calendar apps.
-public enum ICSExport {
-    public static let header = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Fencepost//Fencepost//EN", "CALSCALE:GREGORIAN"]
-    public static let footer = ["END:VCALENDAR"]
+package enum ICSExport {
+    package static let header = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Fencepost//Fencepost//EN", "CALSCALE:GREGORIAN"]
+    package static let footer = ["END:VCALENDAR"]
 
     /// The VEVENT of a visit in `region` (its name, else its id); an open visit ends at
     /// `lastFix`, the device's last fix time in milliseconds.
-    public static func vevent(_ visit: VisitRow, regionName region: String, lastFix: Int64?) -> [String] {
+    package static func vevent(_ visit: VisitRow, regionName region: String, lastFix: Int64?) -> [String] {
         let end = visit.exitedMs ?? max(lastFix ?? visit.enteredMs, visit.enteredMs)
         let state = visit.isOpen ? "open: still inside at the last fix" : "left (\(visit.exitReason ?? "exit"))"
         return [
@@ -187,7 +187,7 @@ public enum ICSExport {
     }
 
     /// Content lines, each folded at 75 octets with CRLF and a leading space (RFC 5545 3.1).
-    public static func text(_ lines: [String]) -> String {
+    package static func text(_ lines: [String]) -> String {
         var text = ""
         for line in lines { fold(line, into: &text) }
         return text

@@ -8,25 +8,25 @@ import Synchronization
 /// `@unchecked Sendable`: chunks are read by one thread at a time (a reader may be handed to a
 /// prefetching thread); `bytesRead` is atomic and `size` immutable, so another thread can watch
 /// the progress.
-public final class ByteSource: @unchecked Sendable {
-    public let name: String
+package final class ByteSource: @unchecked Sendable {
+    package let name: String
     /// The next raw chunk, nil at the end.
     private let nextChunk: () throws(TraceReadError) -> [UInt8]?
     /// Bytes of the file read so far (compressed bytes for gzip), for progress reports.
-    public var bytesRead: Int { counter.load(ordering: .relaxed) }
+    package var bytesRead: Int { counter.load(ordering: .relaxed) }
     private let counter = Atomic<Int>(0)
     /// The input's size in bytes, when known (a regular file's).
-    public let size: Int?
+    package let size: Int?
 
     /// Reads chunks from a producer; `name` is what errors and progress call the input.
-    public init(name: String, size: Int?, chunks: @escaping () throws(TraceReadError) -> [UInt8]?) {
+    package init(name: String, size: Int?, chunks: @escaping () throws(TraceReadError) -> [UInt8]?) {
         self.name = name
         self.size = size
         self.nextChunk = chunks
     }
 
     /// Reads bytes already in memory (a small file taken out of an archive).
-    public convenience init(name: String, bytes: [UInt8]) {
+    package convenience init(name: String, bytes: [UInt8]) {
         var remaining: [UInt8]? = bytes
         self.init(name: name, size: bytes.count) { () throws(TraceReadError) -> [UInt8]? in
             defer { remaining = nil }
@@ -34,7 +34,7 @@ public final class ByteSource: @unchecked Sendable {
         }
     }
 
-    public convenience init(path: String, chunkSize: Int = 1 << 18) throws(TraceReadError) {
+    package convenience init(path: String, chunkSize: Int = 1 << 18) throws(TraceReadError) {
         let size = path == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         let file: FileChunks
         if path == "-" {
@@ -55,7 +55,7 @@ public final class ByteSource: @unchecked Sendable {
     private var checkedCompression = false
 
     /// The first bytes of the input, without consuming them (for format detection).
-    public func peek() throws(TraceReadError) -> [UInt8] {
+    package func peek() throws(TraceReadError) -> [UInt8] {
         if let peeked { return peeked }
         let first = try read() ?? []
         peeked = first
@@ -63,7 +63,7 @@ public final class ByteSource: @unchecked Sendable {
     }
 
     /// The next chunk, or nil at the end of the input (decompressed when the input is gzip).
-    public func read() throws(TraceReadError) -> [UInt8]? {
+    package func read() throws(TraceReadError) -> [UInt8]? {
         if let chunk = peeked {
             peeked = nil
             return chunk.isEmpty ? nil : chunk
@@ -120,18 +120,18 @@ private final class FileChunks {
 }
 
 /// A malformed or unreadable trace: where, and why. Nothing of the input is written.
-public struct TraceReadError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var file: String
-    public var line: Int?
-    public var reason: String
+package struct TraceReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var file: String
+    package var line: Int?
+    package var reason: String
 
-    public init(file: String, line: Int?, reason: String) {
+    package init(file: String, line: Int?, reason: String) {
         self.file = file
         self.line = line
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         "\(file)" + (line.map { ":\($0)" } ?? "") + ": \(reason)"
     }
 }

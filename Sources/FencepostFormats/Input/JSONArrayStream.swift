@@ -1,11 +1,11 @@
-public import FencepostCore
+package import FencepostCore
 
 /// Streams the elements of arrays in a large JSON document, one parsed element at a time:
 /// the `locations` of a Google Takeout Records.json, the `features` of a GeoJSON trace, the
 /// `semanticSegments` and then the `rawSignals` of a Google Timeline export, or the elements of
 /// a document that is itself an array. Only the element being read is in memory, so a
 /// multi-gigabyte document reads in flat memory.
-public struct JSONArrayStream {
+package struct JSONArrayStream {
     private var window: ChunkWindow
     /// The keys whose arrays are still to be read; empty for a document that is an array.
     private var remaining: [String]
@@ -19,16 +19,16 @@ public struct JSONArrayStream {
     private var done = false
 
     /// The key of the array the last element came from (nil for a document that is an array).
-    public private(set) var key: String?
+    package private(set) var key: String?
 
     /// Streams the array under `key` in the top-level object.
-    public init(source: ByteSource, key: String) {
+    package init(source: ByteSource, key: String) {
         self.init(source: source, keys: [key])
     }
 
     /// Streams the arrays under any of `keys` in the top-level object, in the order the
     /// document has them; `key` tells which one an element came from. Refused when none is there.
-    public init(source: ByteSource, keys: [String]) {
+    package init(source: ByteSource, keys: [String]) {
         precondition(!keys.isEmpty, "name at least one key")
         window = ChunkWindow(source: source)
         remaining = keys
@@ -37,7 +37,7 @@ public struct JSONArrayStream {
     }
 
     /// Streams the elements of a document that is itself an array.
-    public init(topLevelArrayOf source: ByteSource) {
+    package init(topLevelArrayOf source: ByteSource) {
         window = ChunkWindow(source: source)
         remaining = []
         topLevel = true
@@ -45,10 +45,10 @@ public struct JSONArrayStream {
     }
 
     /// The line reached, for error messages.
-    public var line: Int { window.line }
+    package var line: Int { window.line }
 
     /// The next element, or nil after the last one.
-    public mutating func next() throws(TraceReadError) -> JSONValue? {
+    package mutating func next() throws(TraceReadError) -> JSONValue? {
         while !done {
             if !inArray {
                 guard try topLevel ? openTopLevelArray() : seekArray() else {

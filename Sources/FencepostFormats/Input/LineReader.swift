@@ -1,19 +1,19 @@
 /// Splits a ``ByteSource`` into lines (LF or CRLF), numbering them from 1.
-public struct LineReader {
+package struct LineReader {
     private let source: ByteSource
     private var buffer: [UInt8] = []
     private var start = 0
     private var finished = false
-    public private(set) var lineNumber = 0
+    package private(set) var lineNumber = 0
 
-    public init(source: ByteSource) {
+    package init(source: ByteSource) {
         self.source = source
     }
 
-    public var name: String { source.name }
+    package var name: String { source.name }
 
     /// The next line without its terminator, or nil at the end.
-    public mutating func next() throws(TraceReadError) -> ArraySlice<UInt8>? {
+    package mutating func next() throws(TraceReadError) -> ArraySlice<UInt8>? {
         while true {
             if let newline = buffer[start...].firstIndex(of: 0x0A) {
                 var end = newline

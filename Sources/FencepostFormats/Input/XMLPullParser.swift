@@ -1,5 +1,5 @@
 /// One step of an XML document, as ``XMLPullParser`` reports it.
-public enum XMLEvent: Equatable {
+package enum XMLEvent: Equatable {
     /// An element opened; the name and attribute names are local (namespace prefixes dropped).
     case start(name: String, attributes: [String: String])
     case end(name: String)
@@ -13,20 +13,20 @@ public enum XMLEvent: Equatable {
 /// Enough XML for GPX, TCX and Apple Health exports: the prolog, comments, processing
 /// instructions, a DOCTYPE with an internal subset, CDATA, the predefined and numeric entities.
 /// It checks that tags nest; it does not validate.
-public struct XMLPullParser {
+package struct XMLPullParser {
     private var window: ChunkWindow
     private var pending: [XMLEvent] = []
     private var openElements: [String] = []
-    public init(source: ByteSource) {
+    package init(source: ByteSource) {
         window = ChunkWindow(source: source)
     }
 
-    public var name: String { window.source.name }
+    package var name: String { window.source.name }
     /// The line the parser has reached, for error messages.
-    public var line: Int { window.line }
+    package var line: Int { window.line }
 
     /// The next event, or nil at the end of a well-formed document.
-    public mutating func next() throws(TraceReadError) -> XMLEvent? {
+    package mutating func next() throws(TraceReadError) -> XMLEvent? {
         if !pending.isEmpty { return pending.removeFirst() }
         while true {
             guard try window.ensure(1) else {

@@ -1,8 +1,8 @@
-public import FencepostCore
+package import FencepostCore
 import Foundation
 
 /// Why a location payload was refused, whole: nothing of it may be written.
-public enum LocationPayloadError: Error, Equatable, CustomStringConvertible {
+package enum LocationPayloadError: Error, Equatable, CustomStringConvertible {
     /// Not the shape expected: not JSON, no `fixes` array, a required parameter missing (400).
     case malformed(String)
     /// One fix that is not valid, by its index in the request (422).
@@ -12,7 +12,7 @@ public enum LocationPayloadError: Error, Equatable, CustomStringConvertible {
     /// More fixes than one request may carry (413).
     case tooManyFixes(limit: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let reason): return reason
         case .invalidFix(let index, let reason): return "fix \(index): \(reason); nothing of this request was written"
@@ -28,13 +28,13 @@ public enum LocationPayloadError: Error, Equatable, CustomStringConvertible {
 /// What comes from outside is bounded before it is held: the body's size by the service, the
 /// nesting of JSON by the scanner, the count of fixes here (``maximumFixes``), device ids by
 /// ``DeviceID``.
-public enum LocationPayloads {
+package enum LocationPayloads {
     /// The most fixes one request may carry: a phone sends a few at a time, a backlog a few
     /// thousand; a bulk load belongs to `fencepost ingest`.
-    public static let maximumFixes = 50_000
+    package static let maximumFixes = 50_000
 
     /// `device` if it is an acceptable device id, else ``LocationPayloadError/invalidDevice(_:)``.
-    public static func checkedDevice(_ device: String) throws(LocationPayloadError) -> String {
+    package static func checkedDevice(_ device: String) throws(LocationPayloadError) -> String {
         if let problem = DeviceID.problem(device) { throw .invalidDevice(problem) }
         return device
     }
@@ -45,7 +45,7 @@ public enum LocationPayloads {
     /// Read member by member (no tree of the whole body: this is the service's hottest path).
     /// As with a tree, the whole body must be valid JSON before any fix is judged, so a syntax
     /// error anywhere is a 400 even after an invalid fix.
-    public static func batch(_ bytes: [UInt8], device: String) throws(LocationPayloadError) -> [Fix] {
+    package static func batch(_ bytes: [UInt8], device: String) throws(LocationPayloadError) -> [Fix] {
         let device = try checkedDevice(device)
         var json = JSONScanner(bytes)
         var fixes: [Fix]?
@@ -136,7 +136,7 @@ public enum LocationPayloads {
 
     /// An OwnTracks HTTP-mode payload: one JSON object. Only `_type: location` carries a fix;
     /// other types (transition, waypoint, lwt, card…) are accepted and ignored.
-    public static func ownTracks(_ body: JSONValue, device: String) throws(LocationPayloadError) -> [Fix] {
+    package static func ownTracks(_ body: JSONValue, device: String) throws(LocationPayloadError) -> [Fix] {
         let messages = body.arrayValue ?? [body]
         guard messages.count <= maximumFixes else { throw .tooManyFixes(limit: maximumFixes) }
         var fixes: [Fix] = []
@@ -158,7 +158,7 @@ public enum LocationPayloads {
     /// The device of an OwnTracks post: `user/device` from the `X-Limit-U`/`X-Limit-D` headers,
     /// or the basic-auth user and the payload's `tid`; just one of them when the other is
     /// missing (or when both are the same).
-    public static func ownTracksDevice(user: String?, device: String?) throws(LocationPayloadError) -> String {
+    package static func ownTracksDevice(user: String?, device: String?) throws(LocationPayloadError) -> String {
         guard let name = device ?? user else {
             throw .malformed("OwnTracks: no device (X-Limit-D header or tid) and no user (X-Limit-U or basic auth)")
         }
@@ -167,7 +167,7 @@ public enum LocationPayloads {
 
     /// The OsmAnd / Traccar Client protocol: one fix in query (or form) parameters.
     /// `timestamp` is epoch seconds, epoch milliseconds, or an RFC 3339 time.
-    public static func osmAnd(_ parameter: (String) -> String?) throws(LocationPayloadError) -> Fix {
+    package static func osmAnd(_ parameter: (String) -> String?) throws(LocationPayloadError) -> Fix {
         guard let id = parameter("id") ?? parameter("deviceid") else { throw .malformed("id (the device) is missing") }
         let device = try checkedDevice(id)
         func number(_ name: String) throws(LocationPayloadError) -> Double? {
@@ -198,7 +198,7 @@ public enum LocationPayloads {
 
     /// The parameters of an `application/x-www-form-urlencoded` body (`+` for a space,
     /// percent escapes decoded); a pair that does not decode is left out.
-    public static func formParameters(_ bytes: [UInt8]) -> [String: String] {
+    package static func formParameters(_ bytes: [UInt8]) -> [String: String] {
         var form: [String: String] = [:]
         for pair in String(decoding: bytes, as: UTF8.self).split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
@@ -208,7 +208,7 @@ public enum LocationPayloads {
     }
 
     /// A JSON body, or ``LocationPayloadError/malformed(_:)``.
-    public static func parse(_ bytes: [UInt8]) throws(LocationPayloadError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(LocationPayloadError) -> JSONValue {
         do {
             return try JSONParser.parse(bytes)
         } catch {

@@ -1,4 +1,4 @@
-public import FencepostCore
+package import FencepostCore
 
 /// The path every fix takes after it is read, from any input: the time order per device
 /// (``FixOrder``), the fix filter and the monitor, with each device's progress through them.
@@ -8,47 +8,47 @@ public import FencepostCore
 /// Each input (a file, a request) is put in time order per device; fixes at or before a
 /// device's last fix of an earlier input are `already_seen`; an input that fails leaves the
 /// devices as they were before it. Holds GEOS state through the monitor: one pipeline per thread.
-public final class FixPipeline {
-    public let monitor: Monitor
+package final class FixPipeline {
+    package let monitor: Monitor
     private let filter: FixFilterSettings
     /// Every device's progress; see ``snapshot`` for undoing several inputs at once.
-    public private(set) var devices = Devices()
+    package private(set) var devices = Devices()
     private var order: FixOrder
 
-    public init(monitor: Monitor, filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
+    package init(monitor: Monitor, filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
         self.monitor = monitor
         self.filter = filter
         self.order = FixOrder(runFixes: sortRunFixes)
     }
 
-    public convenience init(
+    package convenience init(
         regions: [Region], monitor settings: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings()
     ) throws {
         self.init(monitor: try Monitor(regions: regions, settings: settings), filter: filter)
     }
 
-    public var regionCount: Int { monitor.regionCount }
+    package var regionCount: Int { monitor.regionCount }
 
     /// What one input held.
-    public struct InputTally: Sendable {
+    package struct InputTally: Sendable {
         /// Fixes read, before the filter.
-        public var fixes = 0
+        package var fixes = 0
         /// The devices it had fixes of (their progress is what a store saves).
-        public var devices: Set<String> = []
+        package var devices: Set<String> = []
         /// What each of those devices' fixes did.
-        public var byDevice: [String: DeviceTally] = [:]
+        package var byDevice: [String: DeviceTally] = [:]
     }
 
     /// How a device's progress is found at its first fix in an input: from the progress kept
     /// since its last input (nil for a device not seen yet), or from elsewhere (a store).
-    public typealias Resume = (_ device: String, _ kept: DeviceProgress?) throws -> DeviceProgress
+    package typealias Resume = (_ device: String, _ kept: DeviceProgress?) throws -> DeviceProgress
 
     /// Takes one input: `read` hands each fix to `add`; `outcomes` is told what became of each,
     /// in the order the monitor takes them (time order per device). `resume` gives each device's
     /// progress at its first fix (by default what was kept, else a fresh one). If anything
     /// throws, the input counts for nothing: the devices are left as they were before it.
     @discardableResult
-    public func input(
+    package func input(
         _ read: (_ add: (Fix) throws -> Void) throws -> Void, into outcomes: inout some FixOutcomes, resume: Resume? = nil
     ) throws -> InputTally {
         // The devices are worked on as a local value: no run-time exclusivity checks per fix,
@@ -77,26 +77,26 @@ public final class FixPipeline {
 
     /// The devices' progress as it is now, for ``restore(_:)`` when later inputs are undone
     /// together (a store's transaction over several requests that rolled back).
-    public var snapshot: Devices { devices }
+    package var snapshot: Devices { devices }
 
-    public func restore(_ snapshot: Devices) {
+    package func restore(_ snapshot: Devices) {
         devices = snapshot
     }
 
     /// A device's progress, nil for one not seen.
-    public func progress(of device: String) -> DeviceProgress? {
+    package func progress(of device: String) -> DeviceProgress? {
         devices.byID[device]
     }
 
     /// Every device's progress, the current one's kept out of the dictionary while its fixes come.
-    public struct Devices: Sendable {
+    package struct Devices: Sendable {
         fileprivate var byID: [String: DeviceProgress] = [:]
         fileprivate var current: (device: String, progress: DeviceProgress)?
         /// Devices seen in the current input: their anchor at its start decides what is already seen.
         fileprivate var seenInInput: Set<String> = []
         fileprivate var emitted: [MonitorEvent] = []
 
-        public init() {}
+        package init() {}
 
         fileprivate mutating func startInput() {
             putCurrentBack()
@@ -144,7 +144,7 @@ public final class FixPipeline {
 }
 
 /// What a ``FixPipeline`` tells about each fix it takes.
-public protocol FixOutcomes {
+package protocol FixOutcomes {
     /// The fix passed the filter; `events` are those it completed, in the order the monitor
     /// emitted them (often none).
     mutating func accepted(_ fix: Fix, events: [MonitorEvent]) throws
@@ -153,29 +153,29 @@ public protocol FixOutcomes {
 
 /// Every fix with what became of it, in the order the pipeline took them: for callers that want
 /// the outcomes of a small input at once (tests, a few fixes in memory).
-public struct FixOutcomeList: FixOutcomes {
-    public enum Outcome: Sendable, Hashable {
+package struct FixOutcomeList: FixOutcomes {
+    package enum Outcome: Sendable, Hashable {
         /// Passed the filter; the events it completed (with the ids ingest gives them).
         case accepted([GeofenceEvent])
         case dropped(FixDropReason)
     }
 
-    public private(set) var items: [(fix: Fix, outcome: Outcome)] = []
+    package private(set) var items: [(fix: Fix, outcome: Outcome)] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func accepted(_ fix: Fix, events: [MonitorEvent]) {
+    package mutating func accepted(_ fix: Fix, events: [MonitorEvent]) {
         items.append((fix, .accepted(events.map(GeofenceEvent.init))))
     }
 
-    public mutating func dropped(_ fix: Fix, reason: FixDropReason) {
+    package mutating func dropped(_ fix: Fix, reason: FixDropReason) {
         items.append((fix, .dropped(reason)))
     }
 }
 
 extension FixPipeline {
     /// Takes `fixes` as one input and returns what became of each.
-    public func outcomes(of fixes: [Fix]) throws -> [(fix: Fix, outcome: FixOutcomeList.Outcome)] {
+    package func outcomes(of fixes: [Fix]) throws -> [(fix: Fix, outcome: FixOutcomeList.Outcome)] {
         var list = FixOutcomeList()
         try input({ add in for fix in fixes { try add(fix) } }, into: &list)
         return list.items

@@ -1,17 +1,17 @@
-public import FencepostCore
-public import Foundation
+package import FencepostCore
+package import Foundation
 
 /// What `scan` writes: events or visits, in one of the export formats.
-public struct ScanOutput: Sendable {
-    public enum Content: Sendable { case events, visits }
+package struct ScanOutput: Sendable {
+    package enum Content: Sendable { case events, visits }
 
-    public var content: Content
+    package var content: Content
     /// csv, jsonl or geojson (ics is the store's: it needs the devices' last fixes).
-    public var format: ExportFormat
+    package var format: ExportFormat
     /// Adds local times to csv and jsonl events.
-    public var zone: TimeZone?
+    package var zone: TimeZone?
 
-    public init(content: Content = .events, format: ExportFormat = .csv, zone: TimeZone? = nil) {
+    package init(content: Content = .events, format: ExportFormat = .csv, zone: TimeZone? = nil) {
         precondition(format != .ics, "scan writes csv, jsonl or geojson")
         self.content = content
         self.format = format
@@ -29,23 +29,23 @@ public struct ScanOutput: Sendable {
 /// long after the time it carries, and a later input may hold earlier times. Like an ingest, an
 /// input that turns out malformed counts for nothing (its events, and the devices' progress
 /// through it, are forgotten); the other inputs still count. Not thread-safe.
-public final class TraceScan {
+package final class TraceScan {
     private let pipeline: FixPipeline
     private var tally: Tally
     private var input = 0
 
-    public init(regions: [Region], monitor settings: MonitorSettings, filter: FixFilterSettings, output: ScanOutput) throws {
+    package init(regions: [Region], monitor settings: MonitorSettings, filter: FixFilterSettings, output: ScanOutput) throws {
         self.pipeline = try FixPipeline(regions: regions, monitor: settings, filter: filter)
         self.tally = Tally(output: output, regions: Dictionary(regions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
     }
 
-    public var regionCount: Int { pipeline.regionCount }
+    package var regionCount: Int { pipeline.regionCount }
 
-    public var summary: IngestSummary { tally.summary }
+    package var summary: IngestSummary { tally.summary }
 
     /// Scans one input: `read` hands each fix to `add`. If `read` throws (a malformed file),
     /// nothing of the input counts and the error is rethrown.
-    public func scan(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
+    package func scan(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
         input += 1
         // Worked on as a local value and kept only if the input succeeds.
         var tally = self.tally
@@ -64,12 +64,12 @@ public final class TraceScan {
     }
 
     /// Records readers' skipped-record counts.
-    public func addSkipped(_ skipped: [String: Int]) {
+    package func addSkipped(_ skipped: [String: Int]) {
         tally.summary.skipped.merge(skipped, uniquingKeysWith: +)
     }
 
     /// Writes what the inputs gave, in order: visits still open at the end are written open.
-    public func finish(to sink: inout some TextSink) throws {
+    package func finish(to sink: inout some TextSink) throws {
         try tally.finish(to: &sink, input: input + 1)  // the open visits belong to no input that may have been refused
     }
 

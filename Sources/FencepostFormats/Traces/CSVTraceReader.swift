@@ -1,4 +1,4 @@
-public import FencepostCore
+package import FencepostCore
 import Foundation
 
 /// CSV traces with a header row: `time|timestamp|date|tracked_at|basedatetime`, `lat|latitude`,
@@ -10,7 +10,7 @@ import Foundation
 ///
 /// Parsed a chunk at a time: every complete line of a chunk is read in one pass over its bytes,
 /// without a copy or an allocation per line, into fixes waiting to be taken.
-public struct CSVTraceReader: TraceReader {
+package struct CSVTraceReader: TraceReader {
     private let source: ByteSource
     private let device: String
     private let columns: Columns
@@ -28,7 +28,7 @@ public struct CSVTraceReader: TraceReader {
     private var knownDevices: [UInt64: String] = [:]
     /// The most names kept; past it the table starts over, so memory stays bounded.
     private static let devicesKept = 100_000
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
     /// Where the fields that matter are: each field index's role.
     struct Columns {
@@ -60,7 +60,7 @@ public struct CSVTraceReader: TraceReader {
     /// column names choose those columns over the usual names (a named column the header lacks
     /// refuses the file); their zone is that of times written without one. The options' own
     /// `device` is applied by ``TraceOpener``, over this reader's names.
-    public init(source: ByteSource, device: String, options: TraceReaderOptions = TraceReaderOptions()) throws(TraceReadError) {
+    package init(source: ByteSource, device: String, options: TraceReaderOptions = TraceReaderOptions()) throws(TraceReadError) {
         self.source = source
         self.device = device
         self.zone = options.zone
@@ -111,7 +111,7 @@ public struct CSVTraceReader: TraceReader {
         self.columns = columns
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while nextParsed == parsed.count {
             guard try parseNextChunk() else { return nil }
         }

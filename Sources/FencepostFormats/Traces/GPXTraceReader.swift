@@ -1,15 +1,15 @@
-public import FencepostCore
+package import FencepostCore
 
 /// GPX 1.0 and 1.1: track points, route points and waypoints that carry a time, with
 /// elevation, speed and accuracy (Apple's `hAcc` extension, else `hdop` × 5 m).
 /// Fixes are named after the track (`<trk><name>`), else the file.
-public struct GPXTraceReader: TraceReader {
+package struct GPXTraceReader: TraceReader {
     private var parser: XMLPullParser
     private let fallbackDevice: String
     private let deviceOverride: String?
     private var trackName: String?
     private var sawRoot = false
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
     /// The point being read and the element whose text comes next.
     private var point: Point?
@@ -31,13 +31,13 @@ public struct GPXTraceReader: TraceReader {
     private static let fields: Set<String> = ["time", "ele", "speed", "hAcc", "hdop", "name"]
 
     /// `device` overrides the track names when given.
-    public init(source: ByteSource, fallbackDevice: String, device: String? = nil) {
+    package init(source: ByteSource, fallbackDevice: String, device: String? = nil) {
         parser = XMLPullParser(source: source)
         self.fallbackDevice = fallbackDevice
         self.deviceOverride = device
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while let event = try parser.next() {
             switch event {
             case .start(let name, let attributes):

@@ -1,4 +1,4 @@
-public import FencepostCore
+package import FencepostCore
 
 /// GeoJSON traces: Point features with a time property (`time`, `timestamp`, `date`), and
 /// LineString or MultiLineString features with per-position times in `coordTimes` or `times`
@@ -7,20 +7,20 @@ public import FencepostCore
 /// Each feature's device is its `device` property (else `name`, else `tid`; or the property the
 /// options name), so one file may hold a fleet; times without a zone are UTC unless the options
 /// give their zone.
-public struct GeoJSONTraceReader: TraceReader {
+package struct GeoJSONTraceReader: TraceReader {
     private var stream: JSONArrayStream
     private let fallbackDevice: String
     private let deviceOverride: String?
     private let deviceProperties: [String]
     private var zone: LocalTimeZone?
     private var pending: [Fix] = []
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
-    public init(source: ByteSource, fallbackDevice: String, device: String?) {
+    package init(source: ByteSource, fallbackDevice: String, device: String?) {
         self.init(source: source, fallbackDevice: fallbackDevice, options: TraceReaderOptions(device: device))
     }
 
-    public init(source: ByteSource, fallbackDevice: String, options: TraceReaderOptions) {
+    package init(source: ByteSource, fallbackDevice: String, options: TraceReaderOptions) {
         stream = JSONArrayStream(source: source, key: "features")
         self.fallbackDevice = fallbackDevice
         self.deviceOverride = options.device
@@ -28,7 +28,7 @@ public struct GeoJSONTraceReader: TraceReader {
         self.zone = options.zone
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while pending.isEmpty {
             guard let feature = try stream.next() else { return nil }
             read(feature)

@@ -1,17 +1,17 @@
-public import FencepostCore
+package import FencepostCore
 
 /// GeoLife `.plt`: six header lines, then `lat,lon,0,altitude_ft,days,date,time` in UTC.
-public struct PLTTraceReader: TraceReader {
+package struct PLTTraceReader: TraceReader {
     private var lines: LineReader
     private let device: String
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
-    public init(source: ByteSource, device: String) {
+    package init(source: ByteSource, device: String) {
         lines = LineReader(source: source)
         self.device = device
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while let line = try lines.next() {
             if lines.lineNumber <= 6 {
                 if lines.lineNumber == 1, !line.starts(with: Array("Geolife trajectory".utf8)) {
@@ -47,15 +47,15 @@ public struct PLTTraceReader: TraceReader {
 /// record's `topic`, `owntracks/USER/DEVICE`; a file in the recorder's store layout,
 /// `rec/USER/DEVICE/YYYY-MM.rec`), as `serve` names OwnTracks devices; else the record's `tid`,
 /// so a file of several phones' records is a fleet; else the file's name.
-public struct OwnTracksTraceReader: TraceReader {
+package struct OwnTracksTraceReader: TraceReader {
     private var lines: LineReader
     private let fallbackDevice: String
     private let deviceOverride: String?
     /// `user/device` from the file's place in the recorder's store, when it is there.
     private let recorderDevice: String?
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
-    public init(source: ByteSource, fallbackDevice: String, device: String?) {
+    package init(source: ByteSource, fallbackDevice: String, device: String?) {
         lines = LineReader(source: source)
         self.fallbackDevice = fallbackDevice
         self.deviceOverride = device
@@ -77,7 +77,7 @@ public struct OwnTracksTraceReader: TraceReader {
         return "\(parts[1])/\(parts[2])"
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while let line = try lines.next() {
             guard let brace = line.firstIndex(of: UInt8(ascii: "{")) else {
                 if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { skipped["malformed_record", default: 0] += 1 }

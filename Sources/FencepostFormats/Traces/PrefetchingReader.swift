@@ -1,17 +1,17 @@
-public import FencepostCore
+package import FencepostCore
 import Foundation
 import Synchronization
 
 /// Reads a trace on a thread of its own, a few batches of fixes ahead of the consumer, so
 /// parsing and monitoring use both cores. Memory is bounded: at most `depth` batches wait.
 /// Dropping the reader stops the thread.
-public final class PrefetchingReader: TraceReader {
+package final class PrefetchingReader: TraceReader {
     private let producer: Producer
     private var current: [Fix] = []
     private var index = 0
 
     /// Starts reading at once; `open` makes the underlying reader on the reading thread.
-    public init(
+    package init(
         batchSize: Int = 4096, depth: Int = 8,
         open: @escaping @Sendable () throws(TraceReadError) -> any TraceReader
     ) {
@@ -26,9 +26,9 @@ public final class PrefetchingReader: TraceReader {
         producer.batches.cancel()
     }
 
-    public var skipped: [String: Int] { producer.skipped }
+    package var skipped: [String: Int] { producer.skipped }
 
-    public func next() throws(TraceReadError) -> Fix? {
+    package func next() throws(TraceReadError) -> Fix? {
         if index < current.count {
             defer { index += 1 }
             return current[index]

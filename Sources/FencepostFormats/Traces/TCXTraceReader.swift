@@ -1,24 +1,24 @@
-public import FencepostCore
+package import FencepostCore
 
 /// Garmin Training Center XML: `Trackpoint`s with `Time`, `Position` (`LatitudeDegrees`,
 /// `LongitudeDegrees`), `AltitudeMeters` and the TPX `Speed` extension. Trackpoints without a
 /// position (heart rate only) are skipped and counted.
-public struct TCXTraceReader: TraceReader {
+package struct TCXTraceReader: TraceReader {
     private var parser: XMLPullParser
     private let device: String
     private var sawRoot = false
     private var point: [String: String]?
     private var field: String?
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
     private static let fields: Set<String> = ["Time", "LatitudeDegrees", "LongitudeDegrees", "AltitudeMeters", "Speed"]
 
-    public init(source: ByteSource, device: String) {
+    package init(source: ByteSource, device: String) {
         parser = XMLPullParser(source: source)
         self.device = device
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while let event = try parser.next() {
             switch event {
             case .start(let name, _):

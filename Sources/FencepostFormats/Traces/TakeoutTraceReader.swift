@@ -1,19 +1,19 @@
-public import FencepostCore
+package import FencepostCore
 
 /// Google Takeout Location History `Records.json`: `locations` with `latitudeE7`,
 /// `longitudeE7`, `accuracy`, `altitude`, `velocity`, and `timestamp` (RFC 3339) or the older
 /// `timestampMs`. Streamed one location at a time.
-public struct TakeoutTraceReader: TraceReader {
+package struct TakeoutTraceReader: TraceReader {
     private var stream: JSONArrayStream
     private let device: String
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
-    public init(source: ByteSource, device: String) {
+    package init(source: ByteSource, device: String) {
         stream = JSONArrayStream(source: source, key: "locations")
         self.device = device
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while let location = try stream.next() {
             let time = location["timestamp"]?.stringValue.flatMap(Timestamp.parse)
                 ?? location["timestampMs"]?.stringValue.flatMap(Double.init).map { $0 / 1000 }

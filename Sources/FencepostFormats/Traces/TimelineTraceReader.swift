@@ -1,4 +1,4 @@
-public import FencepostCore
+package import FencepostCore
 
 /// Google Maps Timeline as the phone exports it since Timeline moved onto the device (2024).
 ///
@@ -18,9 +18,9 @@ public import FencepostCore
 /// Streamed one element at a time. Path points read before the raw signals (Android writes
 /// them first) wait in a temporary file until the raw signals have shown which times they
 /// cover, so memory stays flat; fixes therefore come out of time order, as ingest allows.
-public struct TimelineTraceReader: TraceReader {
+package struct TimelineTraceReader: TraceReader {
     /// Seconds either side of a raw position in which path points are left to the raw signals.
-    public static let rawCoverage: Double = 900
+    package static let rawCoverage: Double = 900
 
     private var stream: JSONArrayStream
     private let device: String
@@ -33,9 +33,9 @@ public struct TimelineTraceReader: TraceReader {
     /// Path points of the segment being read that are ready to go out.
     private var pending: [Fix] = []
     private var pendingIndex = 0
-    public private(set) var skipped: [String: Int] = [:]
+    package private(set) var skipped: [String: Int] = [:]
 
-    public init(source: ByteSource, device: String) throws(TraceReadError) {
+    package init(source: ByteSource, device: String) throws(TraceReadError) {
         let head = try source.peek()
         let start = head.first { ![0x20, 0x09, 0x0D, 0x0A, 0xEF, 0xBB, 0xBF].contains($0) }
         hasRawSignals = start != UInt8(ascii: "[")
@@ -46,7 +46,7 @@ public struct TimelineTraceReader: TraceReader {
         heldBack = PointSpool(name: source.name)
     }
 
-    public mutating func next() throws(TraceReadError) -> Fix? {
+    package mutating func next() throws(TraceReadError) -> Fix? {
         while true {
             if pendingIndex < pending.count {
                 defer { pendingIndex += 1 }

@@ -2,22 +2,22 @@ import FencepostCore
 import Foundation
 
 /// Opens a trace file with the right reader, choosing the format from the content.
-public enum TraceOpener {
+package enum TraceOpener {
     /// A reader for `path` (`-` for standard input). `format` nil detects it; `device` nil names
     /// fixes after the file's own device or track name, else the file name.
-    public static func open(_ path: String, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
+    package static func open(_ path: String, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
         try open(ByteSource(path: path), format: format, options: TraceReaderOptions(device: device))
     }
 
     /// A reader over an opened source (whose `bytesRead` can report progress).
-    public static func open(_ source: ByteSource, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
+    package static func open(_ source: ByteSource, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
         try open(source, format: format, options: TraceReaderOptions(device: device))
     }
 
     /// A reader over an opened source, read as `options` say: fixes without a device of their
     /// own (a CSV device column, a GeoJSON device property, an OwnTracks user/device or `tid`)
     /// are named after the file.
-    public static func open(_ source: ByteSource, format: TraceFormat?, options: TraceReaderOptions) throws(TraceReadError) -> any TraceReader {
+    package static func open(_ source: ByteSource, format: TraceFormat?, options: TraceReaderOptions) throws(TraceReadError) -> any TraceReader {
         let path = source.name
         let detected: TraceFormat
         if let format { detected = format } else { detected = try detect(source) }

@@ -1,10 +1,10 @@
-public import FencepostCore
+package import FencepostCore
 
 /// A streaming source of fixes from one input.
 ///
 /// A malformed input throws ``TraceReadError`` naming the file, line and reason; a bad record
 /// inside a good input (no time, a coordinate that is not a number) is skipped and counted.
-public protocol TraceReader {
+package protocol TraceReader {
     /// The next fix, or nil at the end of the input.
     mutating func next() throws(TraceReadError) -> Fix?
     /// Records skipped so far, by reason.
@@ -12,6 +12,6 @@ public protocol TraceReader {
 }
 
 /// The formats Fencepost reads.
-public enum TraceFormat: String, Sendable, CaseIterable {
+package enum TraceFormat: String, Sendable, CaseIterable {
     case gpx, geojson, csv, takeout, timeline, plt, owntracks, tcx
 }

@@ -1,4 +1,4 @@
-public import FencepostCore
+package import FencepostCore
 
 /// How to read a trace file beyond what its content says: whose fixes they are, which columns
 /// (or properties) hold what, and the zone of times written without one.
@@ -6,23 +6,23 @@ public import FencepostCore
 /// A fleet file holds many devices: each fix is named after its CSV device column, its GeoJSON
 /// feature's device property or its OwnTracks record's user/device or `tid`. `device` names
 /// every fix of the file instead.
-public struct TraceReaderOptions: Sendable {
+package struct TraceReaderOptions: Sendable {
     /// Names every fix of the file, over any device column or property.
-    public var device: String?
+    package var device: String?
     /// The CSV header of each role, matched without regard to case; nil: found by name
     /// (see ``CSVTraceReader``). A named column the header lacks refuses the file.
-    public var deviceColumn: String?
-    public var timeColumn: String?
-    public var latColumn: String?
-    public var lonColumn: String?
-    public var accuracyColumn: String?
+    package var deviceColumn: String?
+    package var timeColumn: String?
+    package var latColumn: String?
+    package var lonColumn: String?
+    package var accuracyColumn: String?
     /// The GeoJSON feature property naming the device; nil: `device`, else `name`, else `tid`.
-    public var deviceProperty: String?
+    package var deviceProperty: String?
     /// Times without a zone or offset (`2020-06-30T00:05:00`) in CSV and GeoJSON files are in
     /// this zone; nil: UTC.
-    public var zone: LocalTimeZone?
+    package var zone: LocalTimeZone?
 
-    public init(
+    package init(
         device: String? = nil, deviceColumn: String? = nil, timeColumn: String? = nil, latColumn: String? = nil,
         lonColumn: String? = nil, accuracyColumn: String? = nil, deviceProperty: String? = nil, zone: LocalTimeZone? = nil
     ) {

@@ -2,19 +2,19 @@ import FencepostCore
 
 /// A date as Apple Health exports write it, `2023-01-14 07:35:00 -0500`: an instant and the UTC
 /// offset it was recorded in, which decides its local day.
-public struct HealthDate: Sendable, Hashable, Comparable {
+package struct HealthDate: Sendable, Hashable, Comparable {
     /// Seconds since the epoch.
-    public var seconds: Double
+    package var seconds: Double
     /// The recording's UTC offset, in seconds east of UTC.
-    public var offset: Int
+    package var offset: Int
 
-    public init(seconds: Double, offset: Int) {
+    package init(seconds: Double, offset: Int) {
         self.seconds = seconds
         self.offset = offset
     }
 
     /// Parses `YYYY-MM-DD HH:MM:SS ±HHMM`; nil for anything else.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let b = Array(text.utf8)
         guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
             b[20] == 0x2B || b[20] == 0x2D
@@ -39,23 +39,23 @@ public struct HealthDate: Sendable, Hashable, Comparable {
         self.seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
     }
 
-    public static func < (a: HealthDate, b: HealthDate) -> Bool { a.seconds < b.seconds }
+    package static func < (a: HealthDate, b: HealthDate) -> Bool { a.seconds < b.seconds }
 
     /// Days since 1970-01-01 of the recording's local date.
-    public var localDay: Int { Int(((seconds + Double(offset)) / 86_400).rounded(.down)) }
+    package var localDay: Int { Int(((seconds + Double(offset)) / 86_400).rounded(.down)) }
 
     /// The recording's local date, `2023-01-14`.
-    public var localDate: String { Self.dateText(day: localDay) }
+    package var localDate: String { Self.dateText(day: localDay) }
 
     /// `-05:00` style.
-    public var offsetText: String {
+    package var offsetText: String {
         let minutes = abs(offset) / 60
         let sign = offset < 0 ? "-" : "+"
         return sign + (minutes / 60 < 10 ? "0" : "") + "\(minutes / 60):" + (minutes % 60 < 10 ? "0" : "") + "\(minutes % 60)"
     }
 
     /// `2023-01-14` for a count of days since 1970-01-01.
-    public static func dateText(day: Int) -> String {
+    package static func dateText(day: Int) -> String {
         String(Timestamp.format(milliseconds: Int64(day) * 86_400_000).prefix(10))
     }
 }

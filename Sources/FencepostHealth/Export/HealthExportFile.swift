@@ -1,17 +1,17 @@
-public import FencepostFormats
+package import FencepostFormats
 import Foundation
 import ZIPFoundation
 
 /// An Apple Health export on disk: `export.zip` read in place (nothing unpacked to disk), or an
 /// unpacked `export.xml` (optionally gzip-compressed) with its `workout-routes/` folder beside it.
-public final class HealthExportFile {
-    public let path: String
+package final class HealthExportFile {
+    package let path: String
     private let archive: Archive?
     /// Inside the archive (`apple_health_export/`) or on disk, where `export.xml` is.
     private let base: String
     private let xmlEntry: String?
 
-    public init(path: String) throws(TraceReadError) {
+    package init(path: String) throws(TraceReadError) {
         self.path = path
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
@@ -40,10 +40,10 @@ public final class HealthExportFile {
     }
 
     /// The name errors give the document: `export.zip:apple_health_export/export.xml`.
-    public var documentName: String { xmlEntry.map { "\(path):\($0)" } ?? path }
+    package var documentName: String { xmlEntry.map { "\(path):\($0)" } ?? path }
 
     /// `export.xml` as a stream of chunks.
-    public func document() throws(TraceReadError) -> ByteSource {
+    package func document() throws(TraceReadError) -> ByteSource {
         guard let xmlEntry, let archive, let entry = archive[xmlEntry] else { return try ByteSource(path: path) }
         let stream = ZipEntryStream(archivePath: path, entryPath: xmlEntry, name: documentName)
         return ByteSource(name: documentName, size: Int(entry.uncompressedSize)) { () throws(TraceReadError) -> [UInt8]? in
@@ -53,7 +53,7 @@ public final class HealthExportFile {
 
     /// A file the export refers to (a workout route), by its `FileReference` path; small enough
     /// to read whole.
-    public func referencedFile(_ reference: String) throws(TraceReadError) -> ByteSource {
+    package func referencedFile(_ reference: String) throws(TraceReadError) -> ByteSource {
         let relative = reference.hasPrefix("/") ? String(reference.dropFirst()) : reference
         guard let archive else {
             return try ByteSource(path: (base as NSString).appendingPathComponent(relative))

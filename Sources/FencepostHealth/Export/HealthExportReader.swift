@@ -1,5 +1,5 @@
 import FencepostCore
-public import FencepostFormats
+package import FencepostFormats
 
 /// Reads an Apple Health `export.xml` item by item, streaming: `Record`s (metadata dropped),
 /// `Correlation`s with their records, `Workout`s with statistics, events and route, and
@@ -7,18 +7,18 @@ public import FencepostFormats
 ///
 /// A date in a format other than the export's (`2023-01-14 07:35:00 -0500`) is an error naming
 /// the line: the whole export is refused rather than guessed at.
-public struct HealthExportReader {
+package struct HealthExportReader {
     private var parser: XMLPullParser
     private var depth = 0
 
-    public init(source: ByteSource) {
+    package init(source: ByteSource) {
         parser = XMLPullParser(source: source)
     }
 
-    public var line: Int { parser.line }
+    package var line: Int { parser.line }
 
     /// The next item, or nil at the end of the document.
-    public mutating func next() throws(TraceReadError) -> HealthItem? {
+    package mutating func next() throws(TraceReadError) -> HealthItem? {
         while let event = try parser.next() {
             switch event {
             case .start(let name, let attributes):

@@ -1,17 +1,17 @@
-public import FencepostCore
-public import FencepostFormats
+package import FencepostCore
+package import FencepostFormats
 import Foundation
 
 /// What an import is asked to do.
-public struct HealthImportOptions: Sendable {
+package struct HealthImportOptions: Sendable {
     /// Whose export it is: the device of its events.
-    public var owner: String
+    package var owner: String
     /// Records starting before this instant are left out.
-    public var since: Double?
-    public var kinds: Set<HealthKind>
-    public var priority: SourcePriority
+    package var since: Double?
+    package var kinds: Set<HealthKind>
+    package var priority: SourcePriority
 
-    public init(owner: String = "me", since: Double? = nil, kinds: Set<HealthKind> = Set(HealthKind.allCases), priority: SourcePriority = .standard) {
+    package init(owner: String = "me", since: Double? = nil, kinds: Set<HealthKind> = Set(HealthKind.allCases), priority: SourcePriority = .standard) {
         self.owner = owner
         self.since = since
         self.kinds = kinds
@@ -20,52 +20,52 @@ public struct HealthImportOptions: Sendable {
 }
 
 /// Counts of what the reader saw.
-public struct HealthReadSummary: Sendable, Hashable {
-    public var records = 0
-    public var correlations = 0
-    public var workouts = 0
-    public var activitySummaries = 0
+package struct HealthReadSummary: Sendable, Hashable {
+    package var records = 0
+    package var correlations = 0
+    package var workouts = 0
+    package var activitySummaries = 0
     /// Records (and other items) not made into events, by reason.
-    public var skipped: [String: Int] = [:]
+    package var skipped: [String: Int] = [:]
     /// Records newer than their kind's anchor, by kind.
-    public var new: [HealthKind: Int] = [:]
+    package var new: [HealthKind: Int] = [:]
 }
 
 /// A workout's route, to be fed to the monitor as a trace.
-public struct WorkoutRouteInput: Sendable, Hashable {
-    public var workoutID: String
-    public var route: HealthRoute
+package struct WorkoutRouteInput: Sendable, Hashable {
+    package var workoutID: String
+    package var route: HealthRoute
 }
 
 /// The outcome of reading an export: events to write (new, or recomputed for the days that
 /// changed), each kind's new anchor, the sources seen and the routes to ingest.
-public struct HealthImportPlan: Sendable {
-    public var events: [HealthEvent] = []
+package struct HealthImportPlan: Sendable {
+    package var events: [HealthEvent] = []
     /// Per kind: the latest creation time among its records (what the next import compares).
-    public var anchors: [String: Double] = [:]
+    package var anchors: [String: Double] = [:]
     /// Records per source, over the whole export.
-    public var sources: [String: Int] = [:]
-    public var routes: [WorkoutRouteInput] = []
-    public var summary = HealthReadSummary()
+    package var sources: [String: Int] = [:]
+    package var routes: [WorkoutRouteInput] = []
+    package var summary = HealthReadSummary()
 }
 
 /// Turns an Apple Health export into health events, incrementally: each kind has an anchor (the
 /// newest creation time it has imported); only records created after it are new. Measurements
 /// and workouts are written when new; daily totals and nights are recomputed for every local day
 /// a new record touches, from all of that day's records, so a newer export updates them.
-public struct HealthImporter {
-    public let options: HealthImportOptions
+package struct HealthImporter {
+    package let options: HealthImportOptions
     /// Per kind (raw value): the anchor of the last import.
-    public let anchors: [String: Double]
+    package let anchors: [String: Double]
 
-    public init(options: HealthImportOptions, anchors: [String: Double]) {
+    package init(options: HealthImportOptions, anchors: [String: Double]) {
         self.options = options
         self.anchors = anchors
     }
 
     /// Reads the whole export (streaming) and plans what to write; `progress` hears the count
     /// of items read now and then.
-    public func plan(
+    package func plan(
         reading reader: inout HealthExportReader, progress: (_ items: Int) -> Void = { _ in }
     ) throws(TraceReadError) -> HealthImportPlan {
         var work = Work(options: options, anchors: anchors)

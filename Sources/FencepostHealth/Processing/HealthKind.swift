@@ -2,7 +2,7 @@ import FencepostCore
 
 /// What Fencepost makes of each HealthKit type: a daily total, sleep nights, one event per
 /// measurement, or nothing.
-public enum HealthKind: String, Sendable, CaseIterable, Comparable {
+package enum HealthKind: String, Sendable, CaseIterable, Comparable {
     case steps
     case distance
     case activeEnergy = "active_energy"
@@ -14,7 +14,7 @@ public enum HealthKind: String, Sendable, CaseIterable, Comparable {
     case heartRate = "heart_rate"
     case workouts
 
-    public static func < (a: HealthKind, b: HealthKind) -> Bool { a.rawValue < b.rawValue }
+    package static func < (a: HealthKind, b: HealthKind) -> Bool { a.rawValue < b.rawValue }
 
     /// The kind of the events this kind makes.
     var eventKind: HealthEventKind {

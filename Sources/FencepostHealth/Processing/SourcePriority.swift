@@ -2,13 +2,13 @@ import Foundation
 
 /// Which source wins where several recorded the same minutes: the first pattern a source's name
 /// contains (case and odd spaces aside) ranks it; unmatched sources come after, by name.
-public struct SourcePriority: Sendable, Hashable {
-    public let patterns: [String]
+package struct SourcePriority: Sendable, Hashable {
+    package let patterns: [String]
 
     /// The Watch before the iPhone: the Watch is on the wrist, the phone is often on a desk.
-    public static let standard = SourcePriority(patterns: ["Apple Watch", "iPhone"])
+    package static let standard = SourcePriority(patterns: ["Apple Watch", "iPhone"])
 
-    public init(patterns: [String]) {
+    package init(patterns: [String]) {
         self.patterns = patterns.map(Self.normalized).filter { !$0.isEmpty }
     }
 

@@ -4,8 +4,8 @@ import Foundation
 /// `render map -o FILE.html`: the SVG in a page of its own, with hover details (an event's
 /// time, kind and visit; a region's properties) and pan and zoom, all embedded: the file
 /// opens offline, from anywhere.
-public enum MapPage {
-    public static func html(_ scene: MapScene, drawing: MapRenderer.Drawing, title: String) -> String {
+package enum MapPage {
+    package static func html(_ scene: MapScene, drawing: MapRenderer.Drawing, title: String) -> String {
         let svg = drawing.svg.replacingOccurrences(of: #"<?xml version="1.0" encoding="UTF-8"?>"#, with: "")
         return """
             <!DOCTYPE html>
@@ -31,7 +31,7 @@ public enum MapPage {
             """
     }
 
-    public static let pageStyle = """
+    package static let pageStyle = """
         body{margin:0;font:14px "DejaVu Sans",Verdana,Arial,sans-serif;color:#1c1917;background:#fafaf9}\
         header{display:flex;flex-wrap:wrap;align-items:center;gap:12px;padding:8px 14px;border-bottom:1px solid #e7e5e4;background:#fff}\
         h1{font-size:16px;margin:0}\

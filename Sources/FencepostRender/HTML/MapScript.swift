@@ -1,13 +1,13 @@
 /// The plain JavaScript that makes a rendered map interactive, shared by `render map -o
 /// FILE.html` (embedded in the file) and the live page of `serve` (served from the binary).
 /// No library, no network.
-public enum MapScript {
+package enum MapScript {
     /// `FencepostMap.attach(svg)`: pan (drag), zoom (wheel, buttons, keys) on the map's
     /// `.viewport`; labels keep their size on screen and appear from their `data-min-zoom`;
     /// markers (`.fixed-size`) keep theirs; the scale bar follows the zoom. `project(lon, lat)`
     /// gives the map's pixel for a position (the root's `data-scale` and `data-origin-*`), and
     /// `onChange` tells a page (tiles, live points) when the view moved.
-    public static let panZoom = #"""
+    package static let panZoom = #"""
     (function () {
       "use strict";
       var R = 6378137, MAX_LAT = 85.05112878;
@@ -134,7 +134,7 @@ public enum MapScript {
     /// Hover details for the HTML form: what the element under the pointer is (a region's
     /// properties, an event's time, kind and visit), from the page's `#fencepost-details`
     /// JSON, in the `#details` panel.
-    public static let details = #"""
+    package static let details = #"""
     (function () {
       "use strict";
       var svg = document.querySelector("svg.fencepost-map");

@@ -1,11 +1,11 @@
-public import FencepostCore
-public import FencepostGeometry
+package import FencepostCore
+package import FencepostGeometry
 import Foundation
 
 /// One device's movement as a map draws it.
-public struct DeviceTrack: Sendable {
+package struct DeviceTrack: Sendable {
     /// Where the line comes from.
-    public enum Source: String, Sendable {
+    package enum Source: String, Sendable {
         /// The accepted fixes of a trace.
         case fixes
         /// The store keeps no fixes: the line joins the device's boundary crossings in time
@@ -13,16 +13,16 @@ public struct DeviceTrack: Sendable {
         case crossings
     }
 
-    public var device: String
-    public var source: Source
+    package var device: String
+    package var source: Source
     /// The line, in time order (thinned to what a map can show; see ``TrackRecorder``).
-    public var points: [TrackPoint]
+    package var points: [TrackPoint]
     /// Fixes the filter dropped, with the reason (thinned the same way).
-    public var dropped: [DroppedFix]
+    package var dropped: [DroppedFix]
     /// The device's last known position.
-    public var last: TrackPoint?
+    package var last: TrackPoint?
 
-    public init(device: String, source: Source, points: [TrackPoint], dropped: [DroppedFix] = [], last: TrackPoint? = nil) {
+    package init(device: String, source: Source, points: [TrackPoint], dropped: [DroppedFix] = [], last: TrackPoint? = nil) {
         self.device = device
         self.source = source
         self.points = points
@@ -53,28 +53,28 @@ public struct DeviceTrack: Sendable {
 }
 
 /// A point of a track.
-public struct TrackPoint: Sendable, Hashable {
-    public var lon: Double
-    public var lat: Double
+package struct TrackPoint: Sendable, Hashable {
+    package var lon: Double
+    package var lat: Double
     /// Seconds since the epoch.
-    public var time: Double
+    package var time: Double
 
-    public init(lon: Double, lat: Double, time: Double) {
+    package init(lon: Double, lat: Double, time: Double) {
         self.lon = lon
         self.lat = lat
         self.time = time
     }
 
-    public var position: Position { Position(lon: lon, lat: lat) }
+    package var position: Position { Position(lon: lon, lat: lat) }
 }
 
 /// A fix the filter dropped, drawn faintly.
-public struct DroppedFix: Sendable, Hashable {
-    public var position: Position
-    public var time: Double
-    public var reason: FixDropReason
+package struct DroppedFix: Sendable, Hashable {
+    package var position: Position
+    package var time: Double
+    package var reason: FixDropReason
 
-    public init(position: Position, time: Double, reason: FixDropReason) {
+    package init(position: Position, time: Double, reason: FixDropReason) {
         self.position = position
         self.time = time
         self.reason = reason
@@ -86,8 +86,8 @@ public struct DroppedFix: Sendable, Hashable {
 /// ones are thinned to it (a map cannot show two points closer than a pixel anyway). The last
 /// fix is always kept. Dropped fixes are thinned by keeping one in every `stride`, which
 /// doubles the same way.
-public struct TrackRecorder {
-    public let device: String
+package struct TrackRecorder {
+    package let device: String
     private let budget: Int
     private let droppedBudget: Int
     private var points: [TrackPoint] = []
@@ -98,14 +98,14 @@ public struct TrackRecorder {
     private var droppedStride = 1
     private var droppedSeen = 0
 
-    public init(device: String, budget: Int = 50_000, droppedBudget: Int = 10_000) {
+    package init(device: String, budget: Int = 50_000, droppedBudget: Int = 10_000) {
         precondition(budget >= 2 && droppedBudget >= 1, "a track keeps at least two points")
         self.device = device
         self.budget = budget
         self.droppedBudget = droppedBudget
     }
 
-    public mutating func accept(_ fix: Fix) {
+    package mutating func accept(_ fix: Fix) {
         let point = TrackPoint(lon: fix.lon, lat: fix.lat, time: fix.time)
         lastFix = point
         if let previous = points.last, Self.separation(previous, point) < spacing { return }
@@ -113,7 +113,7 @@ public struct TrackRecorder {
         if points.count > budget { thin() }
     }
 
-    public mutating func drop(_ fix: Fix, reason: FixDropReason) {
+    package mutating func drop(_ fix: Fix, reason: FixDropReason) {
         droppedSeen += 1
         // Invalid coordinates cannot be drawn, and (0, 0) is no place the device was.
         guard reason != .invalidCoordinates, reason != .nullIsland, droppedSeen % droppedStride == 0 else { return }
@@ -124,7 +124,7 @@ public struct TrackRecorder {
         }
     }
 
-    public var track: DeviceTrack {
+    package var track: DeviceTrack {
         var line = points
         if let lastFix, line.last != lastFix { line.append(lastFix) }
         return DeviceTrack(device: device, source: .fixes, points: line, dropped: dropped, last: lastFix)

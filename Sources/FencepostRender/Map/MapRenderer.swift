@@ -12,25 +12,25 @@ import Foundation
 /// `data-device` on tracks; classes name what each element is (`region`, `event enter`, `track`).
 /// The root carries the projection (`data-scale`, `data-origin-x`, `data-origin-y`: pixels per
 /// EPSG:3857 metre and the top-left corner), so a page can add live points on the same map.
-public struct MapRenderer: Sendable {
-    public struct Options: Sendable {
+package struct MapRenderer: Sendable {
+    package struct Options: Sendable {
         /// Width of the whole picture in pixels; the height follows the content.
-        public var width: Double
-        public var padding: Double
+        package var width: Double
+        package var padding: Double
         /// Emit every label with the zoom from which it fits (the HTML page shows them as the
         /// user zooms in); when false only the labels that fit at the drawn scale are written.
-        public var zoomableLabels: Bool
+        package var zoomableLabels: Bool
 
-        public init(width: Double = 1200, padding: Double = 48, zoomableLabels: Bool = false) {
+        package init(width: Double = 1200, padding: Double = 48, zoomableLabels: Bool = false) {
             self.width = width
             self.padding = padding
             self.zoomableLabels = zoomableLabels
         }
     }
 
-    public let options: Options
+    package let options: Options
 
-    public init(options: Options = Options()) {
+    package init(options: Options = Options()) {
         self.options = options
     }
 
@@ -41,17 +41,17 @@ public struct MapRenderer: Sendable {
     static let deviceColours = ["#0f766e", "#c026d3", "#ea580c", "#4f46e5", "#65a30d", "#0369a1", "#be123c", "#a16207"]
 
     /// What drawing a scene produced: the SVG and the facts a caller may report.
-    public struct Drawing: Sendable {
-        public var svg: String
-        public var frame: MapFrame
+    package struct Drawing: Sendable {
+        package var svg: String
+        package var frame: MapFrame
         /// Labels written (shown at the drawn scale) and labels in all.
-        public var labelsShown: Int
-        public var labelsTotal: Int
+        package var labelsShown: Int
+        package var labelsTotal: Int
         /// Regions drawn inside clusters rather than as their own shape.
-        public var clusteredRegions: Int
+        package var clusteredRegions: Int
     }
 
-    public func draw(_ scene: MapScene) -> Drawing {
+    package func draw(_ scene: MapScene) -> Drawing {
         // Nothing to show: the world, so the picture still says where it would be.
         let bounds = scene.bounds ?? Envelope(minX: -180, minY: -60, maxX: 180, maxY: 75)
         let frame = MapFrame(fitting: bounds, width: options.width, padding: options.padding)
@@ -59,7 +59,7 @@ public struct MapRenderer: Sendable {
         return canvas.draw()
     }
 
-    public func svg(_ scene: MapScene) -> String {
+    package func svg(_ scene: MapScene) -> String {
         draw(scene).svg
     }
 }

@@ -1,24 +1,24 @@
-public import FencepostCore
-public import FencepostGeometry
+package import FencepostCore
+package import FencepostGeometry
 
 /// Everything a map shows, gathered by the caller (the CLI from region files, traces and the
 /// store; the service from the store) and drawn by ``MapRenderer``. Plain values: rendering
 /// reads no file and no database.
-public struct MapScene: Sendable {
+package struct MapScene: Sendable {
     /// The regions to draw, each as its own shape.
-    public var regions: [Region]
+    package var regions: [Region]
     /// A region config that was refused: its features drawn marked, its problems listed.
-    public var refused: RefusedConfig?
+    package var refused: RefusedConfig?
     /// Each device's track, in the order they are listed.
-    public var tracks: [DeviceTrack]
+    package var tracks: [DeviceTrack]
     /// Geofence events, each drawn as a marker where its boundary was crossed.
-    public var events: [MapEvent]
+    package var events: [MapEvent]
     /// Visits without an exit: their regions are highlighted.
-    public var openVisits: [MapVisit]
+    package var openVisits: [MapVisit]
     /// A line under the map saying what it shows (sources, window); nil for none.
-    public var caption: String?
+    package var caption: String?
 
-    public init(
+    package init(
         regions: [Region] = [], refused: RefusedConfig? = nil, tracks: [DeviceTrack] = [], events: [MapEvent] = [],
         openVisits: [MapVisit] = [], caption: String? = nil
     ) {
@@ -50,21 +50,21 @@ public struct MapScene: Sendable {
 }
 
 /// A geofence event as a map draws it.
-public struct MapEvent: Sendable, Hashable {
-    public var id: String
+package struct MapEvent: Sendable, Hashable {
+    package var id: String
     /// `enter`, `exit` or `dwell`.
-    public var kind: String
-    public var device: String
-    public var regionID: String
-    public var visitID: String?
+    package var kind: String
+    package var device: String
+    package var regionID: String
+    package var visitID: String?
     /// Seconds since the epoch.
-    public var time: Double
+    package var time: Double
     /// `gap`, `pass`.
-    public var flags: [String]
+    package var flags: [String]
     /// Where the boundary was crossed; nil for a dwell (drawn on the track, or at its enter).
-    public var position: Position?
+    package var position: Position?
 
-    public init(
+    package init(
         id: String, kind: String, device: String, regionID: String, visitID: String?, time: Double, flags: [String],
         position: Position?
     ) {
@@ -78,7 +78,7 @@ public struct MapEvent: Sendable, Hashable {
         self.position = position
     }
 
-    public init(_ event: GeofenceEvent) {
+    package init(_ event: GeofenceEvent) {
         self.init(
             id: event.id, kind: event.kind.rawValue, device: event.device, regionID: event.regionID, visitID: event.visitID,
             time: event.time, flags: event.flags.names, position: event.position)
@@ -86,20 +86,20 @@ public struct MapEvent: Sendable, Hashable {
 }
 
 /// A visit as maps and timelines draw it.
-public struct MapVisit: Sendable, Hashable {
-    public var id: String
-    public var device: String
-    public var regionID: String
+package struct MapVisit: Sendable, Hashable {
+    package var id: String
+    package var device: String
+    package var regionID: String
     /// Seconds since the epoch.
-    public var enteredAt: Double
+    package var enteredAt: Double
     /// Nil while the visit is open.
-    public var exitedAt: Double?
+    package var exitedAt: Double?
     /// `exit`, `region_removed`, `region_changed`.
-    public var exitReason: String?
+    package var exitReason: String?
     /// Flags of its enter and exit events (`gap`, `pass`), when known.
-    public var flags: Set<String>
+    package var flags: Set<String>
 
-    public init(
+    package init(
         id: String, device: String, regionID: String, enteredAt: Double, exitedAt: Double? = nil, exitReason: String? = nil,
         flags: Set<String> = []
     ) {
@@ -112,11 +112,11 @@ public struct MapVisit: Sendable, Hashable {
         self.flags = flags
     }
 
-    public var isOpen: Bool { exitedAt == nil }
+    package var isOpen: Bool { exitedAt == nil }
 
     /// The visits a time-ordered list of events describes: each enter opens one, its exit
     /// closes it (the visit tracker's rule), and the flags of both are kept.
-    public static func visits(from events: [MapEvent]) -> [MapVisit] {
+    package static func visits(from events: [MapEvent]) -> [MapVisit] {
         var visits: [MapVisit] = []
         var index: [String: Int] = [:]
         for event in events {

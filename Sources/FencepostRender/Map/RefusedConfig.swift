@@ -1,43 +1,43 @@
-public import FencepostCore
-public import FencepostGeometry
-public import Foundation
+package import FencepostCore
+package import FencepostGeometry
+package import Foundation
 
 /// A region config that was refused, as a map shows it: every feature that has drawable
 /// coordinates is sketched as it was written (swapped coordinates swapped back, so the user
 /// sees where they were meant to be), marked where GEOS located the problem, and numbered
 /// after the list of reasons printed beside the map.
-public struct RefusedConfig: Sendable {
+package struct RefusedConfig: Sendable {
     /// One refused feature's sketch.
-    public struct Feature: Sendable {
+    package struct Feature: Sendable {
         /// The numbers of its problems in ``RefusedConfig/problems``.
-        public var numbers: [Int]
-        public var file: String
-        public var index: Int
-        public var id: String?
+        package var numbers: [Int]
+        package var file: String
+        package var index: Int
+        package var id: String?
         /// A polygon's rings (exterior first), one entry per polygon of a multipolygon.
-        public var polygons: [[[Position]]]
+        package var polygons: [[[Position]]]
         /// The centre and radius of a circle; a radius of 0 when it is missing or not positive.
-        public var circle: (center: Position, radius: Double)?
+        package var circle: (center: Position, radius: Double)?
         /// The coordinates were read as [lat, lon] and are drawn swapped back.
-        public var swapped: Bool
+        package var swapped: Bool
         /// Where the problem is: GEOS's location of a self-intersection, a ring's open ends.
-        public var marks: [Position]
+        package var marks: [Position]
 
         /// Every polygon's rings in turn.
-        public var rings: [[Position]] { polygons.flatMap { $0 } }
+        package var rings: [[Position]] { polygons.flatMap { $0 } }
 
         var drawable: [Position] {
             rings.flatMap { $0 } + (circle.map { [$0.center] } ?? []) + marks
         }
     }
 
-    public var features: [Feature]
+    package var features: [Feature]
     /// Every problem of the config, as `regions plan` prints it, numbered from 1.
-    public var problems: [String]
+    package var problems: [String]
 
     /// Sketches the refused features. `sources` holds each file's bytes by the name the issues
     /// use; a file missing there, or a feature without readable coordinates, is only listed.
-    public static func sketch(_ error: RegionConfigError, sources: [String: Data], context: GEOSContext = GEOSContext()) -> RefusedConfig {
+    package static func sketch(_ error: RegionConfigError, sources: [String: Data], context: GEOSContext = GEOSContext()) -> RefusedConfig {
         var documents: [String: [JSONValue]] = [:]
         for (file, data) in sources {
             documents[file] = (try? JSONParser.parse(data))?["features"]?.arrayValue

@@ -1,39 +1,39 @@
-public import FencepostGeometry
+package import FencepostGeometry
 import Foundation
 
 /// Web Mercator (EPSG:3857), the projection of every web map: x and y in metres on a sphere
 /// of the WGS84 semi-major axis, north up. Conformal, so a small circle stays a circle.
-public enum WebMercator {
+package enum WebMercator {
     /// The sphere radius EPSG:3857 projects on (metres).
-    public static let radius = 6_378_137.0
+    package static let radius = 6_378_137.0
     /// Latitudes beyond this are cut off, as web maps do (the square world of tiles).
-    public static let maxLatitude = 85.051_128_78
+    package static let maxLatitude = 85.051_128_78
 
     /// Metres east and north on the projection plane.
-    public static func project(_ position: Position) -> (x: Double, y: Double) {
+    package static func project(_ position: Position) -> (x: Double, y: Double) {
         let lat = min(max(position.lat, -maxLatitude), maxLatitude) * .pi / 180
         return (radius * position.lon * .pi / 180, radius * log(tan(.pi / 4 + lat / 2)))
     }
 
     /// Ground metres (on Fencepost's sphere, the one distances use) per projected metre at a
     /// latitude: Mercator stretches everything by 1 / cos(latitude).
-    public static func groundMetresPerProjectedMetre(atLatitude latitude: Double) -> Double {
+    package static func groundMetresPerProjectedMetre(atLatitude latitude: Double) -> Double {
         Geodesy.earthRadius / radius * cos(min(abs(latitude), maxLatitude) * .pi / 180)
     }
 }
 
 /// Where a map's content sits on the page: Web Mercator scaled and shifted into a frame of
 /// `width` × `height` pixels, y growing downwards as in SVG.
-public struct MapFrame: Sendable, Hashable {
-    public let width: Double
-    public let height: Double
+package struct MapFrame: Sendable, Hashable {
+    package let width: Double
+    package let height: Double
     /// Pixels per projected metre.
-    public let scale: Double
+    package let scale: Double
     /// The projected point at the frame's top-left corner.
-    public let originX: Double
-    public let originY: Double
+    package let originX: Double
+    package let originY: Double
 
-    public init(width: Double, height: Double, scale: Double, originX: Double, originY: Double) {
+    package init(width: Double, height: Double, scale: Double, originX: Double, originY: Double) {
         self.width = width
         self.height = height
         self.scale = scale
@@ -44,7 +44,7 @@ public struct MapFrame: Sendable, Hashable {
     /// A frame `width` pixels wide fitted to `bounds` (lon/lat) with `padding` pixels on every
     /// side; its height follows the content's shape, kept between half and 1.25 times the width.
     /// Empty or point-like content gets a 1 km view around it.
-    public init(fitting bounds: Envelope, width: Double, padding: Double) {
+    package init(fitting bounds: Envelope, width: Double, padding: Double) {
         let (x0, y0) = WebMercator.project(Position(lon: bounds.minX, lat: bounds.minY))
         let (x1, y1) = WebMercator.project(Position(lon: bounds.maxX, lat: bounds.maxY))
         let middleLat = (bounds.minY + bounds.maxY) / 2
@@ -61,33 +61,33 @@ public struct MapFrame: Sendable, Hashable {
     }
 
     /// The pixel a position falls on.
-    public func point(_ position: Position) -> Point {
+    package func point(_ position: Position) -> Point {
         let (x, y) = WebMercator.project(position)
         return Point(x: (x - originX) * scale, y: (originY - y) * scale)
     }
 
     /// Pixels per ground metre at a latitude.
-    public func pixelsPerMetre(atLatitude latitude: Double) -> Double {
+    package func pixelsPerMetre(atLatitude latitude: Double) -> Double {
         scale / WebMercator.groundMetresPerProjectedMetre(atLatitude: latitude)
     }
 
     /// The latitude at the frame's vertical middle (where the scale bar measures).
-    public var middleLatitude: Double {
+    package var middleLatitude: Double {
         let y = originY - height / 2 / scale
         return (2 * atan(exp(y / WebMercator.radius)) - .pi / 2) * 180 / .pi
     }
 
-    public func contains(_ point: Point, margin: Double = 0) -> Bool {
+    package func contains(_ point: Point, margin: Double = 0) -> Bool {
         point.x >= -margin && point.y >= -margin && point.x <= width + margin && point.y <= height + margin
     }
 }
 
 /// A point on the page, in pixels.
-public struct Point: Sendable, Hashable {
-    public var x: Double
-    public var y: Double
+package struct Point: Sendable, Hashable {
+    package var x: Double
+    package var y: Double
 
-    public init(x: Double, y: Double) {
+    package init(x: Double, y: Double) {
         self.x = x
         self.y = y
     }

@@ -5,10 +5,10 @@ import Foundation
 /// (open visits running to the device's last fix, pass-throughs and gap-flagged crossings
 /// marked), then rows for steps per day, sleep nights and workouts when there are any. Each
 /// visit bar carries `data-visit-id`, each health bar `data-event-id`.
-public struct TimelineRenderer: Sendable {
-    public var width: Double
+package struct TimelineRenderer: Sendable {
+    package var width: Double
 
-    public init(width: Double = 1200) {
+    package init(width: Double = 1200) {
         self.width = width
     }
 
@@ -18,7 +18,7 @@ public struct TimelineRenderer: Sendable {
     static let healthRows = ["steps", "sleep", "workout"]
     static let healthTitles = ["steps": "steps per day", "sleep": "sleep", "workout": "workouts"]
 
-    public func svg(_ scene: TimelineScene) -> String {
+    package func svg(_ scene: TimelineScene) -> String {
         let regionRows = Self.regionRows(scene)
         let healthRows = Self.healthRows.filter { row in scene.health.contains { $0.row == row } }
         let (start, end) = Self.span(scene)

@@ -1,4 +1,4 @@
-public import Hummingbird
+package import Hummingbird
 import FencepostCore
 import FencepostFormats
 import FencepostStore
@@ -7,18 +7,18 @@ import Foundation
 /// Every failure the API reports: a status and `{"error":{"code","message"}}`.
 ///
 /// Domain errors become these in one place (``APIError/init(_:)``), so handlers just throw.
-public struct APIError: HTTPResponseError, Sendable {
-    public var status: HTTPResponse.Status
-    public var code: String
-    public var message: String
+package struct APIError: HTTPResponseError, Sendable {
+    package var status: HTTPResponse.Status
+    package var code: String
+    package var message: String
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+    package init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
         self.status = status
         self.code = code
         self.message = message
     }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = JSONValue.object([
             "error": .object(["code": .string(code), "message": .string(message)])
         ]).canonicalText()

@@ -1,12 +1,12 @@
 import FencepostCore
-public import FencepostFormats
-public import Foundation
+package import FencepostFormats
+package import Foundation
 
 extension EventExport {
     /// Writes every event (or, for ics, visit) `query` selects from the store, in `format`;
     /// `zone` adds local times to csv and jsonl. geojson has the events, then (without a kind
     /// filter) the visits with their regions' shapes.
-    public static func write(
+    package static func write(
         _ format: ExportFormat, query: EventQuery, zone: TimeZone?, store: Store, to sink: inout some TextSink
     ) async throws {
         switch format {

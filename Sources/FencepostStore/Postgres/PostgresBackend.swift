@@ -249,9 +249,9 @@ final class PostgresBackend: StoreBackend {
 }
 
 /// The database went away (a restart, a lost connection): the operation may be tried again.
-public struct StoreUnavailable: Error, CustomStringConvertible {
-    public var reason: String
-    public var description: String { reason }
+package struct StoreUnavailable: Error, CustomStringConvertible {
+    package var reason: String
+    package var description: String { reason }
 }
 
 import FencepostCore
