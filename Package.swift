@@ -121,7 +121,8 @@ let package = Package(
         .target(
             name: "FencepostService",
             dependencies: [
-                "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync", "FencepostRender",
+                "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
+                "FencepostRender",
                 "FencepostImport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -232,7 +233,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostRenderTests",
-            dependencies: ["FencepostGeometry", "FencepostRender", "FencepostCore", "FencepostFormats", "FencepostTestSupport"],
+            dependencies: [
+                "FencepostGeometry", "FencepostRender", "FencepostCore", "FencepostFormats", "FencepostTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -247,13 +250,16 @@ let package = Package(
         ),
         .testTarget(
             name: "FencepostImportTests",
-            dependencies: ["FencepostCore", "FencepostImport", "FencepostStore", "FencepostFormats", "FencepostTestSupport"],
+            dependencies: [
+                "FencepostCore", "FencepostImport", "FencepostStore", "FencepostFormats", "FencepostTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostServiceTests",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostService", "FencepostStore", "FencepostSync", "FencepostTestSupport",
+                "FencepostCore", "FencepostFormats", "FencepostService", "FencepostStore", "FencepostSync",
+                "FencepostTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

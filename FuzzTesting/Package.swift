@@ -11,11 +11,11 @@ import PackageDescription
 let package = Package(
     name: "FuzzTesting",
     dependencies: [
-        .package(name: "Fencepost", path: ".."),
+        .package(name: "Fencepost", path: "..")
     ],
     targets: [
         .target(
             name: "fencepost-fuzz",
-            dependencies: [.product(name: "FencepostFuzzTargets", package: "Fencepost")]),
+            dependencies: [.product(name: "FencepostFuzzTargets", package: "Fencepost")])
     ]
 )

@@ -5,7 +5,9 @@ import Foundation
 /// `*.geojson` files, in name order, not recursing) and validates them as one set.
 package enum RegionConfigLoader {
     /// The regions the paths declare, sorted by id; throws with every problem found.
-    package static func load(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) throws(RegionConfigError) -> [Region] {
+    package static func load(_ paths: [String], parser: RegionConfigParser = RegionConfigParser())
+        throws(RegionConfigError) -> [Region]
+    {
         try RegionConfig.merge(files(paths, parser: parser))
     }
 

@@ -20,10 +20,12 @@ public final class GEOSContext {
         self.handle = handle
         self.messages = MessageBox()
         let box = Unmanaged.passUnretained(messages).toOpaque()
-        GEOSContext_setErrorMessageHandler_r(handle, { message, userdata in
-            guard let message, let userdata else { return }
-            Unmanaged<MessageBox>.fromOpaque(userdata).takeUnretainedValue().lastError = String(cString: message)
-        }, box)
+        GEOSContext_setErrorMessageHandler_r(
+            handle,
+            { message, userdata in
+                guard let message, let userdata else { return }
+                Unmanaged<MessageBox>.fromOpaque(userdata).takeUnretainedValue().lastError = String(cString: message)
+            }, box)
     }
 
     deinit {

@@ -67,7 +67,8 @@ extension Geometry {
         return created
     }
 
-    private static func makeMultiPolygon(_ polygons: [PolygonCoordinates], context: GEOSContext) throws -> OpaquePointer {
+    private static func makeMultiPolygon(_ polygons: [PolygonCoordinates], context: GEOSContext) throws -> OpaquePointer
+    {
         var parts: [OpaquePointer?] = []
         do {
             for polygon in polygons {
@@ -118,7 +119,8 @@ extension Geometry {
         }
     }
 
-    private static func polygonCoordinates(of polygon: OpaquePointer, context: GEOSContext) throws -> PolygonCoordinates {
+    private static func polygonCoordinates(of polygon: OpaquePointer, context: GEOSContext) throws -> PolygonCoordinates
+    {
         let handle = context.handle
         guard let shell = GEOSGetExteriorRing_r(handle, polygon) else {
             throw context.failure("exterior ring")

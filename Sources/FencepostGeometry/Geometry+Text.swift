@@ -50,7 +50,8 @@ extension Geometry {
             throw context.failure("GeoJSON writer")
         }
         defer { GEOSGeoJSONWriter_destroy_r(context.handle, writer) }
-        guard let text = context.takeString(GEOSGeoJSONWriter_writeGeometry_r(context.handle, writer, pointer, -1)) else {
+        guard let text = context.takeString(GEOSGeoJSONWriter_writeGeometry_r(context.handle, writer, pointer, -1))
+        else {
             throw context.failure("GeoJSON write")
         }
         return text

@@ -24,7 +24,10 @@ public final class Geometry {
 
     /// The geometry's bounding box.
     public func envelope() throws -> Envelope {
-        var minX = 0.0, minY = 0.0, maxX = 0.0, maxY = 0.0
+        var minX = 0.0
+        var minY = 0.0
+        var maxX = 0.0
+        var maxY = 0.0
         guard GEOSGeom_getExtent_r(context.handle, pointer, &minX, &minY, &maxX, &maxY) == 1 else {
             throw context.failure("extent")
         }
@@ -107,7 +110,9 @@ extension Geometry {
     public func intersection(with other: Geometry) throws -> Geometry {
         precondition(other.context === context, "geometries from different GEOS contexts")
         context.clearError()
-        guard let pointer = GEOSIntersection_r(context.handle, pointer, other.pointer) else { throw context.failure("intersection") }
+        guard let pointer = GEOSIntersection_r(context.handle, pointer, other.pointer) else {
+            throw context.failure("intersection")
+        }
         return Geometry(adopting: pointer, context: context)
     }
 }

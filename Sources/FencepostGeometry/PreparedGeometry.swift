@@ -34,7 +34,9 @@ public final class PreparedGeometry {
     /// The planar distance from the point (x, y) to the geometry; 0 when the geometry covers it.
     public func distance(x: Double, y: Double) throws -> Double {
         let context = geometry.context
-        guard let point = GEOSGeom_createPointFromXY_r(context.handle, x, y) else { throw context.failure("create point") }
+        guard let point = GEOSGeom_createPointFromXY_r(context.handle, x, y) else {
+            throw context.failure("create point")
+        }
         defer { GEOSGeom_destroy_r(context.handle, point) }
         var distance = 0.0
         guard GEOSPreparedDistance_r(context.handle, pointer, point, &distance) == 1 else {

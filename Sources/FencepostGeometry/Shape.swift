@@ -97,7 +97,8 @@ public struct Envelope: Sendable, Hashable {
     /// The smallest box holding both.
     public func union(_ other: Envelope) -> Envelope {
         Envelope(
-            minX: min(minX, other.minX), minY: min(minY, other.minY), maxX: max(maxX, other.maxX), maxY: max(maxY, other.maxY))
+            minX: min(minX, other.minX), minY: min(minY, other.minY), maxX: max(maxX, other.maxX),
+            maxY: max(maxY, other.maxY))
     }
 
     /// The box grown by `dx` horizontally and `dy` vertically on every side.

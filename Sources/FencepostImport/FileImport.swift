@@ -18,7 +18,8 @@ package struct FileImport {
         package var health: HealthImportOptions
 
         package init(
-            reader: TraceReaderOptions = TraceReaderOptions(), format: TraceFormat? = nil, ingest: IngestOptions = IngestOptions(),
+            reader: TraceReaderOptions = TraceReaderOptions(), format: TraceFormat? = nil,
+            ingest: IngestOptions = IngestOptions(),
             health: HealthImportOptions = HealthImportOptions()
         ) {
             self.reader = reader
@@ -63,7 +64,10 @@ package struct FileImport {
         do {
             if try Self.isHealthExport(path) {
                 let file = ImportedFile(sha256: digest.sha256, name: name, kind: .health, bytes: digest.bytes)
-                guard let outcome = try await HealthExportImport.run(path: path, store: store, options: options.health, recording: file) else {
+                guard
+                    let outcome = try await HealthExportImport.run(
+                        path: path, store: store, options: options.health, recording: file)
+                else {
                     return .alreadyImported(try await store.importedFile(sha256: digest.sha256) ?? file)
                 }
                 return .healthImported(outcome)

@@ -31,19 +31,24 @@ package enum HealthExportImport {
         // Routes first: their ingest is idempotent, so a crash before the commit below leaves
         // the workouts new and their routes are fed again, harmlessly.
         let routes = try await ingestRoutes(plan.routes, from: export, store: store)
-        guard let committed = try await store.commitHealth(
-            owner: options.owner, events: plan.events, anchors: plan.anchors, sources: plan.sources, recording: file)
+        guard
+            let committed = try await store.commitHealth(
+                owner: options.owner, events: plan.events, anchors: plan.anchors, sources: plan.sources, recording: file
+            )
         else { return nil }
         return Outcome(read: plan.summary, committed: committed, routes: routes)
     }
 
-    private static func ingestRoutes(_ routes: [WorkoutRouteInput], from export: HealthExportFile, store: Store) async throws -> IngestSummary? {
+    private static func ingestRoutes(_ routes: [WorkoutRouteInput], from export: HealthExportFile, store: Store)
+        async throws -> IngestSummary?
+    {
         guard !routes.isEmpty else { return nil }
         let session = try await IngestSession(store: store)
         for input in routes {
             switch input.route.points {
             case .file(let path):
-                var reader = try TraceOpener.open(try export.referencedFile(path), format: .gpx, device: input.route.source)
+                var reader = try TraceOpener.open(
+                    try export.referencedFile(path), format: .gpx, device: input.route.source)
                 try await session.ingest { add in
                     while let fix = try reader.next() { try add(fix) }
                 }

@@ -30,7 +30,10 @@ final class Inbox {
     /// Makes the folder and its `done/` and `failed/` when missing.
     init(directory: String) throws {
         self.directory = directory
-        for folder in [directory, (directory as NSString).appendingPathComponent(Self.done), (directory as NSString).appendingPathComponent(Self.failed)] {
+        for folder in [
+            directory, (directory as NSString).appendingPathComponent(Self.done),
+            (directory as NSString).appendingPathComponent(Self.failed),
+        ] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
     }
@@ -50,13 +53,18 @@ final class Inbox {
         for name in names {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path(name)),
                 attributes[.type] as? FileAttributeType == .typeRegular,
-                let size = (attributes[.size] as? NSNumber)?.intValue, let modified = attributes[.modificationDate] as? Date
+                let size = (attributes[.size] as? NSNumber)?.intValue,
+                let modified = attributes[.modificationDate] as? Date
             else { continue }
             var observation = Observation(size: size, modified: modified, since: now)
-            if let earlier = observed[name], earlier.size == size, earlier.modified == modified { observation.since = earlier.since }
+            if let earlier = observed[name], earlier.size == size, earlier.modified == modified {
+                observation.since = earlier.since
+            }
             seen[name] = observation
             if let after = retryAfter[name], now < after { continue }
-            let held = now.timeIntervalSince(observation.since) >= Self.quietSeconds || now.timeIntervalSince(modified) >= Self.quietSeconds
+            let held =
+                now.timeIntervalSince(observation.since) >= Self.quietSeconds
+                || now.timeIntervalSince(modified) >= Self.quietSeconds
             if renamedIn.contains(name) || held { ready.append((name, modified)) }
         }
         observed = seen
@@ -111,13 +119,16 @@ final class Inbox {
                 return relative
             }
             let failure = errno
-            if failure == EPERM || failure == ENOTSUP || failure == EMLINK, !FileManager.default.fileExists(atPath: path(relative)) {
+            if failure == EPERM || failure == ENOTSUP || failure == EMLINK,
+                !FileManager.default.fileExists(atPath: path(relative))
+            {
                 try FileManager.default.moveItem(atPath: path(name), toPath: path(relative))
                 forget(name)
                 return relative
             }
             guard failure == EEXIST || failure == EPERM || failure == ENOTSUP || failure == EMLINK else {
-                throw InboxError(path: path(name), reason: "cannot be moved to \(folder)/: \(String(cString: strerror(failure)))")
+                throw InboxError(
+                    path: path(name), reason: "cannot be moved to \(folder)/: \(String(cString: strerror(failure)))")
             }
             attempt += 1
         }

@@ -36,8 +36,9 @@ final class RegionsFolder {
         if seen?.stamps != stamps { seen = (stamps, now) }
         guard stamps != applied, let seen else { return nil }
         let newest = stamps.values.map(\.modified).max() ?? .distantPast
-        guard applied == nil || now.timeIntervalSince(seen.since) >= Inbox.quietSeconds
-            || now.timeIntervalSince(newest) >= Inbox.quietSeconds
+        guard
+            applied == nil || now.timeIntervalSince(seen.since) >= Inbox.quietSeconds
+                || now.timeIntervalSince(newest) >= Inbox.quietSeconds
         else { return nil }
         let desired: [Region]
         do {
@@ -58,7 +59,8 @@ final class RegionsFolder {
         for name in names where name.hasSuffix(".geojson") && !name.hasPrefix(".") {
             let path = (directory as NSString).appendingPathComponent(name)
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                let size = (attributes[.size] as? NSNumber)?.intValue, let modified = attributes[.modificationDate] as? Date
+                let size = (attributes[.size] as? NSNumber)?.intValue,
+                let modified = attributes[.modificationDate] as? Date
             else { continue }
             stamps[name] = FileStamp(size: size, modified: modified)
         }

@@ -47,7 +47,8 @@ package final class Watcher {
         self.now = now
         if let directory = folders.regions {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
                 throw WatchSetupError(path: directory, reason: "the regions folder is not a directory")
             }
             regions = RegionsFolder(directory: directory)
@@ -58,7 +59,8 @@ package final class Watcher {
             do {
                 inbox = try Inbox(directory: directory)
             } catch {
-                throw WatchSetupError(path: directory, reason: "the inbox cannot be made: \(error.localizedDescription)")
+                throw WatchSetupError(
+                    path: directory, reason: "the inbox cannot be made: \(error.localizedDescription)")
             }
             importer = try await FileImport(store: store, options: options)
         } else {
@@ -179,20 +181,30 @@ package enum WatchReport: Sendable {
         case .file(let name, let outcome, let movedTo):
             switch outcome {
             case .ingested(let summary, let regions):
-                let events = EventKind.allCases.compactMap { kind in summary.events[kind].map { "\(kind.rawValue) \($0)" } }
-                let devices = summary.devices.count, skipped = summary.skipped.values.reduce(0, +)
+                let events = EventKind.allCases.compactMap { kind in
+                    summary.events[kind].map { "\(kind.rawValue) \($0)" }
+                }
+                let devices = summary.devices.count
+                let skipped = summary.skipped.values.reduce(0, +)
                 return [
                     "imported \(name): \(summary.fixesRead) fixes read, \(summary.fixesAccepted) accepted"
                         + (skipped > 0 ? ", \(skipped) record\(skipped == 1 ? "" : "s") skipped" : "")
                         + ", \(devices) device\(devices == 1 ? "" : "s"), events: \(events.isEmpty ? "none" : events.joined(separator: ", "))"
                         + " -> \(movedTo)"
-                        + (regions == 0 ? " (no region is monitored, so no events: add regions with `fencepost regions apply PATH` or watch a --regions folder)" : "")
+                        + (regions == 0
+                            ? " (no region is monitored, so no events: add regions with `fencepost regions apply PATH` or watch a --regions folder)"
+                            : "")
                 ]
             case .healthImported(let health):
-                let created = health.committed.created.values.reduce(0, +), updated = health.committed.updated.values.reduce(0, +)
-                return ["imported \(name) (Apple Health export): \(created) events created, \(updated) updated -> \(movedTo)"]
+                let created = health.committed.created.values.reduce(0, +)
+                let updated = health.committed.updated.values.reduce(0, +)
+                return [
+                    "imported \(name) (Apple Health export): \(created) events created, \(updated) updated -> \(movedTo)"
+                ]
             case .alreadyImported(let earlier):
-                return ["already imported \(name) (the same content as \(earlier.name), imported \(earlier.importedAt)) -> \(movedTo)"]
+                return [
+                    "already imported \(name) (the same content as \(earlier.name), imported \(earlier.importedAt)) -> \(movedTo)"
+                ]
             case .refused(let reason):
                 return ["refused \(name): \(reason) -> \(movedTo)"]
             }
@@ -205,9 +217,13 @@ package enum WatchReport: Sendable {
         case .regionsRefused(let folder, let error):
             let count = error.issues.count
             return error.issues.map { "regions in \(folder): error: \($0)" }
-                + ["regions in \(folder) refused: \(count) problem\(count == 1 ? "" : "s"); the monitored regions are as they were"]
+                + [
+                    "regions in \(folder) refused: \(count) problem\(count == 1 ? "" : "s"); the monitored regions are as they were"
+                ]
         case .regionsFailed(let folder, let error):
-            return ["could not apply the regions in \(folder) (tried again in \(Int(Watcher.retrySeconds)) s): \(error)"]
+            return [
+                "could not apply the regions in \(folder) (tried again in \(Int(Watcher.retrySeconds)) s): \(error)"
+            ]
         }
     }
 }

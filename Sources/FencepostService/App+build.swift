@@ -1,10 +1,10 @@
 import FencepostCore
 package import FencepostImport
 package import FencepostStore
+import FencepostSync
 package import Hummingbird
 package import Logging
 import NIOCore
-import FencepostSync
 import ServiceLifecycle
 import UnixSignals
 
@@ -21,7 +21,8 @@ package struct ServiceSettings: Sendable {
 
     package init(
         host: String = "127.0.0.1", port: Int = 8080, configuration: ServiceConfiguration = ServiceConfiguration(),
-        ingest: IngestOptions = IngestOptions(), pollInterval: Duration = .seconds(1), onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        ingest: IngestOptions = IngestOptions(), pollInterval: Duration = .seconds(1),
+        onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.host = host
         self.port = port
@@ -38,7 +39,9 @@ package struct ServiceSettings: Sendable {
 /// finishes those in flight, then the writer commits what is queued, then the jobs stop.
 ///
 /// Start-up reads only the regions (to build the monitor): no scan of events or the outbox.
-package func buildApplication(store: Store, settings: ServiceSettings, logger: Logger) async throws -> some ApplicationProtocol {
+package func buildApplication(store: Store, settings: ServiceSettings, logger: Logger) async throws
+    -> some ApplicationProtocol
+{
     let metrics = ServiceMetrics()
     let signal = ChangeSignal()
     let auth = Authenticator(store: store)
@@ -53,47 +56,65 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     let router = Router(context: FencepostRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.add(middleware: JSONErrorMiddleware())
-    OperationsController(auth: auth, store: store, metrics: metrics, metricsRequireToken: configuration.metricsRequireToken)
-        .addRoutes(to: router)
+    OperationsController(
+        auth: auth, store: store, metrics: metrics, metricsRequireToken: configuration.metricsRequireToken
+    )
+    .addRoutes(to: router)
     let recentTracks = RecentTracks(filter: settings.ingest.filter)
-    LocationsController(auth: auth, ingestor: ingestor, recentTracks: recentTracks, maxBodyBytes: configuration.maxBodyBytes)
+    LocationsController(
+        auth: auth, ingestor: ingestor, recentTracks: recentTracks, maxBodyBytes: configuration.maxBodyBytes
+    )
+    .addRoutes(to: router)
+    RegionsController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
-    RegionsController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
-    EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(to: router)
+    EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(
+        to: router)
     WebhooksController(auth: auth, store: store).addRoutes(to: router)
-    LiveController(auth: auth, store: store, tracks: recentTracks, mapTiles: configuration.mapTiles).addRoutes(to: router)
-    SyncController(auth: auth, store: store, signal: signal, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
-        .addRoutes(to: router)
+    LiveController(auth: auth, store: store, tracks: recentTracks, mapTiles: configuration.mapTiles).addRoutes(
+        to: router)
+    SyncController(
+        auth: auth, store: store, signal: signal, durability: durability, maxBodyBytes: configuration.maxBodyBytes
+    )
+    .addRoutes(to: router)
 
     let jobs = BackgroundJobs()
     jobs.register(ChangeListener(store: store, signal: signal, logger: logger))
     if configuration.webhooksEnabled {
-        jobs.register(WebhookDeliveryJob(
-            store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts, signal: signal,
-            pollInterval: settings.pollInterval, logger: logger,
-            timeout: .nanoseconds(Int64(configuration.webhookTimeoutSeconds * 1e9))))
+        jobs.register(
+            WebhookDeliveryJob(
+                store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts,
+                signal: signal,
+                pollInterval: settings.pollInterval, logger: logger,
+                timeout: .nanoseconds(Int64(configuration.webhookTimeoutSeconds * 1e9))))
     }
     if configuration.syncEnabled, let sync = configuration.sync {
-        jobs.register(SyncPushJob(
-            store: store, endpoint: try SyncEndpoint(baseURL: sync.to, token: sync.token, timeout: .seconds(sync.timeoutSeconds)),
-            // Retries capped at 30 s (5 s while the backend is unreachable): after an outage the
-            // queue starts draining within seconds.
-            settings: PushSettings(
-                batchSize: sync.batchSize, maxAttempts: sync.maxAttempts, retries: RetrySchedule(cap: 30), giveUpAfter: nil),
-            signal: signal,
-            pollInterval: settings.pollInterval, logger: logger))
+        jobs.register(
+            SyncPushJob(
+                store: store,
+                endpoint: try SyncEndpoint(baseURL: sync.to, token: sync.token, timeout: .seconds(sync.timeoutSeconds)),
+                // Retries capped at 30 s (5 s while the backend is unreachable): after an outage the
+                // queue starts draining within seconds.
+                settings: PushSettings(
+                    batchSize: sync.batchSize, maxAttempts: sync.maxAttempts, retries: RetrySchedule(cap: 30),
+                    giveUpAfter: nil),
+                signal: signal,
+                pollInterval: settings.pollInterval, logger: logger))
     }
     if let watch = configuration.watch {
-        jobs.register(try await WatchJob(
-            store: store, folders: Watcher.Folders(inbox: watch.inbox, regions: watch.regions),
-            options: FileImport.Options(ingest: settings.ingest), metrics: metrics, logger: logger))
+        jobs.register(
+            try await WatchJob(
+                store: store, folders: Watcher.Folders(inbox: watch.inbox, regions: watch.regions),
+                options: FileImport.Options(ingest: settings.ingest), metrics: metrics, logger: logger))
     }
     if configuration.jobs.outboxCleanup {
-        jobs.register(OutboxCleanupJob(
-            store: store, retention: .seconds(configuration.jobs.outboxRetentionDays * 86_400), interval: .seconds(3_600), logger: logger))
+        jobs.register(
+            OutboxCleanupJob(
+                store: store, retention: .seconds(configuration.jobs.outboxRetentionDays * 86_400),
+                interval: .seconds(3_600), logger: logger))
     }
 
-    let checkpoints: [any Service] = log.map { [CheckpointService(log: $0, interval: .milliseconds(200), logger: logger)] } ?? []
+    let checkpoints: [any Service] =
+        log.map { [CheckpointService(log: $0, interval: .milliseconds(200), logger: logger)] } ?? []
     let onListening = settings.onListening
     return Application(
         router: router,
@@ -111,8 +132,11 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
 
 /// `fencepost watch`: the watch job alone, until SIGTERM or SIGINT (the file being imported is
 /// finished first).
-package func runWatcher(store: Store, folders: Watcher.Folders, options: FileImport.Options, logger: Logger) async throws {
+package func runWatcher(store: Store, folders: Watcher.Folders, options: FileImport.Options, logger: Logger)
+    async throws
+{
     let job = try await WatchJob(store: store, folders: folders, options: options, metrics: nil, logger: logger)
-    let group = ServiceGroup(configuration: .init(services: [job], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    let group = ServiceGroup(
+        configuration: .init(services: [job], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
 }

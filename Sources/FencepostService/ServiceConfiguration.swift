@@ -29,7 +29,9 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
         package var maxAttempts: Int
         package var timeoutSeconds: Double
 
-        package init(to: String, token: String, batchSize: Int = 500, maxAttempts: Int = 10, timeoutSeconds: Double = 30) {
+        package init(
+            to: String, token: String, batchSize: Int = 500, maxAttempts: Int = 10, timeoutSeconds: Double = 30
+        ) {
             self.to = to
             self.token = token
             self.batchSize = batchSize
@@ -64,7 +66,9 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
         package var outboxCleanup: Bool
         package var outboxRetentionDays: Double
 
-        package init(webhooks: Bool? = nil, sync: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7) {
+        package init(
+            webhooks: Bool? = nil, sync: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7
+        ) {
             self.webhooks = webhooks
             self.sync = sync
             self.outboxCleanup = outboxCleanup
@@ -135,7 +139,8 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
     package var idleTimeoutSeconds: Double
 
     package init(
-        webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false, maxBodyBytes: Int = 16 << 20,
+        webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false,
+        maxBodyBytes: Int = 16 << 20,
         webhookMaxAttempts: Int = 8, durableCommits: Bool = true, mapTiles: MapTiles? = nil, watch: Watch? = nil,
         webhookTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 60
     ) {
@@ -173,10 +178,13 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
         jobs = try container.decodeIfPresent(Jobs.self, forKey: .jobs) ?? defaults.jobs
         metricsRequireToken = try container.decodeIfPresent(Bool.self, forKey: .metricsRequireToken) ?? false
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? defaults.maxBodyBytes
-        webhookMaxAttempts = try container.decodeIfPresent(Int.self, forKey: .webhookMaxAttempts) ?? defaults.webhookMaxAttempts
+        webhookMaxAttempts =
+            try container.decodeIfPresent(Int.self, forKey: .webhookMaxAttempts) ?? defaults.webhookMaxAttempts
         durableCommits = try container.decodeIfPresent(Bool.self, forKey: .durableCommits) ?? defaults.durableCommits
-        webhookTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .webhookTimeoutSeconds) ?? defaults.webhookTimeoutSeconds
-        idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? defaults.idleTimeoutSeconds
+        webhookTimeoutSeconds =
+            try container.decodeIfPresent(Double.self, forKey: .webhookTimeoutSeconds) ?? defaults.webhookTimeoutSeconds
+        idleTimeoutSeconds =
+            try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? defaults.idleTimeoutSeconds
         mapTiles = try container.decodeIfPresent(String.self, forKey: .mapTiles).map {
             MapTiles(url: $0, attribution: try container.decodeIfPresent(String.self, forKey: .mapTilesAttribution))
         }
@@ -213,10 +221,12 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
             let DecodingError.keyNotFound(_, context), let DecodingError.dataCorrupted(context)
         {
             let field = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            throw ConfigurationError(path: path, reason: "\(field.isEmpty ? "" : field + ": ")\(context.debugDescription)")
+            throw ConfigurationError(
+                path: path, reason: "\(field.isEmpty ? "" : field + ": ")\(context.debugDescription)")
         }
         for webhook in configuration.webhooks {
-            guard let url = URL(string: webhook.url), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            guard let url = URL(string: webhook.url), url.scheme == "http" || url.scheme == "https", url.host != nil
+            else {
                 throw ConfigurationError(path: path, reason: "webhook url is not an http(s) URL: \(webhook.url)")
             }
         }
@@ -225,7 +235,8 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
                 throw ConfigurationError(path: path, reason: "sync.to is not an http(s) URL: \(sync.to)")
             }
             guard sync.batchSize >= 1, sync.maxAttempts >= 1, sync.timeoutSeconds > 0 else {
-                throw ConfigurationError(path: path, reason: "sync.batch_size, sync.max_attempts and sync.timeout_seconds must be positive")
+                throw ConfigurationError(
+                    path: path, reason: "sync.batch_size, sync.max_attempts and sync.timeout_seconds must be positive")
             }
         }
         if let tiles = configuration.mapTiles {
@@ -233,15 +244,21 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
             guard let url = URL(string: plain), url.scheme == "http" || url.scheme == "https", url.host != nil,
                 ["{z}", "{x}", "{y}"].allSatisfy(tiles.url.contains)
             else {
-                throw ConfigurationError(path: path, reason: "map_tiles must be an http(s) URL template with {z}, {x} and {y}: \(tiles.url)")
+                throw ConfigurationError(
+                    path: path, reason: "map_tiles must be an http(s) URL template with {z}, {x} and {y}: \(tiles.url)")
             }
         }
         if let watch = configuration.watch {
             guard watch.inbox != nil || watch.regions != nil else {
-                throw ConfigurationError(path: path, reason: "watch needs an inbox, a regions folder or both: {\"inbox\": \"DIR\", \"regions\": \"DIR\"}")
+                throw ConfigurationError(
+                    path: path,
+                    reason: "watch needs an inbox, a regions folder or both: {\"inbox\": \"DIR\", \"regions\": \"DIR\"}"
+                )
             }
             var isDirectory: ObjCBool = false
-            if let regions = watch.regions, !(FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            if let regions = watch.regions,
+                !(FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory) && isDirectory.boolValue)
+            {
                 throw ConfigurationError(path: path, reason: "watch.regions is not a directory: \(regions)")
             }
             if let inbox = watch.inbox, inbox == watch.regions {
@@ -249,7 +266,8 @@ package struct ServiceConfiguration: Sendable, Codable, Equatable {
             }
         }
         guard configuration.webhookTimeoutSeconds > 0, configuration.idleTimeoutSeconds > 0 else {
-            throw ConfigurationError(path: path, reason: "webhook_timeout_seconds and idle_timeout_seconds must be positive")
+            throw ConfigurationError(
+                path: path, reason: "webhook_timeout_seconds and idle_timeout_seconds must be positive")
         }
         if Set(configuration.webhooks.map(\.key)).count != configuration.webhooks.count {
             throw ConfigurationError(path: path, reason: "two webhooks share a name (or URL); give them distinct names")

@@ -26,7 +26,9 @@ extension DeviceState {
         json.member("monitor") { json in
             json.member("lastFix", monitor.lastFix, Self.write)
             json.member("memberships") { json in
-                for (region, membership) in monitor.memberships { json.member(region) { Self.write(membership, to: &$0) } }
+                for (region, membership) in monitor.memberships {
+                    json.member(region) { Self.write(membership, to: &$0) }
+                }
             }
         }
         return json.text

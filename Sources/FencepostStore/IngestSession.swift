@@ -11,7 +11,10 @@ package struct IngestOptions: Sendable {
     /// temporary files and merge back in time order.
     package var sortRunFixes: Int
 
-    package init(monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
+    package init(
+        monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(),
+        sortRunFixes: Int = 250_000
+    ) {
         self.monitor = monitor
         self.filter = filter
         self.sortRunFixes = sortRunFixes
@@ -72,7 +75,9 @@ package final class IngestSession {
     }
 
     private static func pipeline(regions: [Region], options: IngestOptions) throws -> FixPipeline {
-        FixPipeline(monitor: try Monitor(regions: regions, settings: options.monitor), filter: options.filter, sortRunFixes: options.sortRunFixes)
+        FixPipeline(
+            monitor: try Monitor(regions: regions, settings: options.monitor), filter: options.filter,
+            sortRunFixes: options.sortRunFixes)
     }
 
     package var regionCount: Int { pipeline.regionCount }
@@ -104,7 +109,9 @@ package final class IngestSession {
     /// the same transaction: returns false, having read nothing, when the store already records
     /// a file with the same content, so each content is ingested at most once, whoever asks.
     @discardableResult
-    package func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Bool {
+    package func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void)
+        async throws -> Bool
+    {
         var isNew = true
         try await transaction { tx in
             if let file, try !tx.use({ try Store.record(file, in: $0) }) {
@@ -138,7 +145,8 @@ package final class IngestSession {
                 collected = []
                 defer { collected = nil }
                 touched.formUnion(try input({ add in for fix in batch { try add(fix) } }, tx: tx).devices)
-                var outcome = BatchOutcome(fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
+                var outcome = BatchOutcome(
+                    fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
                 for (reason, count) in summary.dropped where count != before.dropped[reason] {
                     outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
                 }
@@ -152,7 +160,9 @@ package final class IngestSession {
     /// Runs `body` in one write transaction and commits it, once no event writes are in flight.
     /// On failure, the devices' progress and the summary go back to what was committed.
     private func transaction(_ body: (IngestTransaction) throws -> Void) async throws {
-        let (pipelineBefore, devices, summary, storedVersion) = (pipeline, pipeline.snapshot, self.summary, self.storedVersion)
+        let (pipelineBefore, devices, summary, storedVersion) = (
+            pipeline, pipeline.snapshot, self.summary, self.storedVersion
+        )
         do {
             try await store.write { connection in
                 defer {
@@ -188,8 +198,12 @@ package final class IngestSession {
     }
 
     /// One input through the pipeline, its events written as they come.
-    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, tx: IngestTransaction) throws -> FixPipeline.InputTally {
-        var outcomes = Outcomes(eventBatch: Self.eventBatch) { events in try tx.write(events, now: Timestamp.format(Date())) }
+    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, tx: IngestTransaction) throws
+        -> FixPipeline.InputTally
+    {
+        var outcomes = Outcomes(eventBatch: Self.eventBatch) { events in
+            try tx.write(events, now: Timestamp.format(Date()))
+        }
         let tally = try pipeline.input(read, into: &outcomes) { [unowned self] device, kept in
             try tx.use { try self.resume(device, kept: kept, tx: $0) }
         }
@@ -244,7 +258,8 @@ package final class IngestSession {
         if let kept, storedVersion[device] == version { return kept }
         storedVersion[device] = version
         let state = try stored.map { try Store.decodeDeviceState($0["state"]) } ?? DeviceState()
-        return DeviceProgress(filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
+        return DeviceProgress(
+            filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
     }
 
     /// Reads the stored rows of `devices` (locked) into ``storedRows``, a few hundred a statement.
@@ -253,7 +268,9 @@ package final class IngestSession {
             let chunk = devices[start..<min(start + 500, devices.count)]
             for device in chunk { storedRows[device] = .some(nil) }
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for row in try tx.rows("SELECT device, state, version FROM devices WHERE device IN (\(marks))", chunk.map { .text($0) }) {
+            for row in try tx.rows(
+                "SELECT device, state, version FROM devices WHERE device IN (\(marks))", chunk.map { .text($0) })
+            {
                 storedRows[row["device"]] = row
             }
         }
@@ -263,7 +280,12 @@ package final class IngestSession {
     private func saveDevices(_ devices: Set<String>, tx: IngestTransaction) throws {
         let states = devices.sorted().compactMap { device -> (device: String, state: DeviceState)? in
             guard let progress = pipeline.progress(of: device) else { return nil }
-            return (device, DeviceState(anchor: progress.anchor, filter: progress.filter, monitor: pipeline.monitor.state(of: progress.track)))
+            return (
+                device,
+                DeviceState(
+                    anchor: progress.anchor, filter: progress.filter,
+                    monitor: pipeline.monitor.state(of: progress.track))
+            )
         }
         let saved = try tx.use { try Store.save(states, now: Timestamp.format(Date()), tx: $0) }
         storedVersion.merge(saved) { $1 }

@@ -31,10 +31,14 @@ enum OutboxPayload {
 
     /// The row as a change of the feed.
     static func change(_ row: SQLRow) -> SyncChange {
-        let entity: String = row["entity"], id: String = row["entity_id"], version: Int = row["version"]
-        return SyncChange(seq: row["seq"], mutation: SyncMutation(
-            key: row["idempotency_key"] ?? "\(entity):\(id):v\(version)", entity: SyncEntity(entity), id: id,
-            op: SyncOperation(rawValue: row["op"]) ?? .upsert, version: version, payload: text(row)))
+        let entity: String = row["entity"]
+        let id: String = row["entity_id"]
+        let version: Int = row["version"]
+        return SyncChange(
+            seq: row["seq"],
+            mutation: SyncMutation(
+                key: row["idempotency_key"] ?? "\(entity):\(id):v\(version)", entity: SyncEntity(entity), id: id,
+                op: SyncOperation(rawValue: row["op"]) ?? .upsert, version: version, payload: text(row)))
     }
 
     /// The row's payload: as stored, or rendered from the entity it refers to.
@@ -45,15 +49,18 @@ enum OutboxPayload {
         case .event:
             let flags: String = row["e_flags"] ?? ""
             return EventRow(
-                id: id, kind: row["e_kind"] ?? "", source: "geofence", device: row["e_device"] ?? "", region: row["e_region"],
+                id: id, kind: row["e_kind"] ?? "", source: "geofence", device: row["e_device"] ?? "",
+                region: row["e_region"],
                 visitID: row["e_visit_id"], timeMs: 0, time: row["e_time"] ?? "",
-                flags: flags.isEmpty ? [] : flags.split(separator: ",").map(String.init), lat: row["e_lat"], lon: row["e_lon"],
+                flags: flags.isEmpty ? [] : flags.split(separator: ",").map(String.init), lat: row["e_lat"],
+                lon: row["e_lon"],
                 properties: "{}"
             ).geofencePayload
         default:
             let version: Int = row["version"]
             var visit = VisitRow(
-                id: id, device: row["v_device"] ?? "", region: row["v_region"] ?? "", enteredMs: row["v_entered_ms"] ?? 0,
+                id: id, device: row["v_device"] ?? "", region: row["v_region"] ?? "",
+                enteredMs: row["v_entered_ms"] ?? 0,
                 enteredAt: row["v_entered_at"] ?? "", exitedMs: row["v_exited_ms"], exitedAt: row["v_exited_at"],
                 status: row["v_status"] ?? "open", exitReason: row["v_exit_reason"], version: version)
             if version == 1 {
@@ -68,7 +75,9 @@ enum OutboxPayload {
     /// it with another version (found through the partial index `outbox_references`: a backend
     /// receiving a push asks for every visit that closes).
     static func storeRenderedPayloads(entity: SyncEntity, id: String, tx: any SQLTransaction) throws {
-        for row in try tx.rows(select + " WHERE o.entity_id = ? AND o.payload IS NULL AND o.entity = ?", id, entity.name) {
+        for row in try tx.rows(
+            select + " WHERE o.entity_id = ? AND o.payload IS NULL AND o.entity = ?", id, entity.name)
+        {
             try tx.execute("UPDATE outbox SET payload = ? WHERE seq = ?", text(row), row["seq"] as Int64)
         }
     }

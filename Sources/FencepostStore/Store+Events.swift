@@ -26,17 +26,21 @@ package struct WrittenEvents {
 extension Store {
     /// Adds a mutation to the outbox (``OutboxRow``).
     static func enqueue(
-        entity: SyncEntity, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String?, now: String,
+        entity: SyncEntity, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String?,
+        now: String,
         tx: any SQLTransaction
     ) throws {
-        try tx.enqueue(OutboxRow(entity: entity, id: id, op: op, version: version, key: key, payload: payload, createdAt: now))
+        try tx.enqueue(
+            OutboxRow(entity: entity, id: id, op: op, version: version, key: key, payload: payload, createdAt: now))
     }
 
     // MARK: - Closing visits of retired regions
 
     /// Closes the open visits of a removed or changed region, at the device's last fix time,
     /// and forgets the devices' memberships (pending enters too) so the next fix re-evaluates.
-    static func closeOpenVisits(regionID: String, reason: RegionRetirementReason, now: String, tx: any SQLTransaction) throws {
+    static func closeOpenVisits(regionID: String, reason: RegionRetirementReason, now: String, tx: any SQLTransaction)
+        throws
+    {
         // Every device in or entering the region has it among its memberships: read those
         // states once, forget the membership, and keep the anchors for closing the visits.
         var anchors: [String: Double] = [:]
@@ -53,9 +57,11 @@ extension Store {
         let visitReason: VisitExitReason = reason == .regionRemoved ? .regionRemoved : .regionChanged
         // Only visits of devices this store monitors itself: a visit that arrived by sync is
         // closed by the store that monitors its device, and arrives closed.
-        let open = try tx.rows("""
+        let open = try tx.rows(
+            """
             SELECT * FROM visits WHERE region = ? AND status = 'open' AND device IN (SELECT device FROM devices) ORDER BY entered_ms, id
-            """, regionID).map(VisitRow.init)
+            """, regionID
+        ).map(VisitRow.init)
         let writer = try tx.eventWriter(now: now)
         for visit in open {
             let at = max(anchors[visit.device] ?? visit.enteredMs.seconds, visit.enteredMs.seconds)
@@ -76,14 +82,19 @@ extension Store {
     /// Saves the devices' states, each one version newer, a few hundred per statement (one
     /// round trip to a database server, not one per device); returns the new versions.
     @discardableResult
-    static func save(_ states: [(device: String, state: DeviceState)], now: String, tx: any SQLTransaction) throws -> [String: Int64] {
+    static func save(_ states: [(device: String, state: DeviceState)], now: String, tx: any SQLTransaction) throws
+        -> [String: Int64]
+    {
         var versions: [String: Int64] = [:]
         for start in stride(from: 0, to: states.count, by: 500) {
             let chunk = states[start..<min(start + 500, states.count)]
             var arguments: [SQLValue] = []
             arguments.reserveCapacity(chunk.count * 4)
             for (device, state) in chunk {
-                arguments += [.text(device), state.anchor.map(Timestamp.milliseconds).sqlValue, .text(state.storedText), .text(now)]
+                arguments += [
+                    .text(device), state.anchor.map(Timestamp.milliseconds).sqlValue, .text(state.storedText),
+                    .text(now),
+                ]
             }
             let rows = try tx.rows(
                 """

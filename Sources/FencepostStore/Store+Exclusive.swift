@@ -6,7 +6,9 @@ extension Store {
     /// time per store, whichever process or machine runs it): waits for it when `wait`, else
     /// returns nil without running `body` when another holds it. The lock goes with its holder:
     /// a process that dies releases it.
-    package func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+    package func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T?
+    {
         try await backend.exclusively(name, wait: wait, body)
     }
 }
@@ -27,14 +29,18 @@ extension Store {
     package func claimPeriodicRun(_ name: String, every interval: Duration, now: Date = Date()) async throws -> Bool {
         let key = "last_run:" + name
         let nowMilliseconds = Timestamp.milliseconds(now.timeIntervalSince1970)
-        let intervalMilliseconds = interval.components.seconds * 1_000 + interval.components.attoseconds / 1_000_000_000_000_000
+        let intervalMilliseconds =
+            interval.components.seconds * 1_000 + interval.components.attoseconds / 1_000_000_000_000_000
         return try await write { tx in
             try tx.dialect.lock(key, in: tx)
-            if let last: Int64 = try tx.value("SELECT value FROM store_meta WHERE key = ?", key), nowMilliseconds - last < intervalMilliseconds {
+            if let last: Int64 = try tx.value("SELECT value FROM store_meta WHERE key = ?", key),
+                nowMilliseconds - last < intervalMilliseconds
+            {
                 return false
             }
             try tx.execute(
-                "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, nowMilliseconds)
+                "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                key, nowMilliseconds)
             return true
         }
     }
@@ -44,7 +50,9 @@ extension SQLiteBackend {
     func watchChanges(_ onChange: @escaping @Sendable () -> Void) async throws -> Bool { false }
 
     /// A `flock` on `<store>.<name>-lock`; a store in memory is private to its process.
-    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T?
+    {
         guard !isInMemory else { return try await body() }
         let path = location + ".\(Self.fileNamePart(name))-lock"
         let lock = try await BlockingWork.run { try FileLock.acquire(path, wait: wait) }

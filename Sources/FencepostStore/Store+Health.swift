@@ -27,8 +27,10 @@ extension Store {
     /// The sources of the owner's last import, most records first.
     package func healthSources(owner: String) async throws -> [(source: String, records: Int)] {
         try await read { tx in
-            try tx.rows("SELECT source, records FROM health_sources WHERE owner = ? ORDER BY records DESC, source", owner)
-                .map { ($0["source"], $0["records"]) }
+            try tx.rows(
+                "SELECT source, records FROM health_sources WHERE owner = ? ORDER BY records DESC, source", owner
+            )
+            .map { ($0["source"], $0["records"]) }
         }
     }
 
@@ -37,7 +39,8 @@ extension Store {
     /// as imported in the same transaction; nil, writing nothing, when a file with the same
     /// content already was.
     package func commitHealth(
-        owner: String, events: [HealthEvent], anchors: [String: Double], sources: [String: Int], recording file: ImportedFile? = nil
+        owner: String, events: [HealthEvent], anchors: [String: Double], sources: [String: Int],
+        recording file: ImportedFile? = nil
     ) async throws -> HealthCommitSummary? {
         try await write { tx in
             if let file, try !Self.record(file, in: tx) { return nil }
@@ -62,7 +65,9 @@ extension Store {
             if !sources.isEmpty {
                 try tx.execute("DELETE FROM health_sources WHERE owner = ?", owner)
                 for (source, records) in sources.sorted(by: { $0.key < $1.key }) {
-                    try tx.execute("INSERT INTO health_sources (owner, source, records, updated_at) VALUES (?, ?, ?, ?)", owner, source, records, now)
+                    try tx.execute(
+                        "INSERT INTO health_sources (owner, source, records, updated_at) VALUES (?, ?, ?, ?)", owner,
+                        source, records, now)
                 }
             }
             return summary
@@ -77,7 +82,9 @@ extension Store {
         let existing = try tx.row("SELECT properties, time, version FROM events WHERE id = ?", event.id)
         let version: Int
         if let existing {
-            guard existing["properties"] as String != properties || existing["time"] as String != time else { return .unchanged }
+            guard existing["properties"] as String != properties || existing["time"] as String != time else {
+                return .unchanged
+            }
             version = existing["version"] + 1
             try tx.execute(
                 "UPDATE events SET properties = ?, time = ?, time_ms = ?, version = ? WHERE id = ?",

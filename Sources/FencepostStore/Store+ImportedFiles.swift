@@ -33,7 +33,8 @@ extension Store {
     /// The record of the file with this content, if one was imported.
     package func importedFile(sha256: String) async throws -> ImportedFile? {
         try await read { tx in
-            try tx.row("SELECT sha256, name, kind, bytes, imported_at FROM imported_files WHERE sha256 = ?", sha256).map { row in
+            try tx.row("SELECT sha256, name, kind, bytes, imported_at FROM imported_files WHERE sha256 = ?", sha256).map
+            { row in
                 ImportedFile(
                     sha256: row["sha256"], name: row["name"], kind: ImportedFile.Kind(rawValue: row["kind"]) ?? .trace,
                     bytes: row["bytes"], importedAt: row["imported_at"])

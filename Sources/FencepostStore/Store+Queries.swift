@@ -8,7 +8,9 @@ package struct EventQuery: Sendable {
     package var region: String?
     package var kind: String?
 
-    package init(since: Double? = nil, until: Double? = nil, device: String? = nil, region: String? = nil, kind: String? = nil) {
+    package init(
+        since: Double? = nil, until: Double? = nil, device: String? = nil, region: String? = nil, kind: String? = nil
+    ) {
         self.since = since
         self.until = until
         self.device = device
@@ -31,15 +33,19 @@ extension EventRow {
 extension VisitRow {
     init(row: SQLRow) {
         self.init(
-            id: row["id"], device: row["device"], region: row["region"], enteredMs: row["entered_ms"], enteredAt: row["entered_at"],
-            exitedMs: row["exited_ms"], exitedAt: row["exited_at"], status: row["status"], exitReason: row["exit_reason"],
+            id: row["id"], device: row["device"], region: row["region"], enteredMs: row["entered_ms"],
+            enteredAt: row["entered_at"],
+            exitedMs: row["exited_ms"], exitedAt: row["exited_at"], status: row["status"],
+            exitReason: row["exit_reason"],
             version: row["version"])
     }
 }
 
 /// The columns of an event row (`table.` before each when given), as every reader selects them.
 func eventColumns(of table: String? = nil) -> String {
-    let names = ["id", "kind", "source", "device", "region", "visit_id", "time_ms", "time", "flags", "lat", "lon", "properties"]
+    let names = [
+        "id", "kind", "source", "device", "region", "visit_id", "time_ms", "time", "flags", "lat", "lon", "properties",
+    ]
     guard let table else { return names.joined(separator: ", ") }
     return names.map { "\(table).\($0)" }.joined(separator: ", ")
 }
@@ -67,11 +73,18 @@ extension Store {
         var conditions: [String] = []
         var arguments: [SQLValue] = []
         if openOnly { conditions.append("status = 'open'") }
-        if let device { conditions.append("device = ?"); arguments.append(device.sqlValue) }
-        if let region { conditions.append("region = ?"); arguments.append(region.sqlValue) }
+        if let device {
+            conditions.append("device = ?")
+            arguments.append(device.sqlValue)
+        }
+        if let region {
+            conditions.append("region = ?")
+            arguments.append(region.sqlValue)
+        }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         try await read { tx in
-            try tx.forEachRow("SELECT \(visitColumns) FROM visits \(filter) ORDER BY entered_ms, id", arguments) { row in
+            try tx.forEachRow("SELECT \(visitColumns) FROM visits \(filter) ORDER BY entered_ms, id", arguments) {
+                row in
                 try body(VisitRow(row: row))
             }
         }
@@ -146,7 +159,8 @@ extension Store {
         arguments.append(limit.sqlValue)
         let clause = filter.isEmpty ? "" : "WHERE " + filter.joined(separator: " AND ")
         return try await read { tx in
-            try tx.rows("SELECT \(eventColumns()) FROM events \(clause) ORDER BY time_ms, id LIMIT ?", arguments).map(EventRow.init)
+            try tx.rows("SELECT \(eventColumns()) FROM events \(clause) ORDER BY time_ms, id LIMIT ?", arguments).map(
+                EventRow.init)
         }
     }
 
@@ -161,7 +175,10 @@ extension Store {
                 WHERE o.entity = 'event' AND o.seq > ?
                 """
             var arguments: [SQLValue] = [seq.sqlValue]
-            if let device { sql += " AND e.device = ?"; arguments.append(device.sqlValue) }
+            if let device {
+                sql += " AND e.device = ?"
+                arguments.append(device.sqlValue)
+            }
             sql += " ORDER BY o.seq LIMIT ?"
             arguments.append(limit.sqlValue)
             return try tx.rows(sql, arguments).map { FeedEvent(seq: $0["feed_seq"], event: EventRow(row: $0)) }
@@ -180,11 +197,26 @@ extension Store {
     static func conditions(_ query: EventQuery) -> ([String], [SQLValue]) {
         var conditions: [String] = []
         var arguments: [SQLValue] = []
-        if let since = query.since { conditions.append("time_ms >= ?"); arguments.append(Timestamp.milliseconds(since).sqlValue) }
-        if let until = query.until { conditions.append("time_ms < ?"); arguments.append(Timestamp.milliseconds(until).sqlValue) }
-        if let device = query.device { conditions.append("device = ?"); arguments.append(device.sqlValue) }
-        if let region = query.region { conditions.append("region = ?"); arguments.append(region.sqlValue) }
-        if let kind = query.kind { conditions.append("kind = ?"); arguments.append(kind.sqlValue) }
+        if let since = query.since {
+            conditions.append("time_ms >= ?")
+            arguments.append(Timestamp.milliseconds(since).sqlValue)
+        }
+        if let until = query.until {
+            conditions.append("time_ms < ?")
+            arguments.append(Timestamp.milliseconds(until).sqlValue)
+        }
+        if let device = query.device {
+            conditions.append("device = ?")
+            arguments.append(device.sqlValue)
+        }
+        if let region = query.region {
+            conditions.append("region = ?")
+            arguments.append(region.sqlValue)
+        }
+        if let kind = query.kind {
+            conditions.append("kind = ?")
+            arguments.append(kind.sqlValue)
+        }
         return (conditions, arguments)
     }
 }

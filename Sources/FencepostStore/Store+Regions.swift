@@ -1,6 +1,6 @@
 package import FencepostCore
-package import Foundation
 import FencepostGeometry
+package import Foundation
 
 /// A region as the store monitors it.
 package struct MonitoredRegion: Sendable, Hashable {
@@ -30,11 +30,13 @@ extension Store {
             let id: String = row["id"]
             let region: Region
             do {
-                region = try parser.region(fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)")
+                region = try parser.region(
+                    fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)")
             } catch let error as RegionConfigError {
                 throw StoreError.corruptRegion(id: id, issues: error.issues.map(\.description))
             }
-            return MonitoredRegion(region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
+            return MonitoredRegion(
+                region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
         }
     }
 
@@ -77,7 +79,9 @@ extension Store {
 
     /// Makes the monitored set equal `desired` inside the caller's transaction (which holds the
     /// regions lock).
-    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) throws -> RegionPlan {
+    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) throws
+        -> RegionPlan
+    {
         let plan = RegionPlan(desired: desired, monitored: try Self.digests(tx))
         for change in plan.changes {
             let version: Int
@@ -90,7 +94,8 @@ extension Store {
                     preconditionFailure("planned update of \(region.id) has no row in the same transaction")
                 }
                 version = current["version"] + 1
-                try Self.insert(region, version: version, createdAt: current["created_at"], updatedAt: timestamp, tx: tx)
+                try Self.insert(
+                    region, version: version, createdAt: current["created_at"], updatedAt: timestamp, tx: tx)
             case .remove(let id):
                 version = (try tx.value("SELECT version FROM regions WHERE id = ?", id) ?? 0) + 1
                 try tx.execute("DELETE FROM regions WHERE id = ?", id)
@@ -109,7 +114,9 @@ extension Store {
 
     /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON), over the
     /// one it updates.
-    private static func insert(_ region: Region, version: Int, createdAt: String, updatedAt: String, tx: any SQLTransaction) throws {
+    private static func insert(
+        _ region: Region, version: Int, createdAt: String, updatedAt: String, tx: any SQLTransaction
+    ) throws {
         let bounds = region.shape.bounds
         try tx.execute(
             """
@@ -121,7 +128,8 @@ extension Store {
                 version = excluded.version, min_lon = excluded.min_lon, min_lat = excluded.min_lat, max_lon = excluded.max_lon,
                 max_lat = excluded.max_lat, updated_at = excluded.updated_at
             """,
-            region.id, region.name, region.shape.kind, region.settings.enabled, region.feature.canonicalText(), region.contentHash,
+            region.id, region.name, region.shape.kind, region.settings.enabled, region.feature.canonicalText(),
+            region.contentHash,
             region.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt)
     }
 
@@ -136,7 +144,8 @@ extension Store {
                 payload: region.feature.canonicalText(), now: now, tx: tx)
         case .remove(let id):
             try enqueue(
-                entity: .region, id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)", payload: "{}",
+                entity: .region, id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)",
+                payload: "{}",
                 now: now, tx: tx)
         }
     }
@@ -152,7 +161,8 @@ extension Store {
     }
 
     private static func bumpRegionsRevision(_ tx: any SQLTransaction) throws {
-        try tx.execute("""
+        try tx.execute(
+            """
             INSERT INTO store_meta (key, value) VALUES ('regions_revision', 1)
             ON CONFLICT(key) DO UPDATE SET value = store_meta.value + 1
             """)
@@ -160,7 +170,9 @@ extension Store {
 
     private static func digests(_ tx: any SQLTransaction) throws -> [MonitoredRegionDigest] {
         try tx.rows("SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id").map { row in
-            MonitoredRegionDigest(id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"], enabled: row["enabled"])
+            MonitoredRegionDigest(
+                id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"],
+                enabled: row["enabled"])
         }
     }
 }

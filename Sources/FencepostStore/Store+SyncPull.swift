@@ -22,9 +22,12 @@ extension Store {
         let timestamp = Timestamp.format(now)
         return try await write { tx in
             try tx.dialect.lock("regions", in: tx)
-            let waiting = Set(try tx.values(
-                "SELECT DISTINCT entity_id FROM outbox WHERE entity = 'region' AND status IN ('pending', 'inflight')") as [String])
-            var desired = Dictionary(uniqueKeysWithValues: try Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
+            let waiting = Set(
+                try tx.values(
+                    "SELECT DISTINCT entity_id FROM outbox WHERE entity = 'region' AND status IN ('pending', 'inflight')"
+                ) as [String])
+            var desired = Dictionary(
+                uniqueKeysWithValues: try Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
             var keptLocal: [String] = []
             var refused: [(String, String)] = []
             let parser = RegionConfigParser()
@@ -39,7 +42,8 @@ extension Store {
                     desired[id] = nil
                 case .upsert:
                     do throws(RegionConfigError) {
-                        let region = try parser.region(fromFeature: Data(change.mutation.payload.utf8), source: "pulled region \(id)")
+                        let region = try parser.region(
+                            fromFeature: Data(change.mutation.payload.utf8), source: "pulled region \(id)")
                         desired[id] = region
                     } catch {
                         refused.append((id, error.issues.map(\.description).joined(separator: "; ")))

@@ -63,7 +63,9 @@ extension Store {
                 items.append(OutboxItem(seq: change.seq, mutation: change.mutation, attempts: row["attempts"]))
             }
             guard let first = items.first, let last = items.last else { return [] }
-            try tx.execute("UPDATE outbox SET status = 'inflight' WHERE status = 'pending' AND seq BETWEEN ? AND ?", first.seq, last.seq)
+            try tx.execute(
+                "UPDATE outbox SET status = 'inflight' WHERE status = 'pending' AND seq BETWEEN ? AND ?", first.seq,
+                last.seq)
             return items
         }
     }
@@ -79,7 +81,9 @@ extension Store {
         return try await write { tx in
             // The usual answer, every row applied or a duplicate: one statement for the batch
             // (a claimed batch is every in-flight row between its first and last seq).
-            if let first = items.first, let last = items.last, items.allSatisfy({ results[$0.mutation.key].isDelivered }) {
+            if let first = items.first, let last = items.last,
+                items.allSatisfy({ results[$0.mutation.key].isDelivered })
+            {
                 let delivered = try tx.execute(
                     """
                     UPDATE outbox SET status = 'delivered', delivered_at = ?, attempts = attempts + 1, last_error = NULL,
@@ -145,10 +149,12 @@ extension Store {
     package func syncStatus() async throws -> SyncStatus {
         try await read { tx in
             let counts = try Self.outboxCounts(tx)
-            let oldest: String? = try tx.value("SELECT created_at FROM outbox WHERE status IN ('pending', 'inflight') ORDER BY seq LIMIT 1")
-            let state = Dictionary(uniqueKeysWithValues: try tx.rows("SELECT key, value FROM sync_state").map {
-                ($0["key"] as String, $0["value"] as String)
-            })
+            let oldest: String? = try tx.value(
+                "SELECT created_at FROM outbox WHERE status IN ('pending', 'inflight') ORDER BY seq LIMIT 1")
+            let state = Dictionary(
+                uniqueKeysWithValues: try tx.rows("SELECT key, value FROM sync_state").map {
+                    ($0["key"] as String, $0["value"] as String)
+                })
             return SyncStatus(
                 counts: counts, oldestPendingAt: oldest, lastSuccessAt: state["push.last_success_at"],
                 lastError: state["push.last_error"], lastErrorAt: state["push.last_error_at"])
@@ -165,11 +171,12 @@ extension Store {
                 """,
                 limit
             ).map { row in
-                    SyncDeadLetter(
-                        seq: row["seq"], entity: row["entity"], entityID: row["entity_id"],
-                        key: row["idempotency_key"] ?? "\(row["entity"] as String):\(row["entity_id"] as String):v\(row["version"] as Int)",
-                        attempts: row["attempts"], lastError: row["last_error"] ?? "", createdAt: row["created_at"])
-                }
+                SyncDeadLetter(
+                    seq: row["seq"], entity: row["entity"], entityID: row["entity_id"],
+                    key: row["idempotency_key"]
+                        ?? "\(row["entity"] as String):\(row["entity_id"] as String):v\(row["version"] as Int)",
+                    attempts: row["attempts"], lastError: row["last_error"] ?? "", createdAt: row["created_at"])
+            }
         }
     }
 
@@ -196,11 +203,13 @@ extension Store {
     }
 
     static func setSyncState(_ key: String, _ value: String, tx: any SQLTransaction) throws {
-        try tx.execute("INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, value)
+        try tx.execute(
+            "INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            key, value)
     }
 }
 
-extension Optional<SyncResult> {
+extension SyncResult? {
     /// Applied or duplicate: the backend holds it.
     fileprivate var isDelivered: Bool {
         switch self {

@@ -51,7 +51,9 @@ extension Store {
                 }
                 do {
                     if mutation.entity != .region { try regions.flush(into: self, timestamp: timestamp, tx: tx) }
-                    try apply(mutation, permissions: permissions, regions: &regions, known: &known, timestamp: timestamp, tx: tx)
+                    try apply(
+                        mutation, permissions: permissions, regions: &regions, known: &known, timestamp: timestamp,
+                        tx: tx)
                     results.append(.applied)
                 } catch let rejection as SyncRejection {
                     // Not remembered: fixed and sent again, it applies.
@@ -67,13 +69,18 @@ extension Store {
     /// Records the mutations' keys as applied, a few hundred per statement in key order (two
     /// instances claiming overlapping batches never wait for each other in a circle); returns
     /// the keys that were not applied before.
-    private static func claim(_ mutations: [SyncMutation], timestamp: String, tx: any SQLTransaction) throws -> Set<String> {
+    private static func claim(_ mutations: [SyncMutation], timestamp: String, tx: any SQLTransaction) throws -> Set<
+        String
+    > {
         var claimed = Set<String>()
         let sorted = mutations.sorted { $0.key < $1.key }
         for start in stride(from: 0, to: sorted.count, by: 500) {
             let chunk = sorted[start..<min(start + 500, sorted.count)]
             let arguments = chunk.flatMap { mutation -> [SQLValue] in
-                [.text(mutation.key), .text(mutation.entity.name), .text(mutation.id), mutation.version.sqlValue, .text(timestamp)]
+                [
+                    .text(mutation.key), .text(mutation.entity.name), .text(mutation.id), mutation.version.sqlValue,
+                    .text(timestamp),
+                ]
             }
             let rows = try tx.rows(
                 """
@@ -99,16 +106,25 @@ extension Store {
                 try Self.each(ids, "SELECT id, version FROM \(table) WHERE id IN", tx) { row in
                     versions[entity.name + ":" + (row["id"] as String)] = row["version"] as Int
                 }
-                try Self.each(ids, "SELECT DISTINCT entity_id FROM outbox WHERE payload IS NULL AND entity = '\(entity.name)' AND entity_id IN", tx) {
+                try Self.each(
+                    ids,
+                    "SELECT DISTINCT entity_id FROM outbox WHERE payload IS NULL AND entity = '\(entity.name)' AND entity_id IN",
+                    tx
+                ) {
                     row in referredTo.insert(entity.name + ":" + (row["entity_id"] as String))
                 }
             }
         }
 
-        private static func each(_ ids: [String], _ select: String, _ tx: any SQLTransaction, _ body: (SQLRow) -> Void) throws {
+        private static func each(_ ids: [String], _ select: String, _ tx: any SQLTransaction, _ body: (SQLRow) -> Void)
+            throws
+        {
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = ids[start..<min(start + 500, ids.count)]
-                for row in try tx.rows(select + " (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")", chunk.map { .text($0) }) {
+                for row in try tx.rows(
+                    select + " (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
+                    chunk.map { .text($0) })
+                {
                     body(row)
                 }
             }
@@ -143,7 +159,8 @@ extension Store {
     }
 
     private func apply(
-        _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, known: inout KnownRows, timestamp: String,
+        _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, known: inout KnownRows,
+        timestamp: String,
         tx: any SQLTransaction
     ) throws {
         switch (mutation.entity, mutation.op) {
@@ -167,18 +184,23 @@ extension Store {
 
     private func applyRegion(_ mutation: SyncMutation, regions: inout RegionSet, tx: any SQLTransaction) throws {
         if regions.byID == nil { try tx.dialect.lock("regions", in: tx) }
-        var byID = try regions.byID ?? Dictionary(uniqueKeysWithValues: Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
+        var byID =
+            try regions.byID
+            ?? Dictionary(uniqueKeysWithValues: Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
         switch mutation.op {
         case .delete:
             byID[mutation.id] = nil
         case .upsert:
             let region: Region
             do {
-                region = try RegionConfigParser().region(fromFeature: Data(mutation.payload.utf8), source: "mutation \(mutation.key)")
+                region = try RegionConfigParser().region(
+                    fromFeature: Data(mutation.payload.utf8), source: "mutation \(mutation.key)")
             } catch {
                 throw SyncRejection(error.issues.map(\.description).joined(separator: "; "))
             }
-            guard region.id == mutation.id else { throw SyncRejection("the feature's id \(region.id) is not the mutation's \(mutation.id)") }
+            guard region.id == mutation.id else {
+                throw SyncRejection("the feature's id \(region.id) is not the mutation's \(mutation.id)")
+            }
             byID[mutation.id] = region
         }
         regions.byID = byID
@@ -186,23 +208,30 @@ extension Store {
     }
 
     private static func payloadFields(_ mutation: SyncMutation) throws -> [String: JSONValue] {
-        guard case .object(let fields)? = try? mutation.parsedPayload ?? JSONParser.parse(Array(mutation.payload.utf8)) else {
+        guard case .object(let fields)? = try? mutation.parsedPayload ?? JSONParser.parse(Array(mutation.payload.utf8))
+        else {
             throw SyncRejection("the payload is not a JSON object")
         }
-        if let id = fields["id"]?.stringValue, id != mutation.id { throw SyncRejection("the payload's id \(id) is not the mutation's \(mutation.id)") }
+        if let id = fields["id"]?.stringValue, id != mutation.id {
+            throw SyncRejection("the payload's id \(id) is not the mutation's \(mutation.id)")
+        }
         guard mutation.version >= 1 else { throw SyncRejection("version must be 1 or more") }
         return fields
     }
 
     private static func permit(_ fields: [String: JSONValue], _ permissions: SyncPermissions) throws {
-        guard let device = fields["device"]?.stringValue, !device.isEmpty else { throw SyncRejection("the payload has no device") }
+        guard let device = fields["device"]?.stringValue, !device.isEmpty else {
+            throw SyncRejection("the payload has no device")
+        }
         if let own = permissions.device, own != device {
             throw SyncRejection("this token may sync only device \(own)'s data, not \(device)'s")
         }
     }
 
     private static func text(_ fields: [String: JSONValue], _ name: String) throws -> String {
-        guard let value = fields[name]?.stringValue, !value.isEmpty else { throw SyncRejection("the payload has no \(name)") }
+        guard let value = fields[name]?.stringValue, !value.isEmpty else {
+            throw SyncRejection("the payload has no \(name)")
+        }
         return value
     }
 
@@ -215,14 +244,17 @@ extension Store {
     }
 
     private static func upsertEvent(
-        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String, tx: any SQLTransaction
+        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String,
+        tx: any SQLTransaction
     ) throws {
         let kind = try text(fields, "kind")
         guard let time = try time(fields, "time") else { throw SyncRejection("the payload has no time") }
         let flags = (fields["flags"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
         let values: [any SQLValueConvertible] = [
-            mutation.id, kind, fields["source"]?.stringValue ?? "geofence", try text(fields, "device"), fields["region"]?.stringValue,
-            fields["visit_id"]?.stringValue, time.ms, time.text, fields["lat"]?.numberValue, fields["lon"]?.numberValue, flags,
+            mutation.id, kind, fields["source"]?.stringValue ?? "geofence", try text(fields, "device"),
+            fields["region"]?.stringValue,
+            fields["visit_id"]?.stringValue, time.ms, time.text, fields["lat"]?.numberValue, fields["lon"]?.numberValue,
+            flags,
             (fields["properties"] ?? .object([:])).canonicalText(), mutation.version, timestamp,
         ]
         // Checked whole before anything is written or taken as stored.
@@ -237,18 +269,25 @@ extension Store {
                 version = excluded.version
             """,
             values.map(\.sqlValue))
-        try enqueue(entity: .event, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
+        try enqueue(
+            entity: .event, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload,
+            now: timestamp, tx: tx)
     }
 
     private static func upsertVisit(
-        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String, tx: any SQLTransaction
+        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String,
+        tx: any SQLTransaction
     ) throws {
         let region = try text(fields, "region")
         guard let entered = try time(fields, "entered_at") else { throw SyncRejection("the payload has no entered_at") }
         let exited = try time(fields, "exited_at")
         let status = try text(fields, "status")
-        guard status == "open" || status == "closed" else { throw SyncRejection("status must be open or closed, not \(status)") }
-        guard (status == "closed") == (exited != nil) else { throw SyncRejection("a closed visit needs exited_at, an open one none") }
+        guard status == "open" || status == "closed" else {
+            throw SyncRejection("status must be open or closed, not \(status)")
+        }
+        guard (status == "closed") == (exited != nil) else {
+            throw SyncRejection("a closed visit needs exited_at, an open one none")
+        }
         let values: [any SQLValueConvertible] = [
             mutation.id, try text(fields, "device"), region, entered.ms, entered.text, exited?.ms, exited?.text, status,
             fields["exit_reason"]?.stringValue, mutation.version, timestamp,
@@ -264,14 +303,18 @@ extension Store {
                 updated_at = excluded.updated_at
             """,
             values.map(\.sqlValue))
-        try enqueue(entity: .visit, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload, now: timestamp, tx: tx)
+        try enqueue(
+            entity: .visit, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload,
+            now: timestamp, tx: tx)
     }
 
     // MARK: - The change feed
 
     /// Outbox rows after `seq`, in order: for `entities` (nil: all), and for a device-confined
     /// caller only regions and that device's events and visits.
-    package func syncChanges(after seq: Int64, entities: Set<SyncEntity>?, device: String?, limit: Int) async throws -> [SyncChange] {
+    package func syncChanges(after seq: Int64, entities: Set<SyncEntity>?, device: String?, limit: Int) async throws
+        -> [SyncChange]
+    {
         try await read { tx in
             var conditions = ["o.seq > ?"]
             var arguments: [SQLValue] = [seq.sqlValue]

@@ -1,6 +1,6 @@
-package import Foundation
 import Crypto
 import FencepostCore
+package import Foundation
 
 /// What a bearer token may do.
 package enum TokenScope: Sendable, Hashable, CustomStringConvertible {
@@ -44,8 +44,11 @@ extension Store {
     package func createToken(name: String, scope: TokenScope, at now: Date = Date()) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let secret = "fp_" + Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let secret =
+            "fp_"
+            + Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                of: "=", with: "")
         try await write { tx in
             let inserted = try tx.execute(
                 "INSERT INTO tokens (name, token_hash, scope, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
@@ -68,7 +71,9 @@ extension Store {
     package func tokens() async throws -> [TokenInfo] {
         try await read { tx in
             try tx.rows("SELECT name, scope, created_at FROM tokens ORDER BY name").compactMap { row in
-                TokenScope(row["scope"] as String).map { TokenInfo(name: row["name"], scope: $0, createdAt: row["created_at"]) }
+                TokenScope(row["scope"] as String).map {
+                    TokenInfo(name: row["name"], scope: $0, createdAt: row["created_at"])
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
-package import Foundation
 import FencepostCore
+package import Foundation
 
 /// An event a webhook refused or that ran out of attempts.
 package struct WebhookDeadLetter: Sendable, Hashable {
@@ -25,7 +25,9 @@ extension Store {
                 return seq
             }
             let latest = try Self.latestEventSeq(tx)
-            try tx.execute("INSERT INTO webhook_cursors (webhook, last_seq, updated_at) VALUES (?, ?, ?)", webhook, latest, Timestamp.format(now))
+            try tx.execute(
+                "INSERT INTO webhook_cursors (webhook, last_seq, updated_at) VALUES (?, ?, ?)", webhook, latest,
+                Timestamp.format(now))
             return latest
         }
     }
@@ -41,7 +43,8 @@ extension Store {
 
     /// Gives up on one event: dead-letters it and moves the cursor past it, in one transaction.
     package func deadLetterWebhook(
-        _ webhook: String, seq: Int64, eventID: String, payload: String, attempts: Int, error: String, at now: Date = Date()
+        _ webhook: String, seq: Int64, eventID: String, payload: String, attempts: Int, error: String,
+        at now: Date = Date()
     ) async throws {
         let timestamp = Timestamp.format(now)
         try await write { tx in
@@ -63,7 +66,8 @@ extension Store {
                 "SELECT id, webhook, outbox_seq, event_id, payload, attempts, last_error, created_at FROM webhook_dead_letters ORDER BY id"
             ).map { row in
                 WebhookDeadLetter(
-                    id: row["id"], webhook: row["webhook"], outboxSeq: row["outbox_seq"], eventID: row["event_id"], payload: row["payload"],
+                    id: row["id"], webhook: row["webhook"], outboxSeq: row["outbox_seq"], eventID: row["event_id"],
+                    payload: row["payload"],
                     attempts: row["attempts"], lastError: row["last_error"], createdAt: row["created_at"])
             }
         }

@@ -31,7 +31,8 @@ package enum StoreOpenError: Error, Equatable, CustomStringConvertible {
         case .unsupportedURL(let reason):
             return "unsupported store location: \(reason)"
         case .newerSchema(let migrations):
-            return "the store was upgraded by a newer fencepost (migrations \(migrations.joined(separator: ", "))): use that release or newer"
+            return
+                "the store was upgraded by a newer fencepost (migrations \(migrations.joined(separator: ", "))): use that release or newer"
         case .unreachable(let reason):
             return reason
         }

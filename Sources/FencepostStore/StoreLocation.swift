@@ -52,17 +52,25 @@ package struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
     package var requireTLS: Bool
 
     init(_ text: String) throws {
-        guard let components = URLComponents(string: text) else { throw StoreOpenError.unsupportedURL("not a URL: \(Self.redacting(text))") }
-        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        guard let components = URLComponents(string: text) else {
+            throw StoreOpenError.unsupportedURL("not a URL: \(Self.redacting(text))")
+        }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
         for name in query.keys where !["sslmode", "host", "port", "user", "password", "dbname"].contains(name) {
             throw StoreOpenError.unsupportedURL("unknown parameter \(name) in \(Self.redacting(text))")
         }
-        user = query["user"] ?? components.user.map { $0.removingPercentEncoding ?? $0 } ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        user =
+            query["user"] ?? components.user.map { $0.removingPercentEncoding ?? $0 } ?? ProcessInfo.processInfo
+            .environment["USER"] ?? "postgres"
         password = query["password"] ?? components.password.map { $0.removingPercentEncoding ?? $0 }
-        port = try query["port"].map {
-            guard let port = Int($0), (1...65_535).contains(port) else { throw StoreOpenError.unsupportedURL("bad port \($0)") }
-            return port
-        } ?? components.port ?? 5432
+        port =
+            try query["port"].map {
+                guard let port = Int($0), (1...65_535).contains(port) else {
+                    throw StoreOpenError.unsupportedURL("bad port \($0)")
+                }
+                return port
+            } ?? components.port ?? 5432
         if let socketHost = query["host"], socketHost.hasPrefix("/") {
             // libpq's convention: the folder holds `.s.PGSQL.<port>`.
             socket = socketHost.hasSuffix(".s.PGSQL.\(port)") ? socketHost : socketHost + "/.s.PGSQL.\(port)"

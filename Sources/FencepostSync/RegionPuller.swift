@@ -33,7 +33,9 @@ package struct RegionPuller: Sendable {
 
     /// Pulls until the backend has nothing newer; a failed request is retried on `retries`
     /// for up to `giveUpAfter`, then thrown as a ``SyncFailure``.
-    package func pull(retries: RetrySchedule = RetrySchedule(), giveUpAfter: Duration = .seconds(60)) async throws -> PullReport {
+    package func pull(retries: RetrySchedule = RetrySchedule(), giveUpAfter: Duration = .seconds(60)) async throws
+        -> PullReport
+    {
         var report = PullReport()
         report.cursor = await Int64(try store.syncState(cursorKey) ?? "0") ?? 0
         var failures = FailureStreak(schedule: retries)
@@ -49,7 +51,8 @@ package struct RegionPuller: Sendable {
                 try await Task.sleep(for: .seconds(delay))
                 continue
             }
-            let applied = try await store.applyPulledRegions(page.changes, cursorKey: cursorKey, cursor: page.nextCursor)
+            let applied = try await store.applyPulledRegions(
+                page.changes, cursorKey: cursorKey, cursor: page.nextCursor)
             report.changes += page.changes.count
             report.added += applied.plan.addCount
             report.updated += applied.plan.updateCount

@@ -20,7 +20,8 @@ package struct PushSettings: Sendable {
     package var giveUpAfter: Duration?
 
     package init(
-        batchSize: Int = 500, maxBatchBytes: Int = 4 << 20, maxAttempts: Int = 10, retries: RetrySchedule = RetrySchedule(),
+        batchSize: Int = 500, maxBatchBytes: Int = 4 << 20, maxAttempts: Int = 10,
+        retries: RetrySchedule = RetrySchedule(),
         giveUpAfter: Duration? = .seconds(120), unreachableRetryCap: Double = 5
     ) {
         self.unreachableRetryCap = unreachableRetryCap
@@ -88,7 +89,9 @@ package struct SyncPusher: Sendable {
             } catch let failure as SyncFailure {
                 report.failedRequests += 1
                 if case .refused(_, let message) = failure {
-                    try await store.recordPushFailure(batch, error: failure.description, counts: false, maxAttempts: settings.maxAttempts, retryAt: Date())
+                    try await store.recordPushFailure(
+                        batch, error: failure.description, counts: false, maxAttempts: settings.maxAttempts,
+                        retryAt: Date())
                     report.ending = .refused(message)
                     return report
                 }

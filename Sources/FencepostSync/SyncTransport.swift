@@ -24,13 +24,18 @@ struct SyncTransport: Sendable {
             throw .transient("the backend's answer is not a sync result: \(error)", retryAfter: nil)
         }
         let unanswered = items.count { results[$0.mutation.key] == nil }
-        guard unanswered == 0 else { throw .transient("the backend left \(unanswered) of \(items.count) mutations unanswered", retryAfter: nil) }
+        guard unanswered == 0 else {
+            throw .transient("the backend left \(unanswered) of \(items.count) mutations unanswered", retryAfter: nil)
+        }
         return results
     }
 
     /// One page of the backend's change feed.
-    func changes(after cursor: Int64, entities: String, limit: Int) async throws(SyncFailure) -> (changes: [SyncChange], nextCursor: Int64, hasMore: Bool) {
-        let answer = try await send(.GET, path: "/v1/sync/changes?cursor=\(cursor)&limit=\(limit)&entity=\(entities)", body: nil)
+    func changes(after cursor: Int64, entities: String, limit: Int) async throws(SyncFailure) -> (
+        changes: [SyncChange], nextCursor: Int64, hasMore: Bool
+    ) {
+        let answer = try await send(
+            .GET, path: "/v1/sync/changes?cursor=\(cursor)&limit=\(limit)&entity=\(entities)", body: nil)
         do {
             return try SyncWire.parseChanges(answer)
         } catch {

@@ -14,7 +14,8 @@ struct Fencepost: AsyncParsableCommand {
             64 bad command-line usage; 75 another sync is running on the store.
             """,
         subcommands: [
-            RegionsCommand.self, IngestCommand.self, ScanCommand.self, WatchCommand.self, HealthCommand.self, VisitsCommand.self, EventsCommand.self,
+            RegionsCommand.self, IngestCommand.self, ScanCommand.self, WatchCommand.self, HealthCommand.self,
+            VisitsCommand.self, EventsCommand.self,
             QueueCommand.self, ServeCommand.self, TokensCommand.self, SyncCommand.self, RenderCommand.self,
         ]
     )

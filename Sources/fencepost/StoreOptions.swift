@@ -4,19 +4,25 @@ import Foundation
 
 /// The `--db` option every command that touches the store takes.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The store: a SQLite file (created when missing) or a postgres://user:password@host:port/database URL.",
-        discussion: "Defaults to $FENCEPOST_DB, else $XDG_DATA_HOME/fencepost/fencepost.db.",
-        valueName: "path-or-url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a SQLite file (created when missing) or a postgres://user:password@host:port/database URL.",
+            discussion: "Defaults to $FENCEPOST_DB, else $XDG_DATA_HOME/fencepost/fencepost.db.",
+            valueName: "path-or-url"))
     var db: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Seconds to wait for another process's write lock on a SQLite store before giving up (exit 3, naming the holder).",
-        valueName: "seconds"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds to wait for another process's write lock on a SQLite store before giving up (exit 3, naming the holder).",
+            valueName: "seconds"))
     var busyTimeout: Double = 30
 
     func validate() throws {
-        guard busyTimeout >= 0, busyTimeout.isFinite else { throw ValidationError("--busy-timeout must be 0 or more seconds.") }
+        guard busyTimeout >= 0, busyTimeout.isFinite else {
+            throw ValidationError("--busy-timeout must be 0 or more seconds.")
+        }
     }
 
     var path: String {

@@ -1,16 +1,18 @@
 import AsyncHTTPClient
 import FencepostTestSupport
 import Foundation
-import Testing
 import NIOCore
 import NIOHTTP1
+import Testing
 
 /// `events export`'s time window, `tokens list|revoke`, and a workout route's geofence events.
 @Suite struct EventsAndTokensCommandTests {
     @Test func sinceIsInclusiveAndUntilExclusiveInAnyOffset() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", IngestOptionsTests.region())).status == 0)
+        #expect(
+            try await cli.run("regions", "apply", cli.write("regions.geojson", IngestOptionsTests.region())).status == 0
+        )
         #expect(try await cli.run("ingest", cli.write("walk.csv", IngestOptionsTests.excursion)).status == 0)
         func times(_ options: String...) async throws -> [String] {
             let export = try await cli.run(["events", "export"] + options)
@@ -37,8 +39,10 @@ import NIOHTTP1
     @Test func tokensAreListedWithoutTheirSecretAndARevokedOneIsRefused() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let ops = try await cli.run("tokens", "create", "--scope", "admin", "--name", "ops").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let phone = try await cli.run("tokens", "create", "--scope", "device:phone", "--name", "phone").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let ops = try await cli.run("tokens", "create", "--scope", "admin", "--name", "ops").stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let phone = try await cli.run("tokens", "create", "--scope", "device:phone", "--name", "phone").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(ops.hasPrefix("fp_") && phone.hasPrefix("fp_") && ops != phone)
 
         let listed = try await cli.run("tokens", "list")
@@ -48,11 +52,15 @@ import NIOHTTP1
         #expect(!listed.stdout.contains(ops) && !listed.stdout.contains(phone), "the secret is shown once, at creation")
         let json = try await cli.run("tokens", "list", "--json").stdout
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: String]])
-        #expect(objects.map { $0["name"] } == ["ops", "phone"] && objects.map { $0["scope"] } == ["admin", "device:phone"])
+        #expect(
+            objects.map { $0["name"] } == ["ops", "phone"] && objects.map { $0["scope"] } == ["admin", "device:phone"])
 
         let revoked = try await cli.run("tokens", "revoke", "phone")
         #expect(revoked.status == 0 && revoked.stderr.contains("revoked phone"))
-        #expect(try await cli.run("tokens", "list").stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == ["ops"])
+        #expect(
+            try await cli.run("tokens", "list").stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == [
+                "ops"
+            ])
         let again = try await cli.run("tokens", "revoke", "phone")
         #expect(again.status == 1 && again.stderr.contains("no token named phone"))
 
@@ -79,13 +87,16 @@ import NIOHTTP1
     @Test func aWorkoutRouteGivesGeofenceEvents() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let park = #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.42,37.78]},"properties":{"id":"park","radius":50}}]}"#
+        let park =
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.42,37.78]},"properties":{"id":"park","radius":50}}]}"#
         #expect(try await cli.run("regions", "apply", cli.write("park.geojson", park)).status == 0)
         let metresPerDegree = 111_195.08 * cos(37.78 * .pi / 180)
         let locations = (0...40).map { step in
-            let seconds = step * 5, x = -100 + 2 * Double(seconds)
+            let seconds = step * 5
+            let x = -100 + 2 * Double(seconds)
             let time = String(format: "2016-11-14 07:%02d:%02d -0700", 25 + (40 + seconds) / 60, (40 + seconds) % 60)
-            return #"<Location date="\#(time)" latitude="37.78" longitude="\#(-122.42 + x / metresPerDegree)" altitude="20" horizontalAccuracy="5" verticalAccuracy="3" course="90" speed="2"/>"#
+            return
+                #"<Location date="\#(time)" latitude="37.78" longitude="\#(-122.42 + x / metresPerDegree)" altitude="20" horizontalAccuracy="5" verticalAccuracy="3" course="90" speed="2"/>"#
         }
         let export = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -100,7 +111,8 @@ import NIOHTTP1
         let imported = try await cli.run("health", "import", "--json", cli.write("export.xml", export))
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.contains(#""events":{"enter":1,"exit":1}"#))
-        let rows = try await cli.run("events", "export", "--region", "park").stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",").map(String.init) }
+        let rows = try await cli.run("events", "export", "--region", "park").stdout.split(separator: "\n").dropFirst()
+            .map { $0.split(separator: ",").map(String.init) }
         #expect(rows.map { "\($0[2]) \($0[3])" } == ["enter Jane's iPhone", "exit Jane's iPhone"])
         #expect(rows.map { $0[1] } == ["2016-11-14T14:26:05.000Z", "2016-11-14T14:26:55.000Z"])
         let workout = try await cli.run("events", "export", "--kind", "workout", "--format", "jsonl").stdout

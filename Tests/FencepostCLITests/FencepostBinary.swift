@@ -26,7 +26,8 @@ struct FencepostBinary {
 
     /// A fresh temporary directory holding the store; removed by `cleanUp()`.
     init() throws {
-        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-cli-\(UUID().uuidString)")
+        workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fencepost-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         database = workDirectory.appendingPathComponent("store.db").path
     }
@@ -94,7 +95,9 @@ struct FencepostBinary {
             group.addTask {
                 for await chunk in chunks {
                     let text = seen.append(chunk)
-                    if let range = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                    if let range = text.range(
+                        of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression)
+                    {
                         return Int(text[range].split(separator: ":").last!)
                     }
                 }
@@ -128,7 +131,10 @@ struct FencepostBinary {
 
         /// Appends a chunk; returns everything so far.
         func append(_ chunk: String) -> String {
-            state.withLock { $0 += chunk; return $0 }
+            state.withLock {
+                $0 += chunk
+                return $0
+            }
         }
     }
 
@@ -140,7 +146,8 @@ struct FencepostBinary {
 
     func run(_ arguments: [String]) async throws -> Result {
         let process = process(arguments)
-        let stdout = Pipe(), stderr = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()

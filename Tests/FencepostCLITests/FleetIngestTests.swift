@@ -16,7 +16,8 @@ import Testing
                 let fields = line.split(separator: ",")
                 // Zone-less: the Z dropped, the vehicles a few seconds apart.
                 let time = Double(row) + Double(index) * 0.25
-                let stamp = Date(timeIntervalSince1970: 1_700_000_000 + time).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+                let stamp = Date(timeIntervalSince1970: 1_700_000_000 + time).formatted(
+                    Date.ISO8601FormatStyle(includingFractionalSeconds: true))
                 rows.append((time, vehicle, "\(vehicle),\(stamp.dropLast()),\(fields[1]),\(fields[2]),\(fields[3])"))
             }
         }
@@ -30,7 +31,8 @@ import Testing
         let file = ([header] + rows.map(\.line)).joined(separator: "\n") + "\n"
         var split: [String: String] = [:]
         for vehicle in ["101", "202", "303"] {
-            split[vehicle] = ([header] + rows.filter { $0.vehicle == vehicle }.map(\.line)).joined(separator: "\n") + "\n"
+            split[vehicle] =
+                ([header] + rows.filter { $0.vehicle == vehicle }.map(\.line)).joined(separator: "\n") + "\n"
         }
         return (file, split)
     }
@@ -39,10 +41,16 @@ import Testing
     /// counts fixes and events per vehicle.
     @Test func aFleetFileGivesTheEventsOfItsDevicesSplit() async throws {
         let (fleet, split) = Self.fleet()
-        let together = try FencepostBinary(), apart = try FencepostBinary()
-        defer { together.cleanUp(); apart.cleanUp() }
+        let together = try FencepostBinary()
+        let apart = try FencepostBinary()
+        defer {
+            together.cleanUp()
+            apart.cleanUp()
+        }
         for cli in [together, apart] {
-            #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
+            #expect(
+                try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status
+                    == 0)
         }
         let ingest = try await together.run("ingest", "--json", together.write("fleet.csv", fleet))
         #expect(ingest.status == 0, "\(ingest.stderr)")
@@ -56,7 +64,8 @@ import Testing
         }
 
         for vehicle in ["101", "202", "303"] {
-            let result = try await apart.run("ingest", "--device-column", "mmsi", apart.write("\(vehicle).csv", split[vehicle]!))
+            let result = try await apart.run(
+                "ingest", "--device-column", "mmsi", apart.write("\(vehicle).csv", split[vehicle]!))
             #expect(result.status == 0, "\(result.stderr)")
         }
         let exports = try await (together.run("events", "export").stdout, apart.run("events", "export").stdout)
@@ -65,7 +74,8 @@ import Testing
 
         // For people: one line per device.
         let again = try await together.run("ingest", together.path("fleet.csv"))
-        #expect(again.stderr.contains("per device:\n  101  fixes 300 read, 0 accepted; events: enter 0, exit 0, dwell 0\n"))
+        #expect(
+            again.stderr.contains("per device:\n  101  fixes 300 read, 0 accepted; events: enter 0, exit 0, dwell 0\n"))
     }
 
     /// `--tz` (scan: `--input-tz`) says which zone the zone-less times are in: the same file
@@ -74,14 +84,18 @@ import Testing
         let (fleet, _) = Self.fleet()
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
+        #expect(
+            try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
         let file = try cli.write("fleet.csv", fleet)
         let utc = try await cli.run("scan", "--regions", cli.path("regions.geojson"), file)
-        let newYork = try await cli.run("scan", "--regions", cli.path("regions.geojson"), "--input-tz", "America/New_York", file)
+        let newYork = try await cli.run(
+            "scan", "--regions", cli.path("regions.geojson"), "--input-tz", "America/New_York", file)
         #expect(utc.status == 0 && newYork.status == 0)
         let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         func times(_ csv: String) throws -> [Double] {
-            try csv.split(separator: "\n").dropFirst().map { try iso.parse(String($0.split(separator: ",")[1])).timeIntervalSince1970 }
+            try csv.split(separator: "\n").dropFirst().map {
+                try iso.parse(String($0.split(separator: ",")[1])).timeIntervalSince1970
+            }
         }
         let (early, late) = try (times(utc.stdout), times(newYork.stdout))
         #expect(early.count == 6 && late.count == 6)
@@ -103,7 +117,9 @@ import Testing
         let file = try cli.write("walk.csv", IngestCommandTests.walk())
         let result = try await cli.run("ingest", "--device-column", "vessel", file)
         #expect(result.status == 1)
-        #expect(result.stderr.contains(#"walk.csv:1: no column "vessel" for the device in the CSV header; found: time, lat, lon, accuracy"#))
+        #expect(
+            result.stderr.contains(
+                #"walk.csv:1: no column "vessel" for the device in the CSV header; found: time, lat, lon, accuracy"#))
     }
 
     /// With no region monitored, ingest still reads and anchors, and says how to add regions.
@@ -112,7 +128,10 @@ import Testing
         defer { cli.cleanUp() }
         let result = try await cli.run("ingest", cli.write("walk.csv", IngestCommandTests.walk()))
         #expect(result.status == 0)
-        #expect(result.stderr.hasPrefix("note: no region is monitored, so these fixes make no events; add regions with `fencepost regions apply PATH`"))
+        #expect(
+            result.stderr.hasPrefix(
+                "note: no region is monitored, so these fixes make no events; add regions with `fencepost regions apply PATH`"
+            ))
         #expect(result.stderr.contains("fixes: 300 read, 300 accepted"))
     }
 }

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct IngestCommandTests {
     /// A circle 60 m around (lat, lon) and a CSV walk through it, 2 m/s, one fix a second.
-    static let region = #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.62,52.66]},"properties":{"id":"stop","radius":60}}]}"#
+    static let region =
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.62,52.66]},"properties":{"id":"stop","radius":60}}]}"#
 
     /// Along the circle's parallel at 2 m/s, from x = `start` metres (west is negative).
     static func walk(from: Int = 0, to: Int = 300, start: Double = -300, device: String? = nil) -> String {
@@ -45,7 +46,9 @@ import Testing
         let jsonl = try await cli.run("events", "export", "--format", "jsonl")
         #expect(jsonl.stdout.split(separator: "\n").count == 2)
         #expect(try await cli.run("visits", "list", "--format", "json").stdout.contains(#""exit_reason":"exit""#))
-        #expect(try await cli.run("queue", "status", "--format", "json").stdout == #"{"dead":0,"delivered":0,"inflight":0,"pending":5}"# + "\n")  // the region and two events and two visit versions
+        #expect(
+            try await cli.run("queue", "status", "--format", "json").stdout
+                == #"{"dead":0,"delivered":0,"inflight":0,"pending":5}"# + "\n")  // the region and two events and two visit versions
     }
 
     @Test func geoJSONAndICalendarExports() async throws {
@@ -53,10 +56,12 @@ import Testing
         defer { cli.cleanUp() }
         #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", Self.region)).status == 0)
         #expect(try await cli.run("ingest", cli.write("walk.csv", Self.walk())).status == 0)
-        #expect(try await cli.run("ingest", cli.write("later.csv", Self.walk(from: 400, to: 440, start: -100))).status == 0)  // back inside, open
+        #expect(
+            try await cli.run("ingest", cli.write("later.csv", Self.walk(from: 400, to: 440, start: -100))).status == 0)  // back inside, open
 
         let geojson = try await cli.run("events", "export", "--format", "geojson")
-        let collection = try #require(try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any])
+        let collection = try #require(
+            try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any])
         let features = try #require(collection["features"] as? [[String: Any]])
         let types = features.compactMap { ($0["properties"] as? [String: Any])?["type"] as? String }
         #expect(types == ["event", "event", "event", "visit", "visit"])
@@ -71,7 +76,9 @@ import Testing
         #expect(lines.first == "BEGIN:VCALENDAR" && lines.dropLast().last == "END:VCALENDAR" && lines.last == "")
         #expect(lines.allSatisfy { $0.utf8.count <= 75 })
         #expect(lines.filter { $0 == "BEGIN:VEVENT" }.count == 2 && lines.filter { $0 == "END:VEVENT" }.count == 2)
-        #expect(lines.filter { $0.hasPrefix("UID:") }.count == 2 && lines.filter { $0.hasPrefix("DTSTART:2023") }.count == 2)
+        #expect(
+            lines.filter { $0.hasPrefix("UID:") }.count == 2 && lines.filter { $0.hasPrefix("DTSTART:2023") }.count == 2
+        )
         #expect(lines.contains("STATUS:TENTATIVE") && lines.contains("STATUS:CONFIRMED"))
         #expect(!ics.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
     }
@@ -81,7 +88,9 @@ import Testing
         defer { cli.cleanUp() }
         #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", Self.region)).status == 0)
         let good = try cli.write("good.csv", Self.walk(device: "good"))
-        let bad = try cli.write("bad.gpx", "<gpx><trk><trkseg>\n<trkpt lat=\"52.66\" lon=\"-8.62\"><time>2023-11-14T22:14:20Z</time></trkseg>")
+        let bad = try cli.write(
+            "bad.gpx",
+            "<gpx><trk><trkseg>\n<trkpt lat=\"52.66\" lon=\"-8.62\"><time>2023-11-14T22:14:20Z</time></trkseg>")
         let result = try await cli.run("ingest", bad, good)
         #expect(result.status == 1)
         #expect(result.stderr.contains("bad.gpx:2: malformed XML"))
@@ -91,7 +100,8 @@ import Testing
     }
 
     /// A 100 m circle at home and a 150 m one at the office of the Google Timeline fixtures.
-    static let homeAndOffice = #"{"type":"FeatureCollection","features":["#
+    static let homeAndOffice =
+        #"{"type":"FeatureCollection","features":["#
         + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.55,47.3667]},"properties":{"id":"home","radius":100}},"#
         + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.54,47.378]},"properties":{"id":"office","radius":150}}]}"#
 
@@ -107,9 +117,17 @@ import Testing
         let ingest = try await cli.run("ingest", "--device", "phone", "--json", path)
         #expect(ingest.status == 0, "\(ingest.stderr)")
         #expect(ingest.stdout.contains(#""devices":["phone"]"#))
-        let rows = try await cli.run("events", "export").stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
-        #expect(rows.map { "\($0[2]) \($0[4])" } == ["enter home", "exit home", "enter office", "exit office", "enter home"])
-        let expected = ["2024-03-05T07:00:00.000Z", "2024-03-05T07:02:02.873Z", "2024-03-05T07:26:55.680Z", "2024-03-05T16:03:04.320Z", "2024-03-05T16:27:57.127Z"]
+        let rows = try await cli.run("events", "export").stdout.split(separator: "\n").dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false)
+        }
+        #expect(
+            rows.map { "\($0[2]) \($0[4])" } == [
+                "enter home", "exit home", "enter office", "exit office", "enter home",
+            ])
+        let expected = [
+            "2024-03-05T07:00:00.000Z", "2024-03-05T07:02:02.873Z", "2024-03-05T07:26:55.680Z",
+            "2024-03-05T16:03:04.320Z", "2024-03-05T16:27:57.127Z",
+        ]
         for (row, time) in zip(rows, expected) {
             let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
             let difference = try iso.parse(String(row[1])).timeIntervalSince(iso.parse(time))
@@ -124,13 +142,19 @@ import Testing
     /// clean run gives. Each kill is checked to have landed mid-ingest: the process died of
     /// the signal, and the store held part of the input, more than after the kill before.
     @Test func killedMidIngestThenRerunConvergesToACleanRun() async throws {
-        let clean = try FencepostBinary(), killed = try FencepostBinary()
-        defer { clean.cleanUp(); killed.cleanUp() }
+        let clean = try FencepostBinary()
+        let killed = try FencepostBinary()
+        defer {
+            clean.cleanUp()
+            killed.cleanUp()
+        }
         let files = (0..<20).map { "part\($0).csv" }
         for cli in [clean, killed] {
             #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", Self.region)).status == 0)
             for (index, file) in files.enumerated() {
-                let walks = (0..<40).map { Self.walk(device: "f\(index)d\($0)").split(separator: "\n").dropFirst().joined(separator: "\n") }
+                let walks = (0..<40).map {
+                    Self.walk(device: "f\(index)d\($0)").split(separator: "\n").dropFirst().joined(separator: "\n")
+                }
                 try cli.write(file, "time,lat,lon,accuracy,device\n" + walks.joined(separator: "\n") + "\n")
             }
         }
@@ -148,17 +172,27 @@ import Testing
             // Only while it runs: an ended process's id may be another's by now.
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             try await FencepostBinary.waitForExit(process)
-            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL, "the ingest was still running")
+            #expect(
+                process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+                "the ingest was still running")
             let after = try await Self.eventCount(killed)
-            #expect(after > before && after < total, "part of the input committed: \(after) of \(total) events, \(before) before")
+            #expect(
+                after > before && after < total,
+                "part of the input committed: \(after) of \(total) events, \(before) before")
             before = after
         }
         #expect(try await killed.run(["ingest"] + files.map(killed.path)).status == 0)
         let export = try await (killed.run("events", "export").stdout, clean.run("events", "export").stdout)
         #expect(export.0 == export.1)
-        let visits = try await (killed.run("visits", "list", "--format", "csv").stdout, clean.run("visits", "list", "--format", "csv").stdout)
+        let visits = try await (
+            killed.run("visits", "list", "--format", "csv").stdout,
+            clean.run("visits", "list", "--format", "csv").stdout
+        )
         #expect(visits.0 == visits.1)
-        let queue = try await (killed.run("queue", "status", "--format", "json").stdout, clean.run("queue", "status", "--format", "json").stdout)
+        let queue = try await (
+            killed.run("queue", "status", "--format", "json").stdout,
+            clean.run("queue", "status", "--format", "json").stdout
+        )
         #expect(queue.0 == queue.1)
     }
 

@@ -16,7 +16,9 @@ import Testing
 
     /// A CSV walk through the waypoints (seconds, x metres), straight between them, one fix
     /// every `step` seconds.
-    static func walk(_ waypoints: [(t: Double, x: Double)], step: Double = 1, accuracy: Double = 5, device: String = "walker") -> String {
+    static func walk(
+        _ waypoints: [(t: Double, x: Double)], step: Double = 1, accuracy: Double = 5, device: String = "walker"
+    ) -> String {
         let metresPerDegree = 111_195.08 * cos(centre.lat * .pi / 180)
         var lines = ["time,lat,lon,accuracy,device"]
         for (from, to) in zip(waypoints, waypoints.dropFirst()) {
@@ -26,7 +28,8 @@ import Testing
             }
         }
         let last = waypoints.last!
-        lines.append("\(Self.time(last.t)),\(centre.lat),\(centre.lon + last.x / metresPerDegree),\(accuracy),\(device)")
+        lines.append(
+            "\(Self.time(last.t)),\(centre.lat),\(centre.lon + last.x / metresPerDegree),\(accuracy),\(device)")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -45,7 +48,9 @@ import Testing
 
     /// The events of `trace` ingested with `options` against the region: `kind@seconds[flags]`,
     /// seconds from the walk's start to the hundredth. Returns the ingest's JSON summary too.
-    func events(_ trace: String, _ options: [String] = [], region: String = IngestOptionsTests.region()) async throws -> (events: [String], summary: String) {
+    func events(_ trace: String, _ options: [String] = [], region: String = IngestOptionsTests.region()) async throws
+        -> (events: [String], summary: String)
+    {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", region)).status == 0)
@@ -71,13 +76,19 @@ import Testing
 
     @Test func hysteresisWiderThanTheExcursionKeepsOneVisit() async throws {
         #expect(try await events(Self.excursion, ["--hysteresis", "60"]).events == ["enter@9.50", "exit@123.50"])
-        #expect(try await events(Self.excursion, ["--hysteresis", "40"]).events == ["enter@9.50", "exit@39.50", "enter@94.50", "exit@123.50"])
+        #expect(
+            try await events(Self.excursion, ["--hysteresis", "40"]).events == [
+                "enter@9.50", "exit@39.50", "enter@94.50", "exit@123.50",
+            ])
     }
 
     @Test func exitDelayLongerThanTheExcursionKeepsOneVisit() async throws {
         // 55 s out (39.5 s to 94.5 s): a 60 s delay does not hold; the final exit waits 60 s.
         #expect(try await events(Self.excursion, ["--exit-delay", "60"]).events == ["enter@9.50", "exit@123.50"])
-        #expect(try await events(Self.excursion, ["--exit-delay", "50"]).events == ["enter@9.50", "exit@39.50", "enter@94.50", "exit@123.50"])
+        #expect(
+            try await events(Self.excursion, ["--exit-delay", "50"]).events == [
+                "enter@9.50", "exit@39.50", "enter@94.50", "exit@123.50",
+            ])
     }
 
     @Test func enterDelayLongerThanAShallowDipMakesNoVisit() async throws {
@@ -89,7 +100,8 @@ import Testing
 
     @Test func maxGapTurnsInterpolationIntoTheInsideFixesTimes() async throws {
         #expect(try await events(Self.sparse).events == ["enter@90.00", "exit@210.00"])
-        #expect(try await events(Self.sparse, ["--max-gap", "50"]).events == ["enter@100.00[gap]", "exit@200.00[gap]"])
+        #expect(
+            try await events(Self.sparse, ["--max-gap", "50"]).events == ["enter@100.00[gap]", "exit@200.00[gap]"])
     }
 
     @Test func maxAccuracyDropsPoorFixes() async throws {
@@ -126,22 +138,40 @@ import Testing
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", Self.region())).status == 0)
-        let two = Self.walk([(0, -100), (50, 100)], device: "a") + Self.walk([(0, -100), (50, 100)], device: "b").split(separator: "\n").dropFirst().joined(separator: "\n") + "\n"
+        let two =
+            Self.walk([(0, -100), (50, 100)], device: "a")
+            + Self.walk([(0, -100), (50, 100)], device: "b").split(separator: "\n").dropFirst().joined(separator: "\n")
+            + "\n"
         let ingest = try await cli.run("ingest", "--json", "--device", "bus", cli.write("two.csv", two))
         #expect(ingest.stdout.contains(#""devices":["bus"]"#))
         #expect(ingest.stdout.contains(#""duplicate_time":51"#), "the second device's fixes repeat the first's times")
-        let devices = try await cli.run("events", "export").stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",")[3] }
+        let devices = try await cli.run("events", "export").stdout.split(separator: "\n").dropFirst().map {
+            $0.split(separator: ",")[3]
+        }
         #expect(devices == ["bus", "bus"])
     }
 
     // MARK: - The regions' own settings
 
     @Test func aRegionsHysteresisAndDelaysOverrideTheRunsAndTheDefaults() async throws {
-        #expect(try await events(Self.excursion, region: Self.region(#""hysteresis":60"#)).events == ["enter@9.50", "exit@123.50"])
-        #expect(try await events(Self.excursion, ["--hysteresis", "10"], region: Self.region(#""hysteresis":60"#)).events == ["enter@9.50", "exit@123.50"])
-        #expect(try await events(Self.excursion, region: Self.region(#""exit_delay":60"#)).events == ["enter@9.50", "exit@123.50"])
-        #expect(try await events(Self.excursion, ["--exit-delay", "60"], region: Self.region(#""exit_delay":10"#)).events == ["enter@9.50", "exit@39.50", "enter@94.50", "exit@123.50"])
+        #expect(
+            try await events(Self.excursion, region: Self.region(#""hysteresis":60"#)).events == [
+                "enter@9.50", "exit@123.50",
+            ])
+        #expect(
+            try await events(Self.excursion, ["--hysteresis", "10"], region: Self.region(#""hysteresis":60"#)).events
+                == ["enter@9.50", "exit@123.50"])
+        #expect(
+            try await events(Self.excursion, region: Self.region(#""exit_delay":60"#)).events == [
+                "enter@9.50", "exit@123.50",
+            ])
+        #expect(
+            try await events(Self.excursion, ["--exit-delay", "60"], region: Self.region(#""exit_delay":10"#)).events
+                == ["enter@9.50", "exit@39.50", "enter@94.50", "exit@123.50"])
         #expect(try await events(Self.dip, region: Self.region(#""enter_delay":15"#)).events == [])
-        #expect(try await events(Self.dip, ["--enter-delay", "15"], region: Self.region(#""enter_delay":0"#)).events == ["enter@9.67", "exit@21.33"])
+        #expect(
+            try await events(Self.dip, ["--enter-delay", "15"], region: Self.region(#""enter_delay":0"#)).events == [
+                "enter@9.67", "exit@21.33",
+            ])
     }
 }

@@ -41,14 +41,22 @@ import Testing
         try cli.write("regions/a.geojson", Self.config(Self.circle("a"), Self.circle("b"), Self.circle("c")))
         #expect(try await cli.run("regions", "apply", cli.path("regions")).status == 0)
 
-        try FileManager.default.moveItem(atPath: cli.path("regions/a.geojson"), toPath: cli.path("regions/renamed.geojson"))
-        #expect(try await cli.run("regions", "plan", cli.path("regions")).stdout == "0 to add, 0 to update, 0 to remove, 3 unchanged\n")
+        try FileManager.default.moveItem(
+            atPath: cli.path("regions/a.geojson"), toPath: cli.path("regions/renamed.geojson"))
+        #expect(
+            try await cli.run("regions", "plan", cli.path("regions")).stdout
+                == "0 to add, 0 to update, 0 to remove, 3 unchanged\n")
 
         // a: geometry change; b: name only; c: removed; d: added.
-        try cli.write("regions/renamed.geojson", Self.config(
-            Self.circle("a", radius: 40), Self.circle("b", name: "renamed stop"), Self.circle("d")))
+        try cli.write(
+            "regions/renamed.geojson",
+            Self.config(
+                Self.circle("a", radius: 40), Self.circle("b", name: "renamed stop"), Self.circle("d")))
         let apply = try await cli.run("regions", "apply", "--format", "json", cli.path("regions"))
-        #expect(apply.stdout == #"{"add":1,"changes":[{"action":"update","geometry_changed":true,"id":"a"},{"action":"update","geometry_changed":false,"id":"b"},{"action":"remove","id":"c"},{"action":"add","id":"d"}],"remove":1,"unchanged":0,"update":2}"# + "\n")
+        #expect(
+            apply.stdout
+                == #"{"add":1,"changes":[{"action":"update","geometry_changed":true,"id":"a"},{"action":"update","geometry_changed":false,"id":"b"},{"action":"remove","id":"c"},{"action":"add","id":"d"}],"remove":1,"unchanged":0,"update":2}"#
+                + "\n")
         let listed = try await cli.run("regions", "list", "--format", "json").stdout
         #expect(listed.contains(#""id":"a","kind":"circle","name":"stop","radius":40,"#))
         #expect(listed.contains(#""updated_at""#) && listed.contains(#""version":2"#))
@@ -74,21 +82,30 @@ import Testing
         #expect(try await cli.run("regions", "apply", cli.path("good.geojson")).status == 0)
         let before = try await cli.run("regions", "list", "--format", "geojson").stdout
 
-        let bad = try cli.write("bad.geojson", Self.config(
-            Self.circle("a", radius: 99), Self.circle("b", radius: -5),
-            #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]},"properties":{"id":"bowtie"}}"#))
+        let bad = try cli.write(
+            "bad.geojson",
+            Self.config(
+                Self.circle("a", radius: 99), Self.circle("b", radius: -5),
+                #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]},"properties":{"id":"bowtie"}}"#
+            ))
         let result = try await cli.run("regions", "apply", bad)
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr.contains(#"bad.geojson: feature 1 (id "b"): radius must be greater than 0 metres, got -5.0"#))
-        #expect(result.stderr.contains(#"bad.geojson: feature 2 (id "bowtie"): invalid geometry: Self-intersection at [1.0, 1.0]"#))
+        #expect(
+            result.stderr.contains(#"bad.geojson: feature 1 (id "b"): radius must be greater than 0 metres, got -5.0"#))
+        #expect(
+            result.stderr.contains(
+                #"bad.geojson: feature 2 (id "bowtie"): invalid geometry: Self-intersection at [1.0, 1.0]"#))
         #expect(result.stderr.contains("refused: 2 problems in the region config; nothing was applied"))
         #expect(try await cli.run("regions", "list", "--format", "geojson").stdout == before)
 
         let duplicate = try cli.write("dup.geojson", Self.config(Self.circle("a")))
         let clash = try await cli.run("regions", "plan", cli.path("good.geojson"), duplicate)
         #expect(clash.status == 1)
-        #expect(clash.stderr.contains(#"dup.geojson: feature 0 (id "a"): duplicate id "a": also used by \#(cli.path("good.geojson")) feature 0"#))
+        #expect(
+            clash.stderr.contains(
+                #"dup.geojson: feature 0 (id "a"): duplicate id "a": also used by \#(cli.path("good.geojson")) feature 0"#
+            ))
 
         try FileManager.default.createDirectory(atPath: cli.path("empty"), withIntermediateDirectories: true)
         let empty = try await cli.run("regions", "apply", cli.path("empty"))
@@ -105,15 +122,20 @@ import Testing
     @Test func importMakesThirdPartyGeoJSONApplicable() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let raw = try cli.write("docks.geojson", #"""
+        let raw = try cli.write(
+            "docks.geojson",
+            #"""
             {"type":"FeatureCollection","features":[
             {"type":"Feature","geometry":{"type":"Point","coordinates":[-0.10997,51.52916]},"properties":{"id":1,"name":"River Street"}},
             {"type":"Feature","geometry":{"type":"Point","coordinates":[-0.19757,51.49960]},"properties":{"id":2,"name":"Phillimore Gardens"}}]}
             """#)
         #expect(try await cli.run("regions", "apply", raw).status == 1, "points without a radius are refused")
-        let converted = try await cli.run("regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regions/docks.geojson"))
+        let converted = try await cli.run(
+            "regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regions/docks.geojson"))
         #expect(converted.status == 0)
-        #expect(try await cli.run("regions", "apply", cli.path("regions")).stdout == "+ add dock:1\n+ add dock:2\n2 to add, 0 to update, 0 to remove, 0 unchanged\n")
+        #expect(
+            try await cli.run("regions", "apply", cli.path("regions")).stdout
+                == "+ add dock:1\n+ add dock:2\n2 to add, 0 to update, 0 to remove, 0 unchanged\n")
     }
 
     @Test func usageErrorsAndHelp() async throws {

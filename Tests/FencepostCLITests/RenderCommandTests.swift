@@ -13,13 +13,19 @@ import Testing
         #expect(try await cli.run("regions", "apply", regions).status == 0)
         #expect(try await cli.run("ingest", trace).status == 0)
         let lines = try await cli.run("events", "export", "--format", "jsonl").stdout.split(separator: "\n")
-        let ids = try lines.map { try #require((try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String) }
-        let visits = try JSONSerialization.jsonObject(with: Data(try await cli.run("visits", "list", "--format", "json").stdout.utf8)) as? [[String: Any]] ?? []
+        let ids = try lines.map {
+            try #require((try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String)
+        }
+        let visits =
+            try JSONSerialization.jsonObject(
+                with: Data(try await cli.run("visits", "list", "--format", "json").stdout.utf8)) as? [[String: Any]]
+            ?? []
         return (Set(ids), visits)
     }
 
     static func svg(inHTML html: String) throws -> ParsedSVG {
-        let start = try #require(html.range(of: "<svg")), end = try #require(html.range(of: "</svg>", options: .backwards))
+        let start = try #require(html.range(of: "<svg"))
+        let end = try #require(html.range(of: "</svg>", options: .backwards))
         return try ParsedSVG(String(html[start.lowerBound..<end.upperBound]))
     }
 
@@ -29,7 +35,8 @@ import Testing
         let stored = try await Self.ingested(cli)
         #expect(stored.events.count == 97)
         // From the files alone: the same filter and monitor, so the same events and ids.
-        let result = try await cli.run("render", "map", "--regions", Self.regions, "--trace", Self.trace, "-o", cli.path("trace.svg"))
+        let result = try await cli.run(
+            "render", "map", "--regions", Self.regions, "--trace", Self.trace, "-o", cli.path("trace.svg"))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("36 regions, 1 track, 97 events, 1 open visit"))
         let svg = try ParsedSVG(String(contentsOfFile: cli.path("trace.svg"), encoding: .utf8))
@@ -63,10 +70,14 @@ import Testing
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
         _ = try await Self.ingested(cli)
-        let since = "2019-02-18T08:00:00Z", until = "2019-02-18T08:30:00Z"
-        let exported = try await cli.run("events", "export", "--since", since, "--until", until, "--format", "jsonl").stdout
+        let since = "2019-02-18T08:00:00Z"
+        let until = "2019-02-18T08:30:00Z"
+        let exported = try await cli.run("events", "export", "--since", since, "--until", until, "--format", "jsonl")
+            .stdout
             .split(separator: "\n").count
-        #expect(try await cli.run("render", "map", "--since", since, "--until", until, "-o", cli.path("window.svg")).status == 0)
+        #expect(
+            try await cli.run("render", "map", "--since", since, "--until", until, "-o", cli.path("window.svg")).status
+                == 0)
         let window = try ParsedSVG(String(contentsOfFile: cli.path("window.svg"), encoding: .utf8))
         #expect(window.count("event") == exported)
         #expect(exported > 10 && exported < 97)
@@ -83,7 +94,9 @@ import Testing
     @Test func refusedConfigIsDrawnAndRefused() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let config = try cli.write("bad.geojson", """
+        let config = try cli.write(
+            "bad.geojson",
+            """
             {"type": "FeatureCollection", "features": [
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [-8.62, 52.66]}, "properties": {"id": "ok", "radius": 40}},
               {"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [[[-8.63, 52.66], [-8.62, 52.67], [-8.62, 52.66], [-8.63, 52.67], [-8.63, 52.66]]]}, "properties": {"id": "bowtie"}}
@@ -107,7 +120,9 @@ import Testing
         let result = try await cli.run("render", "timeline", "-o", cli.path("timeline.svg"))
         #expect(result.status == 0, "\(result.stderr)")
         let svg = try ParsedSVG(String(contentsOfFile: cli.path("timeline.svg"), encoding: .utf8))
-        #expect(Set(svg.all("visit").compactMap { $0.attributes["data-visit-id"] }) == Set(stored.visits.compactMap { $0["id"] as? String }))
+        #expect(
+            Set(svg.all("visit").compactMap { $0.attributes["data-visit-id"] })
+                == Set(stored.visits.compactMap { $0["id"] as? String }))
         #expect(svg.count("visit", "open") == 1)
         #expect(svg.count("region-row") == 36)
         #expect(svg.count("health-row") == 0)
@@ -116,7 +131,9 @@ import Testing
     @Test func timelineHasHealthRows() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let export = try cli.write("export.xml", """
+        let export = try cli.write(
+            "export.xml",
+            """
             <?xml version="1.0"?>
             <HealthData locale="en_US">
             <Record type="HKQuantityTypeIdentifierStepCount" sourceName="iPhone" unit="count" creationDate="2019-02-18 09:01:00 +0000" startDate="2019-02-18 08:00:00 +0000" endDate="2019-02-18 09:00:00 +0000" value="4200"/>

@@ -21,9 +21,15 @@ import Testing
         return [
             try cli.write("a-1.csv", IngestCommandTests.walk(from: 0, to: 160, device: "a")),
             try cli.write("a-2.csv", IngestCommandTests.walk(from: 160, to: 400, start: 20, device: "a")),
-            try cli.write("b.csv", ([String(reversed[0])] + reversed.dropFirst().reversed().map(String.init)).joined(separator: "\n") + "\n"),
-            try cli.write("c-and-d.csv", IngestCommandTests.walk(from: 0, to: 300, start: -250, device: "c")
-                + IngestCommandTests.walk(from: 0, to: 300, start: -350, device: "d").split(separator: "\n").dropFirst().joined(separator: "\n") + "\n"),
+            try cli.write(
+                "b.csv",
+                ([String(reversed[0])] + reversed.dropFirst().reversed().map(String.init)).joined(separator: "\n")
+                    + "\n"),
+            try cli.write(
+                "c-and-d.csv",
+                IngestCommandTests.walk(from: 0, to: 300, start: -250, device: "c")
+                    + IngestCommandTests.walk(from: 0, to: 300, start: -350, device: "d").split(separator: "\n")
+                    .dropFirst().joined(separator: "\n") + "\n"),
         ]
     }
 
@@ -38,7 +44,10 @@ import Testing
 
         let cases: [(scan: [String], export: [String])] = [
             ([], ["events", "export"]),
-            (["--format", "jsonl", "--tz", "Europe/Dublin"], ["events", "export", "--format", "jsonl", "--tz", "Europe/Dublin"]),
+            (
+                ["--format", "jsonl", "--tz", "Europe/Dublin"],
+                ["events", "export", "--format", "jsonl", "--tz", "Europe/Dublin"]
+            ),
             (["--format", "geojson"], ["events", "export", "--format", "geojson"]),
             (["--visits"], ["visits", "list", "--format", "csv"]),
         ]
@@ -82,7 +91,9 @@ import Testing
         let toFile = try await cli.run("scan", "--regions", regions, trace, "-o", cli.path("events.csv"))
         #expect(toFile.status == 0)
         #expect(received == (try String(contentsOfFile: cli.path("events.csv"), encoding: .utf8)))
-        #expect(received.hasPrefix("id,time,kind,device,region,visit_id,flags\n") && received.split(separator: "\n").count == 6)
+        #expect(
+            received.hasPrefix("id,time,kind,device,region,visit_id,flags\n")
+                && received.split(separator: "\n").count == 6)
         var status = stat()
         #expect(stat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
     }
@@ -90,7 +101,10 @@ import Testing
     @Test func aRefusedConfigWritesNothingAndAMalformedTraceIsLeftOut() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        let bad = try cli.write("bad.geojson", #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.62,52.66]},"properties":{"id":"stop","radius":-5}}]}"#)
+        let bad = try cli.write(
+            "bad.geojson",
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.62,52.66]},"properties":{"id":"stop","radius":-5}}]}"#
+        )
         let trace = try cli.write("walk.csv", IngestCommandTests.walk())
         let refused = try await cli.run("scan", "--regions", bad, trace, "-o", cli.path("out.csv"))
         #expect(refused.status == 1)

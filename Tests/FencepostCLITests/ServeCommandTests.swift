@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import FencepostTestSupport
 import Foundation
 import NIOCore
-import Testing
 import NIOHTTP1
+import Testing
 
 struct StreamedEvent: Sendable {
     var id: String
@@ -19,14 +19,19 @@ struct ServeCommandTests {
         """#
 
     /// 13 fixes a minute apart, due north from 600 m south of home to 600 m north of it.
-    static let walk = (0...12).map { step in (time: 1_750_000_000 + step * 60, lat: 46.9946 + Double(step) * 0.0009, lon: 8.0) }
+    static let walk = (0...12).map { step in
+        (time: 1_750_000_000 + step * 60, lat: 46.9946 + Double(step) * 0.0009, lon: 8.0)
+    }
 
-    @Test("OwnTracks and OsmAnd posts that cross a region come back as enter and exit on the SSE stream and /v1/events; SIGTERM stops it cleanly")
+    @Test(
+        "OwnTracks and OsmAnd posts that cross a region come back as enter and exit on the SSE stream and /v1/events; SIGTERM stops it cleanly"
+    )
     func ownTracksAndOsmAndThroughTheStream() async throws {
         let binary = try FencepostBinary()
         defer { binary.cleanUp() }
         #expect(try await binary.run("regions", "apply", binary.write("regions/home.geojson", Self.region)).status == 0)
-        let token = try await binary.run("tokens", "create", "--scope", "admin", "--name", "test").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = try await binary.run("tokens", "create", "--scope", "admin", "--name", "test").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.hasPrefix("fp_"))
         let (server, port) = try await binary.serve()
         defer { if server.isRunning { server.terminate() } }
@@ -44,16 +49,24 @@ struct ServeCommandTests {
             for fix in Self.walk {
                 var request = HTTPClientRequest(url: base + "/owntracks")
                 request.method = .POST
-                request.headers.add(name: "Authorization", value: "Basic " + Data("alice:\(token)".utf8).base64EncodedString())
+                request.headers.add(
+                    name: "Authorization", value: "Basic " + Data("alice:\(token)".utf8).base64EncodedString())
                 request.headers.add(name: "X-Limit-D", value: "phone")
-                request.body = .bytes(ByteBuffer(string: #"{"_type":"location","lat":\#(fix.lat),"lon":\#(fix.lon),"tst":\#(fix.time),"acc":5,"tid":"ph"}"#))
+                request.body = .bytes(
+                    ByteBuffer(
+                        string:
+                            #"{"_type":"location","lat":\#(fix.lat),"lon":\#(fix.lon),"tst":\#(fix.time),"acc":5,"tid":"ph"}"#
+                    ))
                 let response = try await client.execute(request, timeout: .seconds(10))
                 #expect(response.status.code == 200)
-                #expect(String(buffer: try await response.body.collect(upTo: 1024)).trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+                #expect(
+                    String(buffer: try await response.body.collect(upTo: 1024)).trimmingCharacters(
+                        in: .whitespacesAndNewlines) == "[]")
             }
             for fix in Self.walk {
                 let query = "id=bus&lat=\(fix.lat)&lon=\(fix.lon)&timestamp=\(fix.time)&accuracy=5&token=\(token)"
-                let response = try await client.execute(HTTPClientRequest(url: base + "/osmand?" + query), timeout: .seconds(10))
+                let response = try await client.execute(
+                    HTTPClientRequest(url: base + "/osmand?" + query), timeout: .seconds(10))
                 #expect(response.status.code == 200)
             }
 
@@ -105,7 +118,9 @@ struct ServeCommandTests {
             text += String(buffer: chunk)
             events = text.components(separatedBy: "\n\n").compactMap { block in
                 let lines = block.split(separator: "\n")
-                guard let id = lines.first(where: { $0.hasPrefix("id: ") }), let kind = lines.first(where: { $0.hasPrefix("event: ") }) else {
+                guard let id = lines.first(where: { $0.hasPrefix("id: ") }),
+                    let kind = lines.first(where: { $0.hasPrefix("event: ") })
+                else {
                     return nil
                 }
                 return StreamedEvent(id: String(id.dropFirst(4)), kind: String(kind.dropFirst(7)))

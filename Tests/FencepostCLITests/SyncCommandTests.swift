@@ -19,8 +19,10 @@ struct SyncCommandTests {
 
         init() async throws {
             cli = try FencepostBinary()
-            admin = try await cli.run("tokens", "create", "--scope", "admin", "--name", "edge").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            device = try await cli.run("tokens", "create", "--scope", "device:304.1", "--name", "bus").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            admin = try await cli.run("tokens", "create", "--scope", "admin", "--name", "edge").stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            device = try await cli.run("tokens", "create", "--scope", "device:304.1", "--name", "bus").stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
             let (server, port) = try await cli.serve()
             self.server = server
             url = "http://127.0.0.1:\(port)"
@@ -43,14 +45,20 @@ struct SyncCommandTests {
         let cli = try FencepostBinary()
         #expect(try await cli.run("regions", "apply", busRegions).status == 0)
         #expect(try await cli.run("ingest", busTrace).status == 0)
-        let steps = HealthCommandTests.steps("2019-02-18 08:00:00 +0000", "2019-02-18 09:00:00 +0000", 1200, created: "2019-02-18 09:01:00 +0000")
-        #expect(try await cli.run("health", "import", "--owner", "304.1", cli.write("export.xml", HealthCommandTests.export(steps))).status == 0)
+        let steps = HealthCommandTests.steps(
+            "2019-02-18 08:00:00 +0000", "2019-02-18 09:00:00 +0000", 1200, created: "2019-02-18 09:01:00 +0000")
+        #expect(
+            try await cli.run(
+                "health", "import", "--owner", "304.1", cli.write("export.xml", HealthCommandTests.export(steps))
+            ).status == 0)
         return cli
     }
 
     /// What a store holds, as its exports show it: events (with properties) and visits.
     static func contents(_ cli: FencepostBinary) async throws -> (events: [String], visits: String) {
-        let events = try await cli.run("events", "export", "--format", "jsonl").stdout.split(separator: "\n").map(String.init).sorted()
+        let events = try await cli.run("events", "export", "--format", "jsonl").stdout.split(separator: "\n").map(
+            String.init
+        ).sorted()
         return (events, try await cli.run("visits", "list", "--format", "json").stdout)
     }
 
@@ -67,7 +75,9 @@ struct SyncCommandTests {
         return object.compactMapValues { $0 as? Double }
     }
 
-    @Test("push, a kill -9 in the middle, a second push while one runs, and a re-run: the backend holds exactly the client's events and visits")
+    @Test(
+        "push, a kill -9 in the middle, a second push while one runs, and a re-run: the backend holds exactly the client's events and visits"
+    )
     func pushKillAndRerun() async throws {
         let backend = try await Backend()
         defer { backend.stop() }
@@ -115,7 +125,9 @@ struct SyncCommandTests {
         #expect(idle.status == 0 && idle.stdout.contains(#""requests":0"#))
     }
 
-    @Test("rejected mutations are listed with the backend's reason, exit 2, and go through after retry with a token that may send them")
+    @Test(
+        "rejected mutations are listed with the backend's reason, exit 2, and go through after retry with a token that may send them"
+    )
     func deadLetters() async throws {
         let backend = try await Backend()
         defer { backend.stop() }
@@ -128,7 +140,8 @@ struct SyncCommandTests {
         #expect(refused.stderr.contains("36 dead-lettered"))
         let listed = try await client.run("sync", "dead-letter", "list", "--format", "json").stdout
         #expect(listed.contains("rejected: regions can only be changed with an admin token"))
-        let first = try await client.run("sync", "dead-letter", "list").stdout.split(separator: "\n")[1].split(separator: " ")[0]
+        let first = try await client.run("sync", "dead-letter", "list").stdout.split(separator: "\n")[1].split(
+            separator: " ")[0]
         #expect(try await client.run("sync", "dead-letter", "retry", String(first)).status == 0)
         #expect(try await Self.status(client)["dead"] == 35)
         #expect(try await client.run("sync", "dead-letter", "retry", "--all").status == 0)
@@ -156,14 +169,20 @@ struct SyncCommandTests {
 
         // Locally, one stop is removed (its delete waits to be pushed); the backend renames it meanwhile.
         let text = try String(contentsOfFile: Self.busRegions + "/limerick-304-stops.geojson", encoding: .utf8)
-        var features = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any])["features"] as! [[String: Any]]
+        var features =
+            (try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any])["features"] as! [[String: Any]]
         var removed = features.removeFirst()
         var properties = removed["properties"] as! [String: Any]
         let removedID = properties["id"] as! String
-        #expect(try await client.run("regions", "apply", client.write("fewer/stops.geojson", Self.collection(features))).status == 0)
+        #expect(
+            try await client.run("regions", "apply", client.write("fewer/stops.geojson", Self.collection(features)))
+                .status == 0)
         properties["name"] = "renamed on the backend"
         removed["properties"] = properties
-        #expect(try await backend.cli.run("regions", "apply", backend.cli.write("edited/stops.geojson", Self.collection([removed] + features))).status == 0)
+        #expect(
+            try await backend.cli.run(
+                "regions", "apply", backend.cli.write("edited/stops.geojson", Self.collection([removed] + features))
+            ).status == 0)
 
         let again = try await client.run("sync", "pull", "--from", backend.url, "--token", backend.device, "--json")
         #expect(again.status == 0)
@@ -173,6 +192,8 @@ struct SyncCommandTests {
     }
 
     static func collection(_ features: [[String: Any]]) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: ["type": "FeatureCollection", "features": features]), as: UTF8.self)
+        String(
+            decoding: try JSONSerialization.data(withJSONObject: ["type": "FeatureCollection", "features": features]),
+            as: UTF8.self)
     }
 }

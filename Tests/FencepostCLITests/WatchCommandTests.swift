@@ -9,9 +9,14 @@ import Testing
         // Enough files that the watcher is still at work when a loaded machine's test looks.
         let files = (0..<24).map { String(format: "part%02d.csv", $0) }
         for (index, file) in files.enumerated() {
-            let walks = (0..<40).map { IngestCommandTests.walk(device: "f\(index)d\($0)").split(separator: "\n").dropFirst().joined(separator: "\n") }
-            let path = try cli.write("inbox/\(file)", "time,lat,lon,accuracy,device\n" + walks.joined(separator: "\n") + "\n")
-            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60 + Double(index))], ofItemAtPath: path)
+            let walks = (0..<40).map {
+                IngestCommandTests.walk(device: "f\(index)d\($0)").split(separator: "\n").dropFirst().joined(
+                    separator: "\n")
+            }
+            let path = try cli.write(
+                "inbox/\(file)", "time,lat,lon,accuracy,device\n" + walks.joined(separator: "\n") + "\n")
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(-60 + Double(index))], ofItemAtPath: path)
         }
         return files
     }
@@ -34,23 +39,32 @@ import Testing
     /// every file's events are in the store exactly once, as one ingest of all the files gives.
     /// Each file commits whole or not at all: at the kill, the store holds whole files' events.
     @Test func killedMidImportThenRestartedImportsEachFileOnce() async throws {
-        let watched = try FencepostBinary(), clean = try FencepostBinary()
-        defer { watched.cleanUp(); clean.cleanUp() }
+        let watched = try FencepostBinary()
+        let clean = try FencepostBinary()
+        defer {
+            watched.cleanUp()
+            clean.cleanUp()
+        }
         let regions = try watched.write("regions/stop.geojson", IngestCommandTests.region)
-        #expect(try await clean.run("regions", "apply", clean.write("regions.geojson", IngestCommandTests.region)).status == 0)
+        #expect(
+            try await clean.run("regions", "apply", clean.write("regions.geojson", IngestCommandTests.region)).status
+                == 0)
         let files = try Self.fillInbox(watched)
         _ = try Self.fillInbox(clean)
         #expect(try await clean.run(["ingest"] + files.map { clean.path("inbox/\($0)") }).status == 0)
         let perFile = 40 * 2
 
-        let process = try watched.start("watch", "--inbox", watched.path("inbox"), "--regions", (regions as NSString).deletingLastPathComponent)
+        let process = try watched.start(
+            "watch", "--inbox", watched.path("inbox"), "--regions", (regions as NSString).deletingLastPathComponent)
         // The first file moved to done/ (a directory listing: cheap enough to poll often; asking
         // the store takes a process of its own, by which time the watcher may have finished).
         try await Self.waitFor { !Self.done(watched).isEmpty || !process.isRunning }
         // Only while it runs: an ended process's id may be another's by now.
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try await FencepostBinary.waitForExit(process)
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL, "the watcher was still running")
+        #expect(
+            process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+            "the watcher was still running")
         let events = try await IngestCommandTests.eventCount(watched)
         let moved = Self.done(watched).count
         #expect(moved < files.count, "killed before the last file")
@@ -66,7 +80,10 @@ import Testing
         let exports = try await (watched.run("events", "export").stdout, clean.run("events", "export").stdout)
         #expect(exports.0.split(separator: "\n").count == 1 + files.count * perFile)
         #expect(exports.0 == exports.1)
-        let visits = try await (watched.run("visits", "list", "--format", "csv").stdout, clean.run("visits", "list", "--format", "csv").stdout)
+        let visits = try await (
+            watched.run("visits", "list", "--format", "csv").stdout,
+            clean.run("visits", "list", "--format", "csv").stdout
+        )
         #expect(visits.0 == visits.1)
     }
 
@@ -74,7 +91,8 @@ import Testing
     @Test func logsEachFileAndStopsOnSIGTERM() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
+        #expect(
+            try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
         try cli.write("inbox/.walk.csv.part", IngestCommandTests.walk())
         let process = Process()
         process.executableURL = FencepostBinary.executable
@@ -89,7 +107,10 @@ import Testing
         try await FencepostBinary.waitForExit(process)
         #expect(process.terminationStatus == 0)
         let log = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(log.contains("imported walk.csv: 300 fixes read, 300 accepted, 1 device, events: enter 1, exit 1 -> done/walk.csv"), "\(log)")
+        #expect(
+            log.contains(
+                "imported walk.csv: 300 fixes read, 300 accepted, 1 device, events: enter 1, exit 1 -> done/walk.csv"),
+            "\(log)")
         #expect(try await IngestCommandTests.eventCount(cli) == 2)
     }
 

@@ -23,7 +23,8 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable("fencepost-chaos"))
         process.arguments = arguments + ["--json", "--fencepost", executable("fencepost")]
-        let stdout = Pipe(), stderr = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
@@ -42,11 +43,16 @@ import Testing
     }
 
     @Test func killCampaignLosesAndDuplicatesNothing() async throws {
-        let generator = TestData.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/bench/gen_health_export.py").path
-        let scenarios = FileManager.default.fileExists(atPath: generator) ? "ingest,health,serve,sync" : "ingest,serve,sync"
+        let generator = TestData.packageRoot.deletingLastPathComponent().appendingPathComponent(
+            "shared/bench/gen_health_export.py"
+        ).path
+        let scenarios =
+            FileManager.default.fileExists(atPath: generator) ? "ingest,health,serve,sync" : "ingest,serve,sync"
         let run = try await Self.chaos([
-            "kill", "--trials", "3", "--scenarios", scenarios, "--fixes", "20000", "--days", "10", "--health-generator", generator,
-            "--devices", "4", "--device-fixes", "600", "--batch", "50", "--mutations", "3000", "--sync-batch", "100", "--seed", "7",
+            "kill", "--trials", "3", "--scenarios", scenarios, "--fixes", "20000", "--days", "10", "--health-generator",
+            generator,
+            "--devices", "4", "--device-fixes", "600", "--batch", "50", "--mutations", "3000", "--sync-batch", "100",
+            "--seed", "7",
         ])
         #expect(run.status == 0, "fencepost-chaos kill failed: \(run.stderr.suffix(3000))")
         #expect(run.figures.count == scenarios.split(separator: ",").count)
@@ -63,7 +69,9 @@ import Testing
     }
 
     @Test func faultCampaignEndsWithExactlyTheRows() async throws {
-        let run = try await Self.chaos(["faults", "--mutations", "400", "--batch", "5", "--events", "60", "--max-delay", "4", "--seed", "3"])
+        let run = try await Self.chaos([
+            "faults", "--mutations", "400", "--batch", "5", "--events", "60", "--max-delay", "4", "--seed", "3",
+        ])
         #expect(run.status == 0, "fencepost-chaos faults failed: \(run.stderr.suffix(3000))")
         #expect(run.figures.count == 2)
         for row in run.figures {
@@ -78,8 +86,10 @@ import Testing
     }
 
     @Test func lockedStoreAndIdleConnections() async throws {
-        let run = try await Self.chaos(["resources", "--checks", "lock,idle,devices", "--connections", "200", "--idle-timeout", "2",
-                                        "--devices", "300", "--rounds", "2"])
+        let run = try await Self.chaos([
+            "resources", "--checks", "lock,idle,devices", "--connections", "200", "--idle-timeout", "2",
+            "--devices", "300", "--rounds", "2",
+        ])
         #expect(run.status == 0, "fencepost-chaos resources failed: \(run.stderr.suffix(3000))")
         for row in run.figures {
             #expect(row["passed"] as? Bool == true, "\(row["check"] ?? "?"): \(row["notes"] ?? "")")

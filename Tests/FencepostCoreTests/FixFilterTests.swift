@@ -1,10 +1,13 @@
-@testable import FencepostCore
 import Testing
+
+@testable import FencepostCore
 
 @Suite struct FixFilterTests {
     func run(_ fixes: [Fix], anchor: Double? = nil, settings: FixFilterSettings = FixFilterSettings()) -> [String] {
         var state = FilterState()
-        return fixes.map { FixFilter.check($0, state: &state, anchorAtStart: anchor, settings: settings)?.rawValue ?? "ok" }
+        return fixes.map {
+            FixFilter.check($0, state: &state, anchorAtStart: anchor, settings: settings)?.rawValue ?? "ok"
+        }
     }
 
     func fix(_ time: Double, _ lat: Double, _ lon: Double, accuracy: Double? = 5) -> Fix {
@@ -24,11 +27,16 @@ import Testing
             fix(6, 53.5, 13.4),  // 111 km in one second
             fix(7, 52.5002, 13.4),
         ])
-        #expect(results == ["ok", "invalid_coordinates", "invalid_coordinates", "null_island", "low_accuracy", "ok", "duplicate_time", "out_of_order", "teleport", "ok"])
+        #expect(
+            results == [
+                "ok", "invalid_coordinates", "invalid_coordinates", "null_island", "low_accuracy", "ok",
+                "duplicate_time", "out_of_order", "teleport", "ok",
+            ])
     }
 
     @Test func fixesAtOrBeforeTheAnchorAreAlreadySeen() {
-        #expect(run([fix(10, 1, 1), fix(11, 1, 1), fix(12, 1, 1)], anchor: 11) == ["already_seen", "already_seen", "ok"])
+        #expect(
+            run([fix(10, 1, 1), fix(11, 1, 1), fix(12, 1, 1)], anchor: 11) == ["already_seen", "already_seen", "ok"])
     }
 
     @Test func aTeleportIsJudgedAgainstTheLastAcceptedFixOnly() {
@@ -53,7 +61,9 @@ import Testing
 
     @Test func matchesTheRFC9562VersionFiveTestVector() {
         // RFC 9562, appendix A.4: the DNS namespace and "www.example.com".
-        let dns: [UInt8] = [0x6B, 0xA7, 0xB8, 0x10, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8]
+        let dns: [UInt8] = [
+            0x6B, 0xA7, 0xB8, 0x10, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8,
+        ]
         #expect(DeterministicID.uuid(namespace: dns, name: "www.example.com") == "2ed6657d-e927-568b-95e1-2665a8aea6a2")
     }
 }

@@ -9,10 +9,12 @@ import Testing
 
     @Test func parsesEveryKindOfValue() throws {
         let value = try parse(#" {"a": [1, -2.5e3, true, false, null], "b": {"c": "x\"y\\z\u00e9\ud83d\ude00"}} "#)
-        #expect(value == .object([
-            "a": .array([.number(1), .number(-2500), .bool(true), .bool(false), .null]),
-            "b": .object(["c": .string("x\"y\\zé😀")]),
-        ]))
+        #expect(
+            value
+                == .object([
+                    "a": .array([.number(1), .number(-2500), .bool(true), .bool(false), .null]),
+                    "b": .object(["c": .string("x\"y\\zé😀")]),
+                ]))
     }
 
     @Test(arguments: [
@@ -37,7 +39,9 @@ import Testing
 
     @Test func refusesInvalidUTF8InNamesAndValues() throws {
         let bad: [UInt8] = [0xC3, 0x28]  // a lead byte followed by a non-continuation byte
-        for document in [Array(#"{""#.utf8) + bad + Array(#"":1}"#.utf8), Array(#"{"a":""#.utf8) + bad + Array(#""}"#.utf8)] {
+        for document in [
+            Array(#"{""#.utf8) + bad + Array(#"":1}"#.utf8), Array(#"{"a":""#.utf8) + bad + Array(#""}"#.utf8),
+        ] {
             #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(document) }
         }
         #expect(try JSONParser.parse(Array(#"{"zürich":"é"}"#.utf8)) == .object(["zürich": .string("é")]))
@@ -93,7 +97,10 @@ import Testing
         object.add("a", .string("x\"y"))
         object.add("b", .array([.number(1.5), .null]))
         object.add("c", .object(["z": .bool(true), "y": .number(-2)]))
-        let tree = JSONValue.object(["c": .object(["y": .number(-2), "z": .bool(true)]), "a": .string("x\"y"), "b": .array([.number(1.5), .null])])
+        let tree = JSONValue.object([
+            "c": .object(["y": .number(-2), "z": .bool(true)]), "a": .string("x\"y"),
+            "b": .array([.number(1.5), .null]),
+        ])
         #expect(object.text == tree.canonicalText())
     }
 }

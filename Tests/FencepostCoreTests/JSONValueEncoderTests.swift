@@ -20,7 +20,8 @@ struct JSONValueEncoderTests {
         var nothing: JSONValue
 
         enum CodingKeys: String, CodingKey {
-            case fixesRead = "fixes_read", seconds, name, absent, present, flags, counts, inner, raw, nothing
+            case fixesRead = "fixes_read"
+            case seconds, name, absent, present, flags, counts, inner, raw, nothing
         }
     }
 
@@ -50,7 +51,8 @@ struct JSONValueEncoderTests {
     @Test func writesEveryKindOfFieldCanonically() throws {
         let report = Report(
             fixesRead: 2144, seconds: 0.125, name: "a \"b\"", absent: nil, present: 7, flags: [true, false],
-            counts: ["exit": 3, "enter": 4], inner: Inner(count: 5, ratio: 0.5), raw: .array([.string("x"), .null]), nothing: .null)
+            counts: ["exit": 3, "enter": 4], inner: Inner(count: 5, ratio: 0.5), raw: .array([.string("x"), .null]),
+            nothing: .null)
         #expect(
             try JSONValueEncoder.canonicalText(report)
                 == #"{"counts":{"enter":4,"exit":3},"fixes_read":2144,"flags":[true,false],"inner":{"count":5,"ratio":0.5},"name":"a \"b\"","nothing":null,"present":7,"raw":["x",null],"seconds":0.125}"#
@@ -58,7 +60,9 @@ struct JSONValueEncoderTests {
     }
 
     @Test func aTypeMayWriteNullAndNestedContainersItself() throws {
-        #expect(try JSONValueEncoder.canonicalText(ExplicitNull(error: nil)) == #"{"error":null,"list":[null,2.5],"nested":{"ok":true}}"#)
+        #expect(
+            try JSONValueEncoder.canonicalText(ExplicitNull(error: nil))
+                == #"{"error":null,"list":[null,2.5],"nested":{"ok":true}}"#)
         #expect(try JSONValueEncoder.encode([1, 2]) == .array([.number(1), .number(2)]))
         #expect(try JSONValueEncoder.encode("alone") == .string("alone"))
     }

@@ -1,9 +1,10 @@
-@testable import FencepostCore
 import FencepostGeometry
 import FencepostTestSupport
 import Foundation
 import PropertyBased
 import Testing
+
+@testable import FencepostCore
 
 /// The design's reference: with h = 0, no delays and no pass-through, the enter/exit sequence
 /// per region equals a brute-force per-fix containment test.
@@ -20,7 +21,8 @@ import Testing
         let grid = LocalGrid(origin: Position(lon: -8.6 + random.unit() * 20, lat: 40 + random.unit() * 20))
         var regions: [Region] = []
         for index in 0..<(3 + Int(random.unit() * 6)) {
-            let x = random.unit() * 400 - 200, y = random.unit() * 400 - 200
+            let x = random.unit() * 400 - 200
+            let y = random.unit() * 400 - 200
             let size = 10 + random.unit() * 120
             switch index % 3 {
             case 0:
@@ -36,11 +38,16 @@ import Testing
                     return grid.at(x + radius * cos(angle), y + radius * sin(angle))
                 }
                 ring.append(ring[0])
-                let hole = [grid.at(x - 3, y - 3), grid.at(x - 3, y + 3), grid.at(x + 3, y + 3), grid.at(x + 3, y - 3), grid.at(x - 3, y - 3)]
-                regions.append(Region(id: "p\(index)", shape: .area(.polygon(PolygonCoordinates(rings: [ring, hole])))))
+                let hole = [
+                    grid.at(x - 3, y - 3), grid.at(x - 3, y + 3), grid.at(x + 3, y + 3), grid.at(x + 3, y - 3),
+                    grid.at(x - 3, y - 3),
+                ]
+                regions.append(
+                    Region(id: "p\(index)", shape: .area(.polygon(PolygonCoordinates(rings: [ring, hole])))))
             }
         }
-        var x = random.unit() * 200 - 100, y = random.unit() * 200 - 100
+        var x = random.unit() * 200 - 100
+        var y = random.unit() * 200 - 100
         var heading = random.unit() * 2 * .pi
         var fixes: [Fix] = []
         for step in 0..<fixCount {
@@ -87,7 +94,9 @@ import Testing
     /// the boundary by an independent computation (``CrossingOracle``): the time linear along
     /// the segment at that point.
     @Test func rawMonitorEqualsBruteForceContainment() async {
-        await propertyCheck(count: 150, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)) { seed, count, scale in
+        await propertyCheck(
+            count: 150, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)
+        ) { seed, count, scale in
             let scenario = Self.scenario(seed: seed, fixCount: count, stepScale: scale)
             do {
                 var harness = try MonitorHarness(regions: scenario.regions, settings: MonitorHarness.raw)
@@ -119,7 +128,10 @@ import Testing
         var scenario = scenario(seed: seed, fixCount: 1, stepScale: 1)
         var random = SplitMix64(seed: seed ^ 0x5EED)
         let grid = LocalGrid(origin: scenario.fixes[0].position)
-        var x = 0.0, y = 0.0, heading = random.unit() * 2 * .pi, speed = 0.0
+        var x = 0.0
+        var y = 0.0
+        var heading = random.unit() * 2 * .pi
+        var speed = 0.0
         func noise() -> Double { (0..<4).reduce(0) { sum, _ in sum + random.unit() - 0.5 } * 10.4 }
         scenario.fixes = (0..<fixCount).map { step in
             if random.unit() < 0.02 { speed = [0, 0, 1.4, 5, 15][Int(random.unit() * 5)] }
@@ -135,8 +147,12 @@ import Testing
     /// The discs only skip work: with the default settings (band, delays, pass-through; a dwell
     /// for half the seeds) the events equal those of testing every candidate exactly at every fix.
     @Test func discsChangeNoEvent() async {
-        await propertyCheck(count: 100, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...1_500), Gen.bool()) { seed, count, noisy in
-            let scenario = noisy ? Self.noisyTrace(seed: seed, fixCount: count) : Self.scenario(seed: seed, fixCount: count, stepScale: 40)
+        await propertyCheck(count: 100, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...1_500), Gen.bool()) {
+            seed, count, noisy in
+            let scenario =
+                noisy
+                ? Self.noisyTrace(seed: seed, fixCount: count)
+                : Self.scenario(seed: seed, fixCount: count, stepScale: 40)
             let settings = MonitorSettings(dwell: seed % 2 == 0 ? 60 : nil)
             do {
                 var withDiscs = try MonitorHarness(regions: scenario.regions, settings: settings)
@@ -175,12 +191,15 @@ import Testing
     }
 
     @Test func defaultSettingsGiveWellFormedVisits() async {
-        await propertyCheck(count: 80, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)) { seed, count, scale in
+        await propertyCheck(
+            count: 80, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 10...600), Gen.double(in: 1...80)
+        ) { seed, count, scale in
             let scenario = Self.scenario(seed: seed, fixCount: count, stepScale: scale)
             do {
                 var harness = try MonitorHarness(regions: scenario.regions, settings: MonitorSettings())
                 try harness.feed(scenario.fixes)
-                let first = scenario.fixes.first!.time, last = scenario.fixes.last!.time
+                let first = scenario.fixes.first!.time
+                let last = scenario.fixes.last!.time
                 for events in Dictionary(grouping: harness.events, by: \.regionID).values {
                     let kinds = events.map(\.kind).filter { $0 != .dwell }
                     // enter, exit, enter, exit, ... possibly ending with an open enter.
@@ -218,29 +237,43 @@ struct CrossingOracle {
         let b = fixes[segmentEnd]
         let position = try #require(event.position, "seed \(seed): an \(event.kind) without a place")
         guard segmentEnd > 0 else {
-            #expect(event.kind == .enter && event.time == b.time && position == b.position, "seed \(seed): the first fix's enter")
+            #expect(
+                event.kind == .enter && event.time == b.time && position == b.position,
+                "seed \(seed): the first fix's enter")
             return
         }
         let a = fixes[segmentEnd - 1]
-        #expect(a.time <= event.time && event.time <= b.time, "seed \(seed): \(event.kind) at \(event.time) outside [\(a.time), \(b.time)]")
+        #expect(
+            a.time <= event.time && event.time <= b.time,
+            "seed \(seed): \(event.kind) at \(event.time) outside [\(a.time), \(b.time)]")
         // Fixes more than max_gap apart: no interpolation, the inside fix's time and place.
         if b.time - a.time > MonitorSettings().maxGap {
             let inside = event.kind == .enter ? b : a
-            #expect(event.flags == .gap && event.time == inside.time && position == inside.position, "seed \(seed): across a gap")
+            #expect(
+                event.flags == .gap && event.time == inside.time && position == inside.position,
+                "seed \(seed): across a gap")
             return
         }
         #expect(event.flags.isEmpty, "seed \(seed): interpolated, not flagged")
         let fractions = try crossings(event.regionID, from: a.position, to: b.position)
-        try #require(!fractions.isEmpty, "seed \(seed): the segment of an \(event.kind) in \(event.regionID) crosses no boundary")
+        try #require(
+            !fractions.isEmpty, "seed \(seed): the segment of an \(event.kind) in \(event.regionID) crosses no boundary"
+        )
         // Entering: the last crossing before the inside fix; leaving: the first after the inside one.
         let fraction = min(max(event.kind == .enter ? fractions.max()! : fractions.min()!, 0), 1)
         let expected = Position(lon: a.lon + (b.lon - a.lon) * fraction, lat: a.lat + (b.lat - a.lat) * fraction)
-        #expect(Geodesy.distance(position, expected) < 0.01, "seed \(seed): \(event.kind) in \(event.regionID) at \(position), crossing at \(expected)")
-        let length = Geodesy.distance(a.position, b.position), span = b.time - a.time
+        #expect(
+            Geodesy.distance(position, expected) < 0.01,
+            "seed \(seed): \(event.kind) in \(event.regionID) at \(position), crossing at \(expected)")
+        let length = Geodesy.distance(a.position, b.position)
+        let span = b.time - a.time
         let time = a.time + fraction * span
-        #expect(abs(event.time - time) <= 1e-3 + span * 0.01 / max(length, 0.01), "seed \(seed): \(event.kind) at \(event.time), crossing at \(time)")
+        #expect(
+            abs(event.time - time) <= 1e-3 + span * 0.01 / max(length, 0.01),
+            "seed \(seed): \(event.kind) at \(event.time), crossing at \(time)")
         if let circle = circles[event.regionID] {
-            #expect(abs(Geodesy.distance(circle.center, position) - circle.radius) < 0.01, "seed \(seed): on the circle")
+            #expect(
+                abs(Geodesy.distance(circle.center, position) - circle.radius) < 0.01, "seed \(seed): on the circle")
         }
     }
 
@@ -249,10 +282,13 @@ struct CrossingOracle {
         if let circle = circles[region] {
             // Metres east and north of the centre; |p + t (q − p)| = r, for t in [0, 1] (give or
             // take a millimetre's worth, where the sphere and the plane disagree).
-            let north = 6_371_008.8 * .pi / 180, east = north * cos(circle.center.lat * .pi / 180)
+            let north = 6_371_008.8 * .pi / 180
+            let east = north * cos(circle.center.lat * .pi / 180)
             let (px, py) = ((a.lon - circle.center.lon) * east, (a.lat - circle.center.lat) * north)
             let (dx, dy) = ((b.lon - a.lon) * east, (b.lat - a.lat) * north)
-            let qa = dx * dx + dy * dy, qb = 2 * (px * dx + py * dy), qc = px * px + py * py - circle.radius * circle.radius
+            let qa = dx * dx + dy * dy
+            let qb = 2 * (px * dx + py * dy)
+            let qc = px * px + py * py - circle.radius * circle.radius
             let discriminant = qb * qb - 4 * qa * qc
             guard qa > 0, discriminant >= 0 else { return [] }
             let slack = 0.001 / qa.squareRoot()

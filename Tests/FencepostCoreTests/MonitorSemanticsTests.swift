@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostGeometry
+import Foundation
 import Testing
 
 @Suite struct MonitorSemanticsTests {
@@ -39,7 +40,8 @@ import Testing
         let settings = MonitorSettings(hysteresis: 10, enterDelay: 0, exitDelay: 10, passThrough: false)
         var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: settings)
         // Out beyond the band for 3 s, back in, then out for good.
-        try harness.feed(grid.walk(xs: [0, 40, 70, 75, 70, 40, 30, 40, 70, 80, 90, 90, 90, 90, 90, 90, 90, 90, 90, 90]))
+        try harness.feed(
+            grid.walk(xs: [0, 40, 70, 75, 70, 40, 30, 40, 70, 80, 90, 90, 90, 90, 90, 90, 90, 90, 90, 90]))
         #expect(harness.events.map(\.kind) == [.enter, .exit])
         // Final outward crossing between x = 40 (t = 7) and 70 (t = 8): x = 50 at t = 7 + 1/3.
         #expect(abs(harness.events[1].time - (7 + 1.0 / 3)) < 0.01)
@@ -73,13 +75,16 @@ import Testing
 
     @Test func gapsUseTheInsideFixTimesAndAreFlagged() throws {
         var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: MonitorHarness.raw)
-        try harness.feed([grid.fix(-100, 0, t: 0), grid.fix(0, 0, t: 2000), grid.fix(10, 0, t: 2010), grid.fix(100, 0, t: 4000)])
+        try harness.feed([
+            grid.fix(-100, 0, t: 0), grid.fix(0, 0, t: 2000), grid.fix(10, 0, t: 2010), grid.fix(100, 0, t: 4000),
+        ])
         #expect(harness.summary == ["enter@2000.0[gap]", "exit@2010.0[gap]"])
     }
 
     @Test func passThroughBetweenTwoOutsideFixes() throws {
         let settings = MonitorSettings(hysteresis: 0, enterDelay: 0, exitDelay: 0, passThrough: true)
-        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 20), grid.square("sq", x: 200, half: 10)], settings: settings)
+        var harness = try MonitorHarness(
+            regions: [grid.circle("c", radius: 20), grid.square("sq", x: 200, half: 10)], settings: settings)
         // 25 m/s: 0 → 100 m passes the circle centre between fixes; 150 → 250 passes the square.
         try harness.feed(grid.walk(xs: [-50, 50, 150, 250], dt: 4))
         #expect(harness.summary == ["enter@1.2[pass]", "exit@2.8[pass]", "enter@9.6[pass]", "exit@10.4[pass]"])
@@ -91,7 +96,10 @@ import Testing
     @Test func dwellFiresOnceAtEnterPlusDwell() throws {
         let dwelling = RegionSettings(dwell: 30)
         var harness = try MonitorHarness(
-            regions: [grid.circle("long", radius: 50, settings: dwelling), grid.circle("short", x: 1000, radius: 50, settings: dwelling)],
+            regions: [
+                grid.circle("long", radius: 50, settings: dwelling),
+                grid.circle("short", x: 1000, radius: 50, settings: dwelling),
+            ],
             settings: MonitorHarness.raw)
         var fixes = (0..<60).map { grid.fix(0, 0, t: Double($0)) }  // 60 s in "long"
         fixes += (0..<10).map { grid.fix(1000, 0, t: 100 + Double($0)) }  // 10 s in "short"
@@ -121,15 +129,15 @@ import Testing
 
     @Test func eachRegionIsTrackedIndependently() throws {
         var harness = try MonitorHarness(
-            regions: [grid.circle("big", radius: 100), grid.circle("small", radius: 20), grid.square("sq", x: 60, half: 15)],
+            regions: [
+                grid.circle("big", radius: 100), grid.circle("small", radius: 20), grid.square("sq", x: 60, half: 15),
+            ],
             settings: MonitorHarness.raw)
         try harness.feed(grid.walk(xs: stride(from: -150.0, through: 150, by: 5).map { $0 }))
         let byRegion = Dictionary(grouping: harness.events, by: \.regionID).mapValues { $0.map(\.kind) }
         #expect(byRegion == ["big": [.enter, .exit], "small": [.enter, .exit], "sq": [.enter, .exit]])
     }
 }
-
-import Foundation
 
 @Suite struct PassThroughDepthTests {
     let grid = LocalGrid()
@@ -138,7 +146,8 @@ import Foundation
         let settings = MonitorSettings(hysteresis: 0, enterDelay: 0, exitDelay: 0, passThrough: true)
         // No reported accuracy (taken as 15 m) and regions smaller than that: a chord through
         // the middle still counts.
-        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 10), grid.square("sq", x: 100, half: 10)], settings: settings)
+        var harness = try MonitorHarness(
+            regions: [grid.circle("c", radius: 10), grid.square("sq", x: 100, half: 10)], settings: settings)
         try harness.feed(grid.walk(xs: [-30, 30, 70, 130], dt: 2, accuracy: nil))
         #expect(harness.events.map(\.kind) == [.enter, .exit, .enter, .exit])
         #expect(harness.events.allSatisfy { $0.flags == .pass })
@@ -147,10 +156,13 @@ import Foundation
     @Test func aClippedCornerIsNotAPassThroughUnlessAsked() throws {
         // A chord 3 m deep into a 50 m circle, fixes 10 m accurate.
         let chord = [grid.fix(-60, 47, t: 0, accuracy: 10), grid.fix(60, 47, t: 4, accuracy: 10)]
-        var strict = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: MonitorSettings(passThrough: true))
+        var strict = try MonitorHarness(
+            regions: [grid.circle("c", radius: 50)], settings: MonitorSettings(passThrough: true))
         try strict.feed(chord)
         #expect(strict.events.isEmpty)
-        var any = try MonitorHarness(regions: [grid.circle("c", radius: 50)], settings: MonitorSettings(passThrough: true, passThroughDepthFactor: 0))
+        var any = try MonitorHarness(
+            regions: [grid.circle("c", radius: 50)],
+            settings: MonitorSettings(passThrough: true, passThroughDepthFactor: 0))
         try any.feed(chord)
         #expect(any.events.map(\.kind) == [.enter, .exit])
     }
@@ -164,15 +176,18 @@ import Foundation
 
     /// 5 m/s between the waypoints, a fix a second, each reporting `accuracy`.
     func excursion(_ excursion: Double, accuracy: Double) -> [Fix] {
-        let far = 50 + excursion, out = (far - 2.5) / 5
+        let far = 50 + excursion
+        let out = (far - 2.5) / 5
         let waypoints: [(t: Double, x: Double)] = [
-            (0, 2.5), (out, far), (out + 30, far), (2 * out + 30, 2.5), (2 * out + 50, 2.5), (2 * out + 130, 402.5), (2 * out + 160, 402.5),
+            (0, 2.5), (out, far), (out + 30, far), (2 * out + 30, 2.5), (2 * out + 50, 2.5), (2 * out + 130, 402.5),
+            (2 * out + 160, 402.5),
         ]
         var fixes: [Fix] = []
         for (from, to) in zip(waypoints, waypoints.dropFirst()) {
             var t = (from.t).rounded(.up)
             while t < to.t {
-                fixes.append(grid.fix(from.x + (to.x - from.x) * (t - from.t) / (to.t - from.t), 0, t: t, accuracy: accuracy))
+                fixes.append(
+                    grid.fix(from.x + (to.x - from.x) * (t - from.t) / (to.t - from.t), 0, t: t, accuracy: accuracy))
                 t += 1
             }
         }
@@ -180,7 +195,8 @@ import Foundation
     }
 
     func summary(_ excursion: Double, accuracy: Double, region: RegionSettings = RegionSettings()) throws -> [String] {
-        var harness = try MonitorHarness(regions: [grid.circle("c", radius: 50, settings: region)], settings: MonitorSettings())
+        var harness = try MonitorHarness(
+            regions: [grid.circle("c", radius: 50, settings: region)], settings: MonitorSettings())
         try harness.feed(self.excursion(excursion, accuracy: accuracy))
         return harness.summary
     }
@@ -189,9 +205,12 @@ import Foundation
     /// the crossing times of the walk: 5 m/s from 2.5 m, so out at 9.5 s, back in `excursion`/5 s
     /// after the 30 s out there, away at 59.5 s after the return.
     static func expected(_ excursion: Double, visits: Int) -> [String] {
-        let out = (47.5 + excursion) / 5, backIn = out + 30 + excursion / 5, away = 2 * out + 59.5
+        let out = (47.5 + excursion) / 5
+        let backIn = out + 30 + excursion / 5
+        let away = 2 * out + 59.5
         func at(_ t: Double) -> String { "\((t * 1000).rounded() / 1000)" }
-        return visits == 1 ? ["enter@0.0", "exit@\(at(away))"] : ["enter@0.0", "exit@9.5", "enter@\(at(backIn))", "exit@\(at(away))"]
+        return visits == 1
+            ? ["enter@0.0", "exit@\(at(away))"] : ["enter@0.0", "exit@9.5", "enter@\(at(backIn))", "exit@\(at(away))"]
     }
 
     static let twoVisits = expected(50, visits: 2), oneVisit = expected(50, visits: 1)

@@ -61,13 +61,20 @@ struct LocalGrid {
         xs.enumerated().map { fix($1, y, t: t0 + Double($0) * dt, accuracy: accuracy) }
     }
 
-    func circle(_ id: String, x: Double = 0, y: Double = 0, radius: Double, settings: RegionSettings = RegionSettings()) -> Region {
+    func circle(_ id: String, x: Double = 0, y: Double = 0, radius: Double, settings: RegionSettings = RegionSettings())
+        -> Region
+    {
         Region(id: id, shape: .circle(center: at(x, y), radius: radius), settings: settings)
     }
 
     /// An axis-aligned square, `half` metres either side of (x, y).
-    func square(_ id: String, x: Double = 0, y: Double = 0, half: Double, settings: RegionSettings = RegionSettings()) -> Region {
-        let ring = [at(x - half, y - half), at(x + half, y - half), at(x + half, y + half), at(x - half, y + half), at(x - half, y - half)]
+    func square(_ id: String, x: Double = 0, y: Double = 0, half: Double, settings: RegionSettings = RegionSettings())
+        -> Region
+    {
+        let ring = [
+            at(x - half, y - half), at(x + half, y - half), at(x + half, y + half), at(x - half, y + half),
+            at(x - half, y - half),
+        ]
         return Region(id: id, shape: .area(.polygon(PolygonCoordinates(rings: [ring]))), settings: settings)
     }
 }

@@ -1,6 +1,6 @@
 import FencepostCore
-import Foundation
 import FencepostTestSupport
+import Foundation
 import Testing
 
 /// The third-party region data in ../shared/data: real polygons and POIs as users bring them.
@@ -15,14 +15,18 @@ struct RealRegionDataTests {
     }
 
     @Test func zurichDistrictsArePolygons() throws {
-        let regions = try imported("zurich/stadtkreise.geojson", RegionImportOptions(idProperty: "Kreisnummer", idPrefix: "zh-kreis-", nameProperty: "Kreisname"))
+        let regions = try imported(
+            "zurich/stadtkreise.geojson",
+            RegionImportOptions(idProperty: "Kreisnummer", idPrefix: "zh-kreis-", nameProperty: "Kreisname"))
         #expect(regions.count == 12)
         #expect(regions.allSatisfy { $0.shape.kind == "polygon" })
         #expect(regions.first { $0.id == "zh-kreis-7" }?.name == "Kreis 7")
     }
 
     @Test func torontoNeighbourhoodsAreMultiPolygons() throws {
-        let regions = try imported("toronto/toronto_neighbourhoods.geojson", RegionImportOptions(idProperty: "AREA_SHORT_CODE", idPrefix: "toronto:", nameProperty: "AREA_NAME"))
+        let regions = try imported(
+            "toronto/toronto_neighbourhoods.geojson",
+            RegionImportOptions(idProperty: "AREA_SHORT_CODE", idPrefix: "toronto:", nameProperty: "AREA_NAME"))
         #expect(regions.count == 158)
         #expect(regions.allSatisfy { $0.shape.kind == "multipolygon" })
         #expect(Set(regions.map(\.id)).count == 158)
@@ -52,12 +56,14 @@ struct RealRegionDataTests {
 
     @Test func projectedCoordinatesWithoutACRSMemberAreRefused() throws {
         // The same campus with its crs member stripped: the coordinates themselves give it away.
-        guard case .object(var document) = try JSONParser.parse(try TestData.sharedData("beijing/tsinghua.geojson")) else {
+        guard case .object(var document) = try JSONParser.parse(try TestData.sharedData("beijing/tsinghua.geojson"))
+        else {
             Issue.record("tsinghua.geojson is not an object")
             return
         }
         document["crs"] = nil
-        let stripped = RegionImport.convert(.object(document), options: RegionImportOptions(idPrefix: "tsinghua")).canonicalData()
+        let stripped = RegionImport.convert(.object(document), options: RegionImportOptions(idPrefix: "tsinghua"))
+            .canonicalData()
         let file = parser.parse(stripped, file: "tsinghua.geojson")
         #expect(file.issues.map(\.problem.code) == ["coordinate_out_of_range"])
         #expect(file.issues.first?.description.contains("looks projected, convert to WGS84 lon/lat") == true)

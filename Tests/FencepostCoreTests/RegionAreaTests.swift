@@ -1,9 +1,10 @@
-@testable import FencepostCore
 import FencepostGeometry
 import FencepostTestSupport
 import Foundation
 import PropertyBased
 import Testing
+
+@testable import FencepostCore
 
 /// The small-polygon scan (containment by ray casting, distances through the nearest-edge grid)
 /// against GEOS on the same polygon: the same inside/outside answer and the same distance to the
@@ -26,7 +27,10 @@ import Testing
         var rings = [ring]
         if random.unit() < 0.4 {
             let half = size * 0.1
-            var hole = [grid.at(-half, -half), grid.at(-half, half), grid.at(half, half), grid.at(half, -half), grid.at(-half, -half)]
+            var hole = [
+                grid.at(-half, -half), grid.at(-half, half), grid.at(half, half), grid.at(half, -half),
+                grid.at(-half, -half),
+            ]
             if random.unit() < 0.3 { hole.reverse() }
             rings.append(hole)
         }
@@ -38,7 +42,8 @@ import Testing
         // Near the edges: a vertex's neighbourhood within a few metres, and beside an edge's
         // middle from a tenth of a millimetre to a metre off, either side.
         for (a, b) in zip(ring, ring.dropFirst()) {
-            let (x, y) = grid.projection.project(a), (bx, by) = grid.projection.project(b)
+            let (x, y) = grid.projection.project(a)
+            let (bx, by) = grid.projection.project(b)
             points.append(grid.at(x + (random.unit() - 0.5) * 6, y + (random.unit() - 0.5) * 6))
             let length = ((bx - x) * (bx - x) + (by - y) * (by - y)).squareRoot()
             let off = (random.unit() < 0.5 ? -1 : 1) * pow(10, -4 + 4 * random.unit()) / length
@@ -56,8 +61,10 @@ import Testing
         for point in points {
             let found = scanned.locate(point)
             let expected = try! reference.locate(point)
-            #expect(found.inside == expected.inside, "seed \(seed): inside at \(point), \(found.boundaryDistance) m off")
-            #expect(abs(found.boundaryDistance - expected.boundaryDistance) <= 1e-6 * max(1, expected.boundaryDistance),
+            #expect(
+                found.inside == expected.inside, "seed \(seed): inside at \(point), \(found.boundaryDistance) m off")
+            #expect(
+                abs(found.boundaryDistance - expected.boundaryDistance) <= 1e-6 * max(1, expected.boundaryDistance),
                 "seed \(seed): \(found.boundaryDistance) vs GEOS \(expected.boundaryDistance) at \(point)")
             #expect(scanned.boundaryDistance(point) == found.boundaryDistance)
         }
@@ -82,8 +89,12 @@ import Testing
         }
         let hole = [grid.at(100, 100), grid.at(80, 50), grid.at(50, 80), grid.at(100, 100)]
         let shell = Shape.polygon(PolygonCoordinates(rings: [square(0, 0, 100), hole]))
-        let parts = Shape.multiPolygon([PolygonCoordinates(rings: [square(0, 0, 100)]), PolygonCoordinates(rings: [square(100, 100, 50)])])
-        let apart = Shape.multiPolygon([PolygonCoordinates(rings: [square(0, 0, 100)]), PolygonCoordinates(rings: [square(120, 120, 50)])])
+        let parts = Shape.multiPolygon([
+            PolygonCoordinates(rings: [square(0, 0, 100)]), PolygonCoordinates(rings: [square(100, 100, 50)]),
+        ])
+        let apart = Shape.multiPolygon([
+            PolygonCoordinates(rings: [square(0, 0, 100)]), PolygonCoordinates(rings: [square(120, 120, 50)]),
+        ])
         let points = stride(from: -10.0, through: 180, by: 2.5).flatMap { x in
             stride(from: -10.0, through: 180, by: 2.5).map { grid.at(x + 0.3, $0 + 0.7) }
         }
@@ -115,16 +126,20 @@ import Testing
             var edges: [NearestEdgeGrid.Edge] = []
             for ring in polygon.rings {
                 for (a, b) in zip(ring, ring.dropFirst()) {
-                    let (ax, ay) = projection.project(a), (bx, by) = projection.project(b)
+                    let (ax, ay) = projection.project(a)
+                    let (bx, by) = projection.project(b)
                     edges.append(NearestEdgeGrid.Edge(ax: ax, ay: ay, bx: bx, by: by))
                 }
             }
             let grid = NearestEdgeGrid(edges: edges)
             func squared(_ x: Double, _ y: Double, _ edge: NearestEdgeGrid.Edge) -> Double {
-                let dx = edge.bx - edge.ax, dy = edge.by - edge.ay
+                let dx = edge.bx - edge.ax
+                let dy = edge.by - edge.ay
                 let lengthSquared = dx * dx + dy * dy
-                let t = lengthSquared > 0 ? min(max(((x - edge.ax) * dx + (y - edge.ay) * dy) / lengthSquared, 0), 1) : 0
-                let ex = edge.ax + t * dx - x, ey = edge.ay + t * dy - y
+                let t =
+                    lengthSquared > 0 ? min(max(((x - edge.ax) * dx + (y - edge.ay) * dy) / lengthSquared, 0), 1) : 0
+                let ex = edge.ax + t * dx - x
+                let ey = edge.ay + t * dy - y
                 return ex * ex + ey * ey
             }
             var listedLookups = 0

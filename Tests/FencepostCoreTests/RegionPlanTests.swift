@@ -12,8 +12,12 @@ import Testing
     }
 
     @Test func diffsByIDAndContentHash() {
-        let monitored = [Self.circle("keep"), Self.circle("move"), Self.circle("rename"), Self.circle("gone")].map(Self.digest)
-        let desired = [Self.circle("keep"), Self.circle("move", radius: 20), Self.circle("rename", name: "New"), Self.circle("new")]
+        let monitored = [Self.circle("keep"), Self.circle("move"), Self.circle("rename"), Self.circle("gone")].map(
+            Self.digest)
+        let desired = [
+            Self.circle("keep"), Self.circle("move", radius: 20), Self.circle("rename", name: "New"),
+            Self.circle("new"),
+        ]
         let plan = RegionPlan(desired: desired, monitored: monitored)
         #expect(plan.changes.map(\.line) == ["- remove gone", "~ update move", "+ add new", "~ update rename"])
         #expect(plan.unchanged == ["keep"])

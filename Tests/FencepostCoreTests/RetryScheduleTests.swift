@@ -8,7 +8,8 @@ import Testing
         let schedule = RetrySchedule()
         #expect((1...3).map(schedule.delay(beforeRetry:)) == [0, 1, 3])
         #expect(RetrySchedule(quick: [1, 3]).delay(beforeRetry: 1) == 1)
-        #expect(RetrySchedule(quick: [0, 5, 60], cap: 2).delay(beforeRetry: 3) == 2, "the cap holds for the quick ones too")
+        #expect(
+            RetrySchedule(quick: [0, 5, 60], cap: 2).delay(beforeRetry: 3) == 2, "the cap holds for the quick ones too")
     }
 
     /// Retry 4 waits about 6 s, retry 5 about 12 s, … each within ±25 % of its base, the bases
@@ -18,7 +19,9 @@ import Testing
         for retry in 4...9 {
             let base = 3 * Double(1 << (retry - 3))
             let delays = (0..<2_000).map { _ in schedule.delay(beforeRetry: retry) }
-            #expect(delays.allSatisfy { $0 >= base * 0.75 && $0 <= base * 1.25 }, "retry \(retry): \(delays.min()!)…\(delays.max()!) around \(base)")
+            #expect(
+                delays.allSatisfy { $0 >= base * 0.75 && $0 <= base * 1.25 },
+                "retry \(retry): \(delays.min()!)…\(delays.max()!) around \(base)")
             let mean = delays.reduce(0, +) / Double(delays.count)
             #expect(abs(mean - base) < base * 0.03, "retry \(retry): mean \(mean) around \(base)")
             // Uniform over ±25 %: both ends of the range are reached within a few percent.

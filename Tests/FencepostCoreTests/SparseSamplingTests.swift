@@ -39,7 +39,8 @@ import Testing
         let scenario = MonitorReferenceTests.scenario(seed: seed, fixCount: 1, stepScale: 1)
         let grid = LocalGrid(origin: scenario.fixes[0].position)
         var random = SplitMix64(seed: seed ^ 0x5A1E)
-        var x = random.unit() * 400 - 200, y = random.unit() * 400 - 200
+        var x = random.unit() * 400 - 200
+        var y = random.unit() * 400 - 200
         var corners = [(x, y)]
         for _ in 0..<minutes {
             let speed = random.unit() < 0.25 ? 0 : 0.5 + random.unit() * 14.5
@@ -67,7 +68,11 @@ import Testing
         for event in events {
             switch event.kind {
             case .enter: open[event.regionID] = event.time
-            case .exit: visits.append(Visit(region: event.regionID, enter: open.removeValue(forKey: event.regionID) ?? event.time, exit: event.time))
+            case .exit:
+                visits.append(
+                    Visit(
+                        region: event.regionID, enter: open.removeValue(forKey: event.regionID) ?? event.time,
+                        exit: event.time))
             case .dwell: break
             }
         }
@@ -85,7 +90,8 @@ import Testing
 
     @Test func sparserSamplingKeepsEveryVisitLongerThanTheDelays() async {
         await propertyCheck(
-            count: 120, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 5...40), Gen.double(in: 0...30), Gen.double(in: 0...60)
+            count: 120, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 5...40), Gen.double(in: 0...30),
+            Gen.double(in: 0...60)
         ) { seed, minutes, enterDelay, exitDelay in
             let path = Self.path(seed: seed, minutes: minutes)
             let settings = MonitorSettings(enterDelay: enterDelay, exitDelay: exitDelay)
@@ -98,8 +104,11 @@ import Testing
                     let found = Self.visits(harness.events, end: fixes.last!.time)
                     for visit in long {
                         #expect(
-                            found.contains { $0.region == visit.region && $0.enter <= visit.exit && $0.exit >= visit.enter },
-                            "seed \(seed), delays \(enterDelay)/\(exitDelay) s, a fix every \(step) s: the visit \(visit) is lost; found \(found)")
+                            found.contains {
+                                $0.region == visit.region && $0.enter <= visit.exit && $0.exit >= visit.enter
+                            },
+                            "seed \(seed), delays \(enterDelay)/\(exitDelay) s, a fix every \(step) s: the visit \(visit) is lost; found \(found)"
+                        )
                     }
                 }
             } catch {
@@ -115,8 +124,11 @@ import Testing
     @Test func aVesselMooredJustOutsideTheCircleStaysInTheVisit() throws {
         let grid = LocalGrid()
         var harness = try MonitorHarness(regions: [grid.circle("pier", radius: 150)], settings: MonitorSettings())
-        let fixes = [grid.fix(-400, 0, t: 0, accuracy: nil), grid.fix(-139, 0, t: 60, accuracy: nil)]
-            + [151, 153, 152, 151, 153].enumerated().map { grid.fix(-Double($0.element), 0, t: 120 + 60 * Double($0.offset), accuracy: nil) }
+        let fixes =
+            [grid.fix(-400, 0, t: 0, accuracy: nil), grid.fix(-139, 0, t: 60, accuracy: nil)]
+            + [151, 153, 152, 151, 153].enumerated().map {
+                grid.fix(-Double($0.element), 0, t: 120 + 60 * Double($0.offset), accuracy: nil)
+            }
         try harness.feed(fixes)
         // In at x = -150, 11/261 of the way back from t = 60: t ≈ 57.47.
         #expect(harness.summary == ["enter@57.471"])
@@ -148,9 +160,11 @@ import Testing
     /// visit, whichever way the segment goes.
     @Test(arguments: [true, false]) func aSegmentAcrossBothArmsOfAURegion(leaving: Bool) throws {
         let grid = LocalGrid()
-        let ring = [(0.0, 0.0), (300, 0), (300, 100), (200, 100), (200, 30), (100, 30), (100, 100), (0, 100), (0, 0)].map { grid.at($0.0, $0.1) }
+        let ring = [(0.0, 0.0), (300, 0), (300, 100), (200, 100), (200, 30), (100, 30), (100, 100), (0, 100), (0, 0)]
+            .map { grid.at($0.0, $0.1) }
         let regions = [Region(id: "u", shape: .area(.polygon(PolygonCoordinates(rings: [ring]))))]
-        let fixes = leaving
+        let fixes =
+            leaving
             ? [grid.fix(50, 60, t: 0), grid.fix(350, 60, t: 60), grid.fix(650, 60, t: 120)]
             : [grid.fix(350, 60, t: 0), grid.fix(50, 60, t: 60)]
         var raw = try MonitorHarness(regions: regions, settings: MonitorHarness.raw)

@@ -22,10 +22,13 @@ import Testing
         #expect(Timestamp.parse(text) == seconds)
     }
 
-    @Test(arguments: ["", "2025", "2025-13-01T00:00:00Z", "2025-06-01T25:00:00Z", "2025-06-01T06:04:52Q",
-                      "2025-06-01T06:04:52+0", "06/01/2025 06:04", "2025-06-01T06:04:52Z trailing",
-                      // Days a month does not have, and times past the end of the day.
-                      "2025-02-29T00:00:00Z", "2025-02-31T12:00:00Z", "1900-02-29", "2025-04-31", "2025-06-00", "2025-06-01T24:30:00Z", "2025-06-01T24:00:01Z"])
+    @Test(arguments: [
+        "", "2025", "2025-13-01T00:00:00Z", "2025-06-01T25:00:00Z", "2025-06-01T06:04:52Q",
+        "2025-06-01T06:04:52+0", "06/01/2025 06:04", "2025-06-01T06:04:52Z trailing",
+        // Days a month does not have, and times past the end of the day.
+        "2025-02-29T00:00:00Z", "2025-02-31T12:00:00Z", "1900-02-29", "2025-04-31", "2025-06-00",
+        "2025-06-01T24:30:00Z", "2025-06-01T24:00:01Z",
+    ])
     func refusesWhatIsNotADateTime(text: String) {
         #expect(Timestamp.parse(text) == nil)
     }

@@ -7,7 +7,9 @@ import Testing
 /// Files that hold a fleet: each fix's device from a column, a property or the record, any
 /// header named by option, and times without a zone read in the zone given (else UTC).
 @Suite struct FleetFileTests {
-    func readAll(_ file: TemporaryFile, _ options: TraceReaderOptions = TraceReaderOptions()) throws -> (fixes: [Fix], skipped: [String: Int]) {
+    func readAll(_ file: TemporaryFile, _ options: TraceReaderOptions = TraceReaderOptions()) throws -> (
+        fixes: [Fix], skipped: [String: Int]
+    ) {
         var reader = try TraceOpener.open(ByteSource(path: file.path), format: nil, options: options)
         var fixes: [Fix] = []
         while let fix = try reader.next() { fixes.append(fix) }
@@ -22,7 +24,8 @@ import Testing
     /// An AIS export as the US coast guard's MarineCadastre writes it: the vessel in `MMSI`,
     /// zone-less UTC times in `BaseDateTime`, upper-case headers, vessels interleaved in time.
     @Test func aisExportsNameEachRowsVessel() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             MMSI,BaseDateTime,LAT,LON,SOG,COG,Heading,VesselName
             367000001,2020-06-30T00:05:00,29.91,-90.07,0.1,12.0,511,ALPHA
             367000002,2020-06-30T00:05:01,29.92,-90.08,7.5,180.0,179,"BRAVO, II"
@@ -47,7 +50,8 @@ import Testing
     /// Headers no usual name matches, each named by option; a device given still names every
     /// fix over the column.
     @Test func anyHeaderCanBeNamedForEachRole() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             unit;ts;northing;easting;err;lat
             7;2020-06-30T00:05:00Z;47.1;8.2;12;0
             8;1593475501;47.2;8.3;;0
@@ -57,10 +61,11 @@ import Testing
         var options = TraceReaderOptions(
             deviceColumn: "UNIT", timeColumn: "ts", latColumn: "northing", lonColumn: "easting", accuracyColumn: "err")
         let (fixes, _) = try readAll(file, options)
-        #expect(fixes == [
-            Fix(device: "7", time: Self.midnight, lat: 47.1, lon: 8.2, accuracy: 12),
-            Fix(device: "8", time: Self.midnight + 1, lat: 47.2, lon: 8.3),
-        ])
+        #expect(
+            fixes == [
+                Fix(device: "7", time: Self.midnight, lat: 47.1, lon: 8.2, accuracy: 12),
+                Fix(device: "8", time: Self.midnight + 1, lat: 47.2, lon: 8.3),
+            ])
         options.device = "truck"
         #expect(try readAll(file, options).fixes.map(\.device) == ["truck", "truck"])
     }
@@ -80,7 +85,8 @@ import Testing
     /// Zone-less times are wall-clock times in the zone given; times with Z or an offset, and
     /// epoch seconds, are read as written.
     @Test func zonelessTimesAreReadInTheZoneGiven() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             time,lat,lon,device
             2020-06-30T00:05:00,1,2,a
             2020-06-30T00:05:00Z,1,2,a
@@ -90,11 +96,15 @@ import Testing
 
             """, suffix: ".csv")
         defer { file.remove() }
-        #expect(try readAll(file).fixes.map(\.time) == [Self.midnight, Self.midnight, Self.midnight - 7200, Self.midnight, 1_579_089_600])
+        #expect(
+            try readAll(file).fixes.map(\.time) == [
+                Self.midnight, Self.midnight, Self.midnight - 7200, Self.midnight, 1_579_089_600,
+            ])
         let berlin = try #require(LocalTimeZone(identifier: "Europe/Berlin"))
         let times = try readAll(file, TraceReaderOptions(zone: berlin)).fixes.map(\.time)
         // Summer time (+02:00) in June, standard time (+01:00) in January.
-        #expect(times == [Self.midnight - 7200, Self.midnight, Self.midnight - 7200, Self.midnight, 1_579_089_600 - 3600])
+        #expect(
+            times == [Self.midnight - 7200, Self.midnight, Self.midnight - 7200, Self.midnight, 1_579_089_600 - 3600])
     }
 
     /// Around Berlin's changes of 2020: the hour repeated on 25 October is read the second
@@ -114,7 +124,8 @@ import Testing
     // MARK: - GeoJSON and OwnTracks
 
     @Test func geoJSONFeaturesNameTheirDevice() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             {"type":"FeatureCollection","features":[
              {"type":"Feature","geometry":{"type":"Point","coordinates":[2,1]},"properties":{"time":"2020-06-30T00:05:00","device":"a","mmsi":367000001}},
              {"type":"Feature","geometry":{"type":"Point","coordinates":[2,1]},"properties":{"time":"2020-06-30T00:05:01Z","name":"b","mmsi":367000002}},
@@ -126,7 +137,8 @@ import Testing
         let (fixes, _) = try readAll(file)
         #expect(fixes.map(\.device) == ["a", "b", fallback])
         #expect(fixes.map(\.time) == [Self.midnight, Self.midnight + 1, Self.midnight + 2])
-        let byMMSI = try readAll(file, TraceReaderOptions(deviceProperty: "mmsi", zone: LocalTimeZone(identifier: "America/New_York")))
+        let byMMSI = try readAll(
+            file, TraceReaderOptions(deviceProperty: "mmsi", zone: LocalTimeZone(identifier: "America/New_York")))
         #expect(byMMSI.fixes.map(\.device) == ["367000001", "367000002", fallback])
         #expect(byMMSI.fixes[0].time == Self.midnight + 4 * 3600)
         #expect(try readAll(file, TraceReaderOptions(device: "one")).fixes.map(\.device) == ["one", "one", "one"])

@@ -1,5 +1,6 @@
-@testable import FencepostFormats
 import Testing
+
+@testable import FencepostFormats
 
 /// The spool scan keeps events and visits in: key order whether records stay in memory or
 /// spill to runs, a refused input's records left out, the first of equal keys kept.
@@ -11,7 +12,8 @@ import Testing
         var expected: [SortedSpool.Record] = []
         for index in 0..<500 {
             let record = SortedSpool.Record(
-                milliseconds: Int64.random(in: 0..<100, using: &generator), id: "id-\(Int.random(in: 0..<50, using: &generator))",
+                milliseconds: Int64.random(in: 0..<100, using: &generator),
+                id: "id-\(Int.random(in: 0..<50, using: &generator))",
                 input: index % 5, text: "line \(index) with a \"quote\"\nand a break\n")
             try spool.add(record)
             expected.append(record)
@@ -21,7 +23,11 @@ import Testing
         var seen = Set<String>()
         let wanted = expected.enumerated()
             .filter { $0.element.input != 3 }
-            .sorted { ($0.element.milliseconds, $0.element.id, $0.offset) < ($1.element.milliseconds, $1.element.id, $1.offset) }
+            .sorted {
+                ($0.element.milliseconds, $0.element.id, $0.offset) < (
+                    $1.element.milliseconds, $1.element.id, $1.offset
+                )
+            }
             .filter { seen.insert("\($0.element.milliseconds) \($0.element.id)").inserted }
             .map(\.element.text)
         var drained: [String] = []

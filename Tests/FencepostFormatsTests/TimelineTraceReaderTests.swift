@@ -16,7 +16,9 @@ import Testing
     /// 2024-03-05T08:00:00+01:00 and 17:00:00+01:00.
     static let morning = 1_709_622_000.0, evening = 1_709_622_000.0 + 9 * 3600
 
-    func readAll(_ path: String, format: TraceFormat? = nil, device: String? = nil) throws -> (fixes: [Fix], skipped: [String: Int]) {
+    func readAll(_ path: String, format: TraceFormat? = nil, device: String? = nil) throws -> (
+        fixes: [Fix], skipped: [String: Int]
+    ) {
         var reader = try TraceOpener.open(path, format: format, device: device)
         var fixes: [Fix] = []
         while let fix = try reader.next() { fixes.append(fix) }
@@ -59,7 +61,10 @@ import Testing
     @Test func theFormatIsDetectedFromTheContentWhateverTheFileIsCalled() throws {
         let renamedAndroid = try TemporaryFile(String(contentsOfFile: Self.android, encoding: .utf8), suffix: ".txt")
         let renamedIOS = try TemporaryFile(String(contentsOfFile: Self.iOS, encoding: .utf8), suffix: ".json")
-        defer { renamedAndroid.remove(); renamedIOS.remove() }
+        defer {
+            renamedAndroid.remove()
+            renamedIOS.remove()
+        }
         #expect(try readAll(renamedAndroid.path).fixes.count == 24)
         #expect(try readAll(renamedIOS.path).fixes.count == 14)
         #expect(try readAll(Self.iOS, format: .timeline).fixes.count == 14)
@@ -78,9 +83,15 @@ import Testing
         func point(_ seconds: Double, _ lat: Double) -> String {
             #"{"point":"\#(lat)°, 8.5°","time":"\#(Timestamp.format(seconds: seconds))"}"#
         }
-        let raw = (0..<3).map { #"{"position":{"LatLng":"47.0°, 8.5°","accuracyMeters":10,"timestamp":"\#(Timestamp.format(seconds: 1000 + Double($0) * 60))"}}"# }
-        let text = #"{"rawSignals":[\#(raw.joined(separator: ","))],"semanticSegments":[{"startTime":"1970-01-01T00:00:00Z","timelinePath":["#
-            + [point(1000 - 901, 46.1), point(1000 - 900, 46.2), point(1100, 46.3), point(1120 + 900, 46.4), point(1120 + 901, 46.5)].joined(separator: ",")
+        let raw = (0..<3).map {
+            #"{"position":{"LatLng":"47.0°, 8.5°","accuracyMeters":10,"timestamp":"\#(Timestamp.format(seconds: 1000 + Double($0) * 60))"}}"#
+        }
+        let text =
+            #"{"rawSignals":[\#(raw.joined(separator: ","))],"semanticSegments":[{"startTime":"1970-01-01T00:00:00Z","timelinePath":["#
+            + [
+                point(1000 - 901, 46.1), point(1000 - 900, 46.2), point(1100, 46.3), point(1120 + 900, 46.4),
+                point(1120 + 901, 46.5),
+            ].joined(separator: ",")
             + "]}]}"
         let file = try TemporaryFile(text, suffix: ".json")
         defer { file.remove() }
@@ -92,8 +103,11 @@ import Testing
     /// them, as Android writes them) have been read: every one comes back, in order.
     @Test func manyHeldBackPathPointsComeBackFromTheSpool() throws {
         let count = 30_000
-        let points = (0..<count).map { #"{"point":"\#(47 + Double($0) * 1e-6)°, 8.5°","time":"\#(Timestamp.format(seconds: Double($0) * 60))"}"# }
-        let text = #"{"semanticSegments":[{"timelinePath":[\#(points.joined(separator: ",\n"))]}],"#
+        let points = (0..<count).map {
+            #"{"point":"\#(47 + Double($0) * 1e-6)°, 8.5°","time":"\#(Timestamp.format(seconds: Double($0) * 60))"}"#
+        }
+        let text =
+            #"{"semanticSegments":[{"timelinePath":[\#(points.joined(separator: ",\n"))]}],"#
             + #""rawSignals":[{"position":{"LatLng":"47.5°, 8.5°","timestamp":"\#(Timestamp.format(seconds: 10_000 * 60))"}}]}"#
         let file = try TemporaryFile(text, suffix: ".json")
         defer { file.remove() }
@@ -103,12 +117,17 @@ import Testing
         #expect(fixes.count == kept.count + 1)
         #expect(fixes.dropFirst().map(\.time) == kept.map { Double($0) * 60 })
         #expect(fixes.dropFirst().map(\.lat) == kept.map { 47 + Double($0) * 1e-6 })
-        let spools = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("fencepost-spool-") }
+        let spools = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter {
+            $0.hasPrefix("fencepost-spool-")
+        }
         #expect(spools.isEmpty, "the spool's file is removed once read")
     }
 
     @Test(arguments: [
-        (#"{"semanticSegments":[{"timelinePath":[{"point":"47°, 8°","time":"2024-01-01T00:00:00Z"}"#, 1, "unexpected end of file"),
+        (
+            #"{"semanticSegments":[{"timelinePath":[{"point":"47°, 8°","time":"2024-01-01T00:00:00Z"}"#, 1,
+            "unexpected end of file"
+        ),
         (#"{"rawSignals":{"position":{}}}"#, 1, #""rawSignals" is not an array"#),
         ("{\"semanticSegments\":[\n{\"timelinePath\":[{\"point\":\"47°, 8°\",,}]}]}", 2, "invalid JSON"),
         (#"[{"startTime":"2024-01-01T00:00:00Z","timelinePath":[{"point":"geo:47,8"}]"#, 1, "unexpected end of file"),
@@ -132,7 +151,8 @@ import Testing
         ("47.3769,8.5417", 47.3769, 8.5417),
     ])
     func positionsInBothSpellings(text: String, lat: Double, lon: Double) throws {
-        let file = try TemporaryFile(#"{"rawSignals":[{"position":{"LatLng":"\#(text)","timestamp":"2024-01-01T00:00:00Z"}}]}"#, suffix: ".json")
+        let file = try TemporaryFile(
+            #"{"rawSignals":[{"position":{"LatLng":"\#(text)","timestamp":"2024-01-01T00:00:00Z"}}]}"#, suffix: ".json")
         defer { file.remove() }
         let fixes = try readAll(file.path).fixes
         #expect(fixes.count == 1 && fixes.first?.lat == lat && fixes.first?.lon == lon)
@@ -140,7 +160,8 @@ import Testing
 
     @Test(arguments: ["47.3769°", "geo:47.3769", "47.3769°, 8.5417°, 3°", "north, east", "geo:,8.5", ""])
     func unreadablePositionsAreSkippedAndCounted(text: String) throws {
-        let file = try TemporaryFile(#"{"rawSignals":[{"position":{"LatLng":"\#(text)","timestamp":"2024-01-01T00:00:00Z"}}]}"#, suffix: ".json")
+        let file = try TemporaryFile(
+            #"{"rawSignals":[{"position":{"LatLng":"\#(text)","timestamp":"2024-01-01T00:00:00Z"}}]}"#, suffix: ".json")
         defer { file.remove() }
         let (fixes, skipped) = try readAll(file.path)
         #expect(fixes.isEmpty && skipped == ["missing_or_bad_coordinates": 1])

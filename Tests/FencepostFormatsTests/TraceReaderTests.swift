@@ -1,11 +1,13 @@
 import FencepostCore
 import FencepostFormats
-import Foundation
 import FencepostTestSupport
+import Foundation
 import Testing
 
 @Suite struct TraceReaderTests {
-    func readAll(_ path: String, format: TraceFormat? = nil, device: String? = nil) throws -> (fixes: [Fix], skipped: [String: Int]) {
+    func readAll(_ path: String, format: TraceFormat? = nil, device: String? = nil) throws -> (
+        fixes: [Fix], skipped: [String: Int]
+    ) {
         var reader = try TraceOpener.open(path, format: format, device: device)
         var fixes: [Fix] = []
         while let fix = try reader.next() { fixes.append(fix) }
@@ -15,7 +17,8 @@ import Testing
     // MARK: - CSV
 
     @Test func csvWithHeaderAliasesSemicolonsAndBadRecords() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             user_id;tracked_at;latitude;longitude;elevation;accuracy\r
             1;2012-12-18T21:30:35Z;47.3766094;8.5484732;0;20\r
             1;;47.3;8.5;0;20\r
@@ -27,13 +30,16 @@ import Testing
         let (fixes, skipped) = try readAll(file.path)
         #expect(fixes.count == 2)
         #expect(skipped == ["missing_or_bad_time": 1, "missing_or_bad_coordinates": 1])
-        #expect(fixes[0] == Fix(device: "1", time: 1_355_866_235, lat: 47.3766094, lon: 8.5484732, accuracy: 20, altitude: 0))
+        #expect(
+            fixes[0]
+                == Fix(device: "1", time: 1_355_866_235, lat: 47.3766094, lon: 8.5484732, accuracy: 20, altitude: 0))
         #expect(fixes[1].time == 1_355_866_114.25 - 3600)
         #expect(fixes[1].altitude == 410)
     }
 
     @Test func csvEpochTimesHDOPQuotesAndTheDeviceDefault() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             timestamp,lat,lng,hdop,name
             1700000000,52.5,13.4,1.2,"a, b"
             1700000001500,52.5001,13.4001,,x
@@ -49,7 +55,8 @@ import Testing
     }
 
     @Test func aGivenDeviceNamesEveryFixOverTheCSVsDeviceColumn() throws {
-        let file = try TemporaryFile("time,lat,lon,device\n2020-01-01T00:00:00Z,1,2,a\n2020-01-01T00:00:01Z,1,2,b\n", suffix: ".csv")
+        let file = try TemporaryFile(
+            "time,lat,lon,device\n2020-01-01T00:00:00Z,1,2,a\n2020-01-01T00:00:01Z,1,2,b\n", suffix: ".csv")
         defer { file.remove() }
         #expect(try readAll(file.path).fixes.map(\.device) == ["a", "b"])
         #expect(try readAll(file.path, device: "bus").fixes.map(\.device) == ["bus", "bus"])
@@ -69,7 +76,8 @@ import Testing
     // MARK: - GPX
 
     @Test func gpxTracksWithExtensionsAndUntimedPoints() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <!-- a comment -->
             <gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1">
@@ -86,13 +94,19 @@ import Testing
         let (fixes, skipped) = try readAll(file.path)
         #expect(fixes.count == 2)
         #expect(skipped == ["missing_time": 1])
-        #expect(fixes[0] == Fix(device: "Run & back", time: 1_560_290_442, lat: 37.781672, lon: -122.396397, accuracy: 8.06, altitude: 4.07, speed: 0.18))
+        #expect(
+            fixes[0]
+                == Fix(
+                    device: "Run & back", time: 1_560_290_442, lat: 37.781672, lon: -122.396397, accuracy: 8.06,
+                    altitude: 4.07, speed: 0.18))
         #expect(fixes[1].accuracy == 10)
         #expect(fixes[1].time == 1_560_290_443.5)
     }
 
     @Test func brokenXMLNamesTheLine() throws {
-        let file = try TemporaryFile("<gpx>\n<trk><trkseg>\n<trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trk>\n</gpx>\n", suffix: ".gpx")
+        let file = try TemporaryFile(
+            "<gpx>\n<trk><trkseg>\n<trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trk>\n</gpx>\n",
+            suffix: ".gpx")
         defer { file.remove() }
         #expect {
             try readAll(file.path)
@@ -100,16 +114,22 @@ import Testing
             guard let error = error as? TraceReadError else { return false }
             return error.line == 3 && error.reason.contains("</trk> does not match <trkpt>")
         }
-        let truncated = try TemporaryFile("<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</ti", suffix: ".gpx")
+        let truncated = try TemporaryFile(
+            "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</ti", suffix: ".gpx")
         defer { truncated.remove() }
         #expect(throws: TraceReadError.self) { try readAll(truncated.path) }
     }
 
     @Test func formatIsDetectedFromContentNotName() throws {
-        let gpx = try TemporaryFile("<gpx><wpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></wpt></gpx>", suffix: ".data")
+        let gpx = try TemporaryFile(
+            "<gpx><wpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></wpt></gpx>", suffix: ".data")
         let csv = try TemporaryFile("time,lat,lon\n2020-01-01T00:00:00Z,1,2\n", suffix: ".gpx")
         let neither = try TemporaryFile("hello world\n", suffix: ".csv")
-        defer { gpx.remove(); csv.remove(); neither.remove() }
+        defer {
+            gpx.remove()
+            csv.remove()
+            neither.remove()
+        }
         #expect(try readAll(gpx.path).fixes.count == 1)
         #expect(try readAll(csv.path).fixes.count == 1)
         #expect(throws: TraceReadError.self) { try readAll(neither.path) }
@@ -119,21 +139,30 @@ import Testing
     @Test func smallChunksDoNotChangeWhatIsRead() throws {
         // Elements, a DOCTYPE with an internal subset, a comment and CDATA cut across chunk
         // boundaries at every possible offset.
-        let text = "<?xml version=\"1.0\"?>\n<!DOCTYPE gpx [\n<!ELEMENT gpx (wpt*)>\n<!ATTLIST wpt lat CDATA #REQUIRED>\n]>\n<!-- c -->" + "<gpx>" + (0..<50).map { "<trkpt lat=\"1.\($0)\" lon=\"2\"><time>2020-01-01T00:00:\(String(format: "%02d", $0))Z</time></trkpt>" }.joined() + "</gpx>"
+        let text =
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE gpx [\n<!ELEMENT gpx (wpt*)>\n<!ATTLIST wpt lat CDATA #REQUIRED>\n]>\n<!-- c -->"
+            + "<gpx>"
+            + (0..<50).map {
+                "<trkpt lat=\"1.\($0)\" lon=\"2\"><time>2020-01-01T00:00:\(String(format: "%02d", $0))Z</time></trkpt>"
+            }.joined() + "</gpx>"
         let file = try TemporaryFile(text, suffix: ".gpx")
         defer { file.remove() }
         for chunkSize in [1, 2, 3, 7, 64] {
-            var reader = GPXTraceReader(source: try ByteSource(path: file.path, chunkSize: chunkSize), fallbackDevice: "d")
+            var reader = GPXTraceReader(
+                source: try ByteSource(path: file.path, chunkSize: chunkSize), fallbackDevice: "d")
             var count = 0
             while try reader.next() != nil { count += 1 }
             #expect(count == 50, "chunk size \(chunkSize)")
         }
-        let json = try TemporaryFile(#"{"type": "FeatureCollection", "note": "[\"features\"]", "features": ["# + (0..<20).map {
-            #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"time": "2020-01-01T00:00:\#(String(format: "%02d", $0))Z", "s": "}]\\\""}}"#
-        }.joined(separator: ",\n") + "]}", suffix: ".geojson")
+        let json = try TemporaryFile(
+            #"{"type": "FeatureCollection", "note": "[\"features\"]", "features": ["#
+                + (0..<20).map {
+                    #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"time": "2020-01-01T00:00:\#(String(format: "%02d", $0))Z", "s": "}]\\\""}}"#
+                }.joined(separator: ",\n") + "]}", suffix: ".geojson")
         defer { json.remove() }
         for chunkSize in [1, 2, 5, 64] {
-            var reader = GeoJSONTraceReader(source: try ByteSource(path: json.path, chunkSize: chunkSize), fallbackDevice: "d", device: nil)
+            var reader = GeoJSONTraceReader(
+                source: try ByteSource(path: json.path, chunkSize: chunkSize), fallbackDevice: "d", device: nil)
             var count = 0
             while try reader.next() != nil { count += 1 }
             #expect(count == 20, "chunk size \(chunkSize)")
@@ -143,7 +172,8 @@ import Testing
     // MARK: - JSON formats
 
     @Test func geoJSONPointsAndTimedLines() throws {
-        let file = try TemporaryFile(#"""
+        let file = try TemporaryFile(
+            #"""
             {"type": "FeatureCollection", "features": [
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.4, 52.5]}, "properties": {"time": "2020-01-01T00:00:00Z", "accuracy": 8}},
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.4, 52.5]}, "properties": {}},
@@ -163,7 +193,8 @@ import Testing
     }
 
     @Test func takeoutRecordsInBothTimestampStyles() throws {
-        let file = try TemporaryFile(#"""
+        let file = try TemporaryFile(
+            #"""
             {"locations": [
               {"latitudeE7": 437789954, "longitudeE7": -794176419, "accuracy": 30,
                "activity": [{"activity": [{"type": "STILL"}], "timestamp": "1999-01-01T00:00:00Z"}],
@@ -190,7 +221,8 @@ import Testing
     // MARK: - Line formats
 
     @Test func ownTracksRecorderLines() throws {
-        let file = try TemporaryFile("""
+        let file = try TemporaryFile(
+            """
             2015-08-24T05:55:07Z	*                 	{"tst":1440395361,"acc":30,"_type":"location","alt":51,"lon":10.02,"lat":52.37,"vel":36,"tid":"NE"}
             2015-08-24T05:55:14Z	-                 	{"tst":"1440363922","_type":"lwt"}
             2015-08-24T05:56:00Z	*                 	{"tst":"1440395400","_type":"location","lon":10.03,"lat":52.38}
@@ -205,7 +237,8 @@ import Testing
     }
 
     @Test func geoLifePLTAndTCX() throws {
-        let plt = try TemporaryFile("""
+        let plt = try TemporaryFile(
+            """
             Geolife trajectory
             WGS 84
             Altitude is in Feet
@@ -216,13 +249,17 @@ import Testing
             39.984683,116.31845,0,-777,39744.1202546296,2008-10-23,02:53:10
 
             """, suffix: ".plt")
-        let tcx = try TemporaryFile("""
+        let tcx = try TemporaryFile(
+            """
             <?xml version="1.0"?><TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activities><Activity><Lap><Track>
             <Trackpoint><Time>2020-03-06T00:23:46.000Z</Time><Position><LatitudeDegrees>49.2699</LatitudeDegrees><LongitudeDegrees>-123.1075</LongitudeDegrees></Position><AltitudeMeters>71.5</AltitudeMeters><Extensions><ns3:TPX><ns3:Speed>4.44</ns3:Speed></ns3:TPX></Extensions></Trackpoint>
             <Trackpoint><Time>2020-03-06T00:23:47.000Z</Time><HeartRateBpm><Value>120</Value></HeartRateBpm></Trackpoint>
             </Track></Lap></Activity></Activities></TrainingCenterDatabase>
             """, suffix: ".tcx")
-        defer { plt.remove(); tcx.remove() }
+        defer {
+            plt.remove()
+            tcx.remove()
+        }
         let geolife = try readAll(plt.path).fixes
         #expect(geolife.map(\.time) == [1_224_730_384, 1_224_730_390])
         #expect(abs((geolife[0].altitude ?? 0) - 149.9616) < 1e-9 && geolife[1].altitude == nil)
@@ -255,30 +292,37 @@ import Testing
 
     // MARK: - Real traces
 
-    @Test(.enabled(if: TestData.sharedAvailable, "needs ../shared/data beside the checkout"), arguments: [
-        ("limerick/bus304_to_UL_2019-02-18.gpx", 2144, "304.1"),
-        ("boston/blue_hills.gpx", 1285, nil),
-        ("formats/apple_watch_route.gpx", 44, nil),
-        ("zurich/google_trajectory.csv", 416, "1"),
-        ("zurich/gpsies_trajectory.csv", 247, "1"),
-        ("apple_health/zip_contents/apple_health_export/workout-routes/route_2019-06-11_3.00pm.gpx", 3, "Route 2019-06-11 3:00pm"),
-        ("google_takeout/records.json", 12, "records"),
-        ("beijing/geolife_long/000/Trajectory/20081023025304.plt", 908, "20081023025304"),
-        ("formats/owntracks-demo-iphone.rec", 23, "NE"),
-        ("formats/garmin_connect.tcx", 316, "garmin_connect"),
-        ("zurich/tour_hr.tcx", 465, nil),
-    ] as [(String, Int, String?)])
+    @Test(
+        .enabled(if: TestData.sharedAvailable, "needs ../shared/data beside the checkout"),
+        arguments: [
+            ("limerick/bus304_to_UL_2019-02-18.gpx", 2144, "304.1"),
+            ("boston/blue_hills.gpx", 1285, nil),
+            ("formats/apple_watch_route.gpx", 44, nil),
+            ("zurich/google_trajectory.csv", 416, "1"),
+            ("zurich/gpsies_trajectory.csv", 247, "1"),
+            (
+                "apple_health/zip_contents/apple_health_export/workout-routes/route_2019-06-11_3.00pm.gpx", 3,
+                "Route 2019-06-11 3:00pm"
+            ),
+            ("google_takeout/records.json", 12, "records"),
+            ("beijing/geolife_long/000/Trajectory/20081023025304.plt", 908, "20081023025304"),
+            ("formats/owntracks-demo-iphone.rec", 23, "NE"),
+            ("formats/garmin_connect.tcx", 316, "garmin_connect"),
+            ("zurich/tour_hr.tcx", 465, nil),
+        ] as [(String, Int, String?)])
     func realTraces(path: String, count: Int, device: String?) throws {
         let (fixes, _) = try readAll(TestData.sharedFile(path))
         #expect(fixes.count == count)
         if let device { #expect(fixes.allSatisfy { $0.device == device }) }
-        #expect(fixes.allSatisfy { (-90...90).contains($0.lat) && (-180...180).contains($0.lon) && $0.time > 946_684_800 })
+        #expect(
+            fixes.allSatisfy { (-90...90).contains($0.lat) && (-180...180).contains($0.lon) && $0.time > 946_684_800 })
     }
 }
 
 @Suite struct PrefetchingReaderTests {
     @Test func deliversTheSameFixesAndErrorsAsTheReaderItWraps() throws {
-        let text = "time,lat,lon\n" + (0..<10_000).map { "2020-01-01T00:00:00Z,1.\($0),2" }.joined(separator: "\n") + "\n"
+        let text =
+            "time,lat,lon\n" + (0..<10_000).map { "2020-01-01T00:00:00Z,1.\($0),2" }.joined(separator: "\n") + "\n"
         let file = try TemporaryFile(text, suffix: ".csv")
         defer { file.remove() }
         let path = file.path
@@ -291,10 +335,15 @@ import Testing
         }
         #expect(try prefetching.next() == nil)
 
-        let broken = try TemporaryFile("<gpx><trk>" + String(repeating: "<trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt>", count: 500) + "</gpx>", suffix: ".gpx")
+        let broken = try TemporaryFile(
+            "<gpx><trk>"
+                + String(repeating: "<trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt>", count: 500)
+                + "</gpx>", suffix: ".gpx")
         defer { broken.remove() }
         let brokenPath = broken.path
-        let failing = PrefetchingReader(batchSize: 100) { () throws(TraceReadError) in try TraceOpener.open(brokenPath, format: nil, device: nil) }
+        let failing = PrefetchingReader(batchSize: 100) { () throws(TraceReadError) in
+            try TraceOpener.open(brokenPath, format: nil, device: nil)
+        }
         var read = 0
         #expect(throws: TraceReadError.self) {
             while try failing.next() != nil { read += 1 }

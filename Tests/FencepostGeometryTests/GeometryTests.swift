@@ -4,19 +4,39 @@ import Testing
 @Suite struct GeometryTests {
     let context = GEOSContext()
 
-    static let square = Shape.polygon(PolygonCoordinates(rings: [[
-        Position(lon: 0, lat: 0), Position(lon: 2, lat: 0), Position(lon: 2, lat: 2),
-        Position(lon: 0, lat: 2), Position(lon: 0, lat: 0),
-    ]]))
+    static let square = Shape.polygon(
+        PolygonCoordinates(rings: [
+            [
+                Position(lon: 0, lat: 0), Position(lon: 2, lat: 0), Position(lon: 2, lat: 2),
+                Position(lon: 0, lat: 2), Position(lon: 0, lat: 0),
+            ]
+        ]))
 
     @Test func shapeRoundTripsThroughGEOS() throws {
-        let donut = Shape.polygon(PolygonCoordinates(rings: [
-            [Position(lon: 0, lat: 0), Position(lon: 10, lat: 0), Position(lon: 10, lat: 10), Position(lon: 0, lat: 10), Position(lon: 0, lat: 0)],
-            [Position(lon: 4, lat: 4), Position(lon: 4, lat: 6), Position(lon: 6, lat: 6), Position(lon: 6, lat: 4), Position(lon: 4, lat: 4)],
-        ]))
+        let donut = Shape.polygon(
+            PolygonCoordinates(rings: [
+                [
+                    Position(lon: 0, lat: 0), Position(lon: 10, lat: 0), Position(lon: 10, lat: 10),
+                    Position(lon: 0, lat: 10), Position(lon: 0, lat: 0),
+                ],
+                [
+                    Position(lon: 4, lat: 4), Position(lon: 4, lat: 6), Position(lon: 6, lat: 6),
+                    Position(lon: 6, lat: 4), Position(lon: 4, lat: 4),
+                ],
+            ]))
         let multi = Shape.multiPolygon([
-            PolygonCoordinates(rings: [[Position(lon: 0, lat: 0), Position(lon: 1, lat: 0), Position(lon: 1, lat: 1), Position(lon: 0, lat: 0)]]),
-            PolygonCoordinates(rings: [[Position(lon: 5, lat: 5), Position(lon: 6, lat: 5), Position(lon: 6, lat: 6), Position(lon: 5, lat: 5)]]),
+            PolygonCoordinates(rings: [
+                [
+                    Position(lon: 0, lat: 0), Position(lon: 1, lat: 0), Position(lon: 1, lat: 1),
+                    Position(lon: 0, lat: 0),
+                ]
+            ]),
+            PolygonCoordinates(rings: [
+                [
+                    Position(lon: 5, lat: 5), Position(lon: 6, lat: 5), Position(lon: 6, lat: 6),
+                    Position(lon: 5, lat: 5),
+                ]
+            ]),
         ])
         for shape in [Self.square, donut, multi, .point(Position(lon: 8.5, lat: 47.4))] {
             #expect(try Geometry(shape: shape, context: context).shape() == shape)
@@ -47,9 +67,13 @@ import Testing
     }
 
     @Test func malformedRingsAreRefusedBeforeGEOS() {
-        let open = Shape.polygon(PolygonCoordinates(rings: [[
-            Position(lon: 0, lat: 0), Position(lon: 1, lat: 0), Position(lon: 1, lat: 1), Position(lon: 0, lat: 1),
-        ]]))
+        let open = Shape.polygon(
+            PolygonCoordinates(rings: [
+                [
+                    Position(lon: 0, lat: 0), Position(lon: 1, lat: 0), Position(lon: 1, lat: 1),
+                    Position(lon: 0, lat: 1),
+                ]
+            ]))
         #expect(throws: GeometryError.malformedCoordinates("ring is not closed")) {
             try Geometry(shape: open, context: context)
         }

@@ -6,13 +6,15 @@ import Testing
     @Test func queriesMatchABruteForceScan() throws {
         var random = SplitMix64(seed: 42)
         let envelopes = (0..<2000).map { _ -> Envelope in
-            let x = random.unit() * 100, y = random.unit() * 100
+            let x = random.unit() * 100
+            let y = random.unit() * 100
             return Envelope(minX: x, minY: y, maxX: x + random.unit() * 3, maxY: y + random.unit() * 3)
         }
         let index = SpatialIndex(envelopes: envelopes)
         #expect(index.count == 2000)
         for _ in 0..<300 {
-            let x = random.unit() * 100, y = random.unit() * 100
+            let x = random.unit() * 100
+            let y = random.unit() * 100
             let box = Envelope(minX: x, minY: y, maxX: x + random.unit() * 5, maxY: y + random.unit() * 5)
             let expected = envelopes.indices.filter { envelopes[$0].intersects(box) }
             #expect(index.query(box) == expected)

@@ -1,10 +1,10 @@
+import FencepostCore
 import FencepostFormats
 import FencepostTestSupport
 import Foundation
 import Testing
 
 @testable import FencepostHealth
-import FencepostCore
 
 @Suite struct HealthDateTests {
     @Test func parsesTheExportFormatWithItsOffset() throws {
@@ -16,7 +16,10 @@ import FencepostCore
         #expect(HealthDate("2023-03-26 02:15:00 +0130")?.localDate == "2023-03-26")
     }
 
-    @Test(arguments: ["2023-01-14T23:30:00Z", "2023-01-14 23:30:00", "14/01/2023 23:30:00 -0500", "2023-13-14 23:30:00 -0500", "2023-02-29 08:00:00 -0500", "2023-04-31 08:00:00 -0500", ""])
+    @Test(arguments: [
+        "2023-01-14T23:30:00Z", "2023-01-14 23:30:00", "14/01/2023 23:30:00 -0500", "2023-13-14 23:30:00 -0500",
+        "2023-02-29 08:00:00 -0500", "2023-04-31 08:00:00 -0500", "",
+    ])
     func refusesOtherFormats(_ text: String) {
         #expect(HealthDate(text) == nil)
     }
@@ -36,21 +39,27 @@ import FencepostCore
         let records = items.compactMap { if case .record(let record) = $0 { record } else { nil } }
         #expect(records.map(\.type) == ["HKQuantityTypeIdentifierBodyMassIndex", "HKQuantityTypeIdentifierHeartRate"])
         #expect(records[0].source == "Health Mate" && records[0].value == "22.5312")
-        let workout = try #require(items.compactMap { if case .workout(let workout) = $0 { workout } else { nil } }.first)
+        let workout = try #require(
+            items.compactMap { if case .workout(let workout) = $0 { workout } else { nil } }.first)
         #expect(workout.activityType == "HKWorkoutActivityTypeRunning")
         #expect(abs((workout.duration ?? 0) - 311.65) < 0.01)
         #expect(abs((workout.distanceMetres ?? 0) - 800.13) < 0.01, "0.497 mi")
         #expect(workout.timeZone == "America/Los_Angeles")
-        guard case .inline(let fixes)? = workout.route?.points else { Issue.record("no inline route"); return }
+        guard case .inline(let fixes)? = workout.route?.points else {
+            Issue.record("no inline route")
+            return
+        }
         #expect(fixes.count == 2 && fixes[0].device == "Simon’s iPhone" && fixes[0].lat == 37.7777)
         #expect(items.filter { if case .activitySummary = $0 { true } else { false } }.count == 2)
     }
 
     @Test(.enabled(if: TestData.sharedAvailable, "needs ../shared/data beside the checkout"))
     func readsTheNewerLayoutWithAFileReference() throws {
-        let export = try HealthExportFile(path: TestData.sharedFile("apple_health/zip_contents/apple_health_export/export.xml"))
+        let export = try HealthExportFile(
+            path: TestData.sharedFile("apple_health/zip_contents/apple_health_export/export.xml"))
         let items = try items(export.document())
-        let workout = try #require(items.compactMap { if case .workout(let workout) = $0 { workout } else { nil } }.first)
+        let workout = try #require(
+            items.compactMap { if case .workout(let workout) = $0 { workout } else { nil } }.first)
         #expect(workout.route?.points == .file("/workout-routes/route_2019-06-11_3.00pm.gpx"))
         let gpx = try export.referencedFile("/workout-routes/route_2019-06-11_3.00pm.gpx")
         var reader = try TraceOpener.open(gpx, format: .gpx, device: "watch")

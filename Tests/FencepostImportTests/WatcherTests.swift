@@ -21,7 +21,8 @@ import Testing
 
         init() throws {
             root = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-watch-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(atPath: root.appendingPathComponent("regions").path, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: root.appendingPathComponent("regions").path, withIntermediateDirectories: true)
             store = try Store(path: root.appendingPathComponent("store.db").path)
             try write("regions/stop.geojson", WatcherTests.circles([("stop", -8.62)]))
         }
@@ -30,9 +31,12 @@ import Testing
             try? FileManager.default.removeItem(at: root)
         }
 
-        func watcher(store: Store? = nil, regions: Bool = true, now: @escaping () -> Date = Date.init) async throws -> Watcher {
+        func watcher(store: Store? = nil, regions: Bool = true, now: @escaping () -> Date = Date.init) async throws
+            -> Watcher
+        {
             try await Watcher(
-                store: store ?? self.store, folders: Watcher.Folders(inbox: inbox, regions: regions ? self.regions : nil),
+                store: store ?? self.store,
+                folders: Watcher.Folders(inbox: inbox, regions: regions ? self.regions : nil),
                 options: FileImport.Options(), now: now
             ) { self.reports.append($0) }
         }
@@ -51,7 +55,8 @@ import Testing
         }
 
         func contents(_ folder: String) -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: (inbox as NSString).appendingPathComponent(folder))) ?? []).sorted()
+            ((try? FileManager.default.contentsOfDirectory(atPath: (inbox as NSString).appendingPathComponent(folder)))
+                ?? []).sorted()
         }
 
         /// Names of the files each report took, with what became of them.
@@ -136,7 +141,9 @@ import Testing
         #expect(setup.contents(".").filter { !$0.hasPrefix(".") } == ["done", "failed"])
         #expect(try await setup.eventCount() == 6)
         let c = try #require(setup.reports.compactMap { Self.ingested($0, "c.csv") }.first)
-        #expect(c.summary.fixesRead == 300 && c.summary.events == [.enter: 1, .exit: 1] && c.summary.devices == ["c"] && c.movedTo == "done/c.csv")
+        #expect(
+            c.summary.fixesRead == 300 && c.summary.events == [.enter: 1, .exit: 1] && c.summary.devices == ["c"]
+                && c.movedTo == "done/c.csv")
 
         // A restart imports nothing twice: the same files dropped again are already imported.
         let restarted = try await setup.watcher()
@@ -182,12 +189,16 @@ import Testing
     @Test func aMalformedFileGoesToFailedWithItsReason() async throws {
         let setup = try Setup()
         let watcher = try await setup.watcher()
-        try setup.drop("broken.gpx", "<gpx><trk><trkseg>\n<trkpt lat=\"52.66\" lon=\"-8.62\"><time>2023-11-14T22:14:20Z</time></trkseg>")
+        try setup.drop(
+            "broken.gpx",
+            "<gpx><trk><trkseg>\n<trkpt lat=\"52.66\" lon=\"-8.62\"><time>2023-11-14T22:14:20Z</time></trkseg>")
         try setup.drop("good.csv", Self.walk(device: "good"))
         try await Self.look(watcher) { setup.taken.count == 2 }
         #expect(Set(setup.taken) == ["broken.gpx refused", "good.csv ingested"])
         #expect(setup.contents("failed") == ["broken.gpx", "broken.gpx.error.txt"])
-        let reason = try String(contentsOfFile: (setup.inbox as NSString).appendingPathComponent("failed/broken.gpx.error.txt"), encoding: .utf8)
+        let reason = try String(
+            contentsOfFile: (setup.inbox as NSString).appendingPathComponent("failed/broken.gpx.error.txt"),
+            encoding: .utf8)
         #expect(reason.hasPrefix("error: \(setup.inbox)/broken.gpx:2: malformed XML"))
         #expect(reason.hasSuffix("(nothing of it was written)\n"))
         #expect(try await setup.eventCount() == 2)
@@ -203,11 +214,15 @@ import Testing
         // The same content twice, under two names.
         try setup.write("inbox/f0-copy.csv", Self.walk(device: "d0"))
         let (one, other) = (Setup.Reports(), Setup.Reports())
-        let first = try await Watcher(store: setup.store, folders: Watcher.Folders(inbox: setup.inbox, regions: setup.regions), options: FileImport.Options()) {
+        let first = try await Watcher(
+            store: setup.store, folders: Watcher.Folders(inbox: setup.inbox, regions: setup.regions),
+            options: FileImport.Options()
+        ) {
             one.append($0)
         }
         let second = try await Watcher(
-            store: try Store(path: setup.root.appendingPathComponent("store.db").path), folders: Watcher.Folders(inbox: setup.inbox),
+            store: try Store(path: setup.root.appendingPathComponent("store.db").path),
+            folders: Watcher.Folders(inbox: setup.inbox),
             options: FileImport.Options()
         ) { other.append($0) }
         await first.look()  // the regions; the files, just written, have not held still yet
@@ -216,7 +231,11 @@ import Testing
             for watcher in [first, second].map(Handed.init) {
                 group.addTask {
                     let deadline = Date().addingTimeInterval(20)
-                    while Date() < deadline, (try? FileManager.default.contentsOfDirectory(atPath: inbox))?.contains(where: { $0.hasSuffix(".csv") }) ?? false {
+                    while Date() < deadline,
+                        (try? FileManager.default.contentsOfDirectory(atPath: inbox))?.contains(where: {
+                            $0.hasSuffix(".csv")
+                        }) ?? false
+                    {
                         await watcher.value.look()
                         await watcher.value.waitForChange(timeout: 0.05)
                     }
@@ -237,7 +256,10 @@ import Testing
         await watcher.look()
         #expect(try await setup.store.monitoredRegions().map(\.region.id) == ["stop"])
 
-        try setup.write("regions/stop.geojson", #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.62,52.66]},"properties":{"id":"stop","radius":-5}},{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.61,52.66]},"properties":{"radius":60}}]}"#)
+        try setup.write(
+            "regions/stop.geojson",
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.62,52.66]},"properties":{"id":"stop","radius":-5}},{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.61,52.66]},"properties":{"radius":60}}]}"#
+        )
         try await Self.look(watcher) { setup.reports.contains { if case .regionsRefused = $0 { true } else { false } } }
         let refusal = try #require(setup.reports.last)
         guard case .regionsRefused(_, let error) = refusal else {
@@ -246,7 +268,9 @@ import Testing
         }
         #expect(error.issues.count == 2)
         let lines = refusal.lines
-        #expect(lines.count == 3 && lines[0].contains("radius must be greater than 0 metres") && lines[1].contains("feature 1"))
+        #expect(
+            lines.count == 3 && lines[0].contains("radius must be greater than 0 metres")
+                && lines[1].contains("feature 1"))
         #expect(lines[2].hasSuffix("refused: 2 problems; the monitored regions are as they were"))
         #expect(try await setup.store.monitoredRegions().map(\.region.id) == ["stop"])
         // A trace dropped meanwhile goes against the regions as they were.
@@ -264,7 +288,8 @@ import Testing
     @Test func anAppleHealthExportIsImportedAsOne() async throws {
         let setup = try Setup()
         let watcher = try await setup.watcher(regions: false)
-        let record = #"<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Phone" unit="count" creationDate="2023-01-14 09:00:00 -0500" startDate="2023-01-14 08:00:00 -0500" endDate="2023-01-14 09:00:00 -0500" value="500"/>"#
+        let record =
+            #"<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Phone" unit="count" creationDate="2023-01-14 09:00:00 -0500" startDate="2023-01-14 08:00:00 -0500" endDate="2023-01-14 09:00:00 -0500" value="500"/>"#
         let xml = "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">\n\(record)\n</HealthData>\n"
         try setup.drop("export.xml", xml)
         try await Self.look(watcher) { !setup.taken.isEmpty }

@@ -23,10 +23,17 @@ import Testing
         }
         return [
             Region(id: "circle", name: "Round", shape: .circle(center: centre, radius: 300)),
-            Region(id: "donut", name: "Donut", shape: .area(.polygon(PolygonCoordinates(rings: [square(8.55, 47.37, 0.004), square(8.55, 47.37, 0.0015)])))),
-            Region(id: "pair", shape: .area(.multiPolygon([
-                PolygonCoordinates(rings: [square(8.53, 47.375, 0.002)]), PolygonCoordinates(rings: [square(8.535, 47.38, 0.001)]),
-            ]))),
+            Region(
+                id: "donut", name: "Donut",
+                shape: .area(
+                    .polygon(PolygonCoordinates(rings: [square(8.55, 47.37, 0.004), square(8.55, 47.37, 0.0015)])))),
+            Region(
+                id: "pair",
+                shape: .area(
+                    .multiPolygon([
+                        PolygonCoordinates(rings: [square(8.53, 47.375, 0.002)]),
+                        PolygonCoordinates(rings: [square(8.535, 47.38, 0.001)]),
+                    ]))),
         ]
     }
 
@@ -34,7 +41,9 @@ import Testing
     /// duplicate time and one (0, 0) fix for the filter to drop.
     static func walk() -> [Fix] {
         var fixes: [Fix] = (0..<40).map { step in
-            Fix(device: "walker", time: 1_700_000_000 + Double(step) * 20, lat: 47.3702, lon: 8.532 + Double(step) * 0.0007, accuracy: 5)
+            Fix(
+                device: "walker", time: 1_700_000_000 + Double(step) * 20, lat: 47.3702,
+                lon: 8.532 + Double(step) * 0.0007, accuracy: 5)
         }
         fixes.insert(Fix(device: "walker", time: fixes[10].time, lat: 47.3705, lon: fixes[10].lon, accuracy: 5), at: 11)
         fixes.insert(Fix(device: "walker", time: fixes[20].time + 5, lat: 0, lon: 0), at: 21)
@@ -87,15 +96,20 @@ import Testing
         let text = MapRenderer(options: .init(width: 800)).svg(try Self.scene())
         Pictures.save("test-walk.svg", text)
         let svg = try ParsedSVG(text)
-        let width = Double(svg.root.attributes["data-map-width"]!)!, height = Double(svg.root.attributes["data-map-height"]!)!
+        let width = Double(svg.root.attributes["data-map-width"]!)!
+        let height = Double(svg.root.attributes["data-map-height"]!)!
         for element in svg.elements where element.classes.isDisjoint(with: ["background", "frame", "footer-back"]) {
-            let inViewport = !element.classes.intersection(["region", "track", "event", "dropped-fix", "device-position", "label", "open-visit"]).isEmpty
+            let inViewport = !element.classes.intersection([
+                "region", "track", "event", "dropped-fix", "device-position", "label", "open-visit",
+            ]).isEmpty
             guard inViewport else { continue }
             // Markers are drawn around the origin and moved into place by their transform.
             var points = element.attributes["transform"] == nil ? element.pathPoints : []
             if points.isEmpty, let anchor = element.anchor { points = [anchor] }
             for point in points {
-                #expect(point.x >= 0 && point.x <= width && point.y >= 0 && point.y <= height, "\(element.name) \(element.attributes) at \(point)")
+                #expect(
+                    point.x >= 0 && point.x <= width && point.y >= 0 && point.y <= height,
+                    "\(element.name) \(element.attributes) at \(point)")
             }
         }
     }
@@ -125,7 +139,8 @@ import Testing
         // Mercator stretches the far (north) side: the centre sits below the middle.
         let ys = points.map(\.y)
         let centreY = bigDrawing.frame.point(Position(lon: 20, lat: 69)).y
-        let upper = centreY - ys.min()!, lower = ys.max()! - centreY
+        let upper = centreY - ys.min()!
+        let lower = ys.max()! - centreY
         #expect(upper > lower * 1.01, "north half \(upper) px, south half \(lower) px")
     }
 
@@ -143,7 +158,9 @@ import Testing
         let pipeline = try FixPipeline(regions: Self.regions())
         var events: [MapEvent] = []
         let walk = (0..<12).map { step in
-            Fix(device: "d", time: 1_700_000_000 + Double(step) * 20, lat: 47.37, lon: 8.532 + Double(min(step, 8)) * 0.001, accuracy: 5)
+            Fix(
+                device: "d", time: 1_700_000_000 + Double(step) * 20, lat: 47.37,
+                lon: 8.532 + Double(min(step, 8)) * 0.001, accuracy: 5)
         }
         for (_, outcome) in try pipeline.outcomes(of: walk) {
             if case .accepted(let new) = outcome { events += new.map(MapEvent.init) }

@@ -24,7 +24,9 @@ import Testing
 
     @Test func shortTracksAreKeptWhole() {
         var recorder = TrackRecorder(device: "d")
-        for step in 0..<500 { recorder.accept(Fix(device: "d", time: Double(step), lat: 47 + Double(step) * 1e-6, lon: 8)) }
+        for step in 0..<500 {
+            recorder.accept(Fix(device: "d", time: Double(step), lat: 47 + Double(step) * 1e-6, lon: 8))
+        }
         recorder.drop(Fix(device: "d", time: 600, lat: 0, lon: 0), reason: .nullIsland)
         #expect(recorder.track.points.count == 500)
         #expect(recorder.track.dropped.isEmpty, "(0, 0) is no place the device was")

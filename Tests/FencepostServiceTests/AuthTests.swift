@@ -27,20 +27,38 @@ struct AuthTests {
     }
 
     /// Who may do what: status per caller for each request.
-    static let matrix: [(name: String, method: HTTPRequest.Method, uri: String, body: String?, expected: [Caller: Int])] = [
-        ("post phone's fixes", .post, "/v1/devices/phone/locations", ServiceFixture.batchBody(ServiceFixture.walk()),
-         [.none: 401, .wrong: 401, .admin: 200, .reader: 403, .phone: 200, .other: 403]),
-        ("read all events", .get, "/v1/events", nil,
-         [.none: 401, .wrong: 401, .admin: 200, .reader: 200, .phone: 200, .other: 200]),
-        ("read phone's events", .get, "/v1/events?device=phone", nil,
-         [.none: 401, .wrong: 401, .admin: 200, .reader: 200, .phone: 200, .other: 403]),
-        ("apply regions", .post, "/v1/regions/apply", #"{"type":"FeatureCollection","features":[]}"#,
-         [.none: 401, .wrong: 401, .admin: 200, .reader: 403, .phone: 403, .other: 403]),
-        ("delete a region", .delete, "/v1/regions/home", nil,
-         [.none: 401, .wrong: 401, .admin: 200, .reader: 403, .phone: 403, .other: 403]),
-        ("health", .get, "/healthz", nil, [.none: 200, .wrong: 200, .admin: 200, .reader: 200, .phone: 200, .other: 200]),
-        ("metrics", .get, "/metrics", nil, [.none: 200, .wrong: 200, .admin: 200, .reader: 200, .phone: 200, .other: 200]),
-    ]
+    static let matrix:
+        [(name: String, method: HTTPRequest.Method, uri: String, body: String?, expected: [Caller: Int])] = [
+            (
+                "post phone's fixes", .post, "/v1/devices/phone/locations",
+                ServiceFixture.batchBody(ServiceFixture.walk()),
+                [.none: 401, .wrong: 401, .admin: 200, .reader: 403, .phone: 200, .other: 403]
+            ),
+            (
+                "read all events", .get, "/v1/events", nil,
+                [.none: 401, .wrong: 401, .admin: 200, .reader: 200, .phone: 200, .other: 200]
+            ),
+            (
+                "read phone's events", .get, "/v1/events?device=phone", nil,
+                [.none: 401, .wrong: 401, .admin: 200, .reader: 200, .phone: 200, .other: 403]
+            ),
+            (
+                "apply regions", .post, "/v1/regions/apply", #"{"type":"FeatureCollection","features":[]}"#,
+                [.none: 401, .wrong: 401, .admin: 200, .reader: 403, .phone: 403, .other: 403]
+            ),
+            (
+                "delete a region", .delete, "/v1/regions/home", nil,
+                [.none: 401, .wrong: 401, .admin: 200, .reader: 403, .phone: 403, .other: 403]
+            ),
+            (
+                "health", .get, "/healthz", nil,
+                [.none: 200, .wrong: 200, .admin: 200, .reader: 200, .phone: 200, .other: 200]
+            ),
+            (
+                "metrics", .get, "/metrics", nil,
+                [.none: 200, .wrong: 200, .admin: 200, .reader: 200, .phone: 200, .other: 200]
+            ),
+        ]
 
     @Test("status by scope; a refused write writes nothing", arguments: Caller.allCases)
     func matrix(caller: Caller) async throws {
@@ -57,7 +75,8 @@ struct AuthTests {
             if entry.expected[caller] != 200, entry.method != .get {
                 let counts = try await fixture.counts()
                 #expect(counts.events == 0 && counts.devices == 0, "\(entry.name) as \(caller) wrote fixes")
-                await #expect(try fixture.store.regionsRevision() == before, "\(entry.name) as \(caller) changed regions")
+                await #expect(
+                    try fixture.store.regionsRevision() == before, "\(entry.name) as \(caller) changed regions")
             }
         }
     }
@@ -77,8 +96,10 @@ struct AuthTests {
             #expect(devices == ["phone"])
             let all = try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader))
             #expect(all.json?["events"]?.arrayValue?.count == 4)
-            let visits = try await client.execute(uri: "/v1/visits", method: .get, headers: .bearer(fixture.otherDevice))
-            #expect(Set(visits.json?["visits"]?.arrayValue?.compactMap { $0["device"]?.stringValue } ?? []) == ["other"])
+            let visits = try await client.execute(
+                uri: "/v1/visits", method: .get, headers: .bearer(fixture.otherDevice))
+            #expect(
+                Set(visits.json?["visits"]?.arrayValue?.compactMap { $0["device"]?.stringValue } ?? []) == ["other"])
         }
     }
 
@@ -99,10 +120,14 @@ struct AuthTests {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
-            #expect(try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status == .ok)
+            #expect(
+                try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status
+                    == .ok)
             await #expect(try fixture.store.revokeToken(name: "reader"))
             try await Task.sleep(for: .milliseconds(1100))
-            #expect(try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status == .unauthorized)
+            #expect(
+                try await client.execute(uri: "/v1/events", method: .get, headers: .bearer(fixture.reader)).status
+                    == .unauthorized)
         }
     }
 }

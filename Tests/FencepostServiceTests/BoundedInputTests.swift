@@ -22,13 +22,15 @@ struct BoundedInputTests {
         try await fixture.app().test(.router) { client in
             for device in [String(repeating: "d", count: 129), "phone%20one", "ph%C3%B6ne", "a%0Ab"] {
                 let posted = try await client.execute(
-                    uri: "/v1/devices/\(device)/locations", method: .post, headers: .bearer(fixture.admin), body: ByteBuffer(string: body))
+                    uri: "/v1/devices/\(device)/locations", method: .post, headers: .bearer(fixture.admin),
+                    body: ByteBuffer(string: body))
                 #expect(posted.status == .unprocessableContent, "\(device)")
                 #expect(posted.json?["error"]?["code"]?.stringValue == "invalid_device", "\(device)")
             }
             let longest = String(repeating: "d", count: 128)
             let accepted = try await client.execute(
-                uri: "/v1/devices/\(longest)/locations", method: .post, headers: .bearer(fixture.admin), body: ByteBuffer(string: body))
+                uri: "/v1/devices/\(longest)/locations", method: .post, headers: .bearer(fixture.admin),
+                body: ByteBuffer(string: body))
             #expect(accepted.status == .ok)
         }
         await #expect(try fixture.counts().events == 2)
@@ -39,13 +41,17 @@ struct BoundedInputTests {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let fix = #"{"time":1750000000,"lat":52.5,"lon":13.4}"#
-        let body = #"{"fixes":["# + Array(repeating: fix, count: LocationPayloads.maximumFixes + 1).joined(separator: ",") + "]}"
+        let body =
+            #"{"fixes":["# + Array(repeating: fix, count: LocationPayloads.maximumFixes + 1).joined(separator: ",")
+            + "]}"
         try await fixture.app().test(.router) { client in
             let posted = try await client.execute(
-                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: ByteBuffer(string: body))
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: body))
             #expect(posted.status == .contentTooLarge)
             #expect(posted.json?["error"]?["code"]?.stringValue == "too_many_fixes")
-            #expect(posted.json?["error"]?["message"]?.stringValue?.contains("\(LocationPayloads.maximumFixes)") == true)
+            #expect(
+                posted.json?["error"]?["message"]?.stringValue?.contains("\(LocationPayloads.maximumFixes)") == true)
         }
         await #expect(try fixture.counts().events == 0)
     }

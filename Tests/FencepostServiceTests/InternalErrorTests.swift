@@ -20,8 +20,12 @@ struct InternalErrorTests {
             #expect(response.status == .internalServerError)
             #expect(response.json?["error"]?["code"]?.stringValue == "internal")
             let message = try #require(response.json?["error"]?["message"]?.stringValue)
-            #expect(message.range(of: #"^the request failed \(error id [0-9a-f]{12} in the service's log\)$"#, options: .regularExpression) != nil)
-            #expect(!response.text.contains("visits"), "the SQL or the table's name reached the client: \(response.text)")
+            #expect(
+                message.range(
+                    of: #"^the request failed \(error id [0-9a-f]{12} in the service's log\)$"#,
+                    options: .regularExpression) != nil)
+            #expect(
+                !response.text.contains("visits"), "the SQL or the table's name reached the client: \(response.text)")
         }
     }
 

@@ -43,8 +43,11 @@ struct LivePageTests {
             #expect(map.text.contains(#"data-region-id="home""#))
             // A new region shows on the next load.
             let feature = ServiceFixture.circleFeature(id: "office", lat: 47.01, lon: 8.0, radius: 80)
-            _ = try await client.execute(uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: feature))
-            let again = try await client.execute(uri: "/v1/live/map.svg", method: .get, headers: .bearer(fixture.reader))
+            _ = try await client.execute(
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin),
+                body: ByteBuffer(string: feature))
+            let again = try await client.execute(
+                uri: "/v1/live/map.svg", method: .get, headers: .bearer(fixture.reader))
             #expect(again.text.contains(#"data-region-id="office""#))
         }
     }
@@ -60,24 +63,30 @@ struct LivePageTests {
                 uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
                 body: ByteBuffer(string: ServiceFixture.batchBody(walk)))
             #expect(posted.json?["dropped"]?["duplicate_time"]?.numberValue == 1)
-            let tracks = try await client.execute(uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.reader))
+            let tracks = try await client.execute(
+                uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.reader))
             let device = try #require(tracks.json?["devices"]?.arrayValue?.first)
             #expect(device["device"]?.stringValue == "phone")
             #expect(device["track"]?.arrayValue?.count == 13)
             let seq = try #require(tracks.json?["tracks_seq"]?.numberValue)
-            let none = try await client.execute(uri: "/v1/live/tracks?after=\(Int(seq))", method: .get, headers: .bearer(fixture.reader))
+            let none = try await client.execute(
+                uri: "/v1/live/tracks?after=\(Int(seq))", method: .get, headers: .bearer(fixture.reader))
             #expect(none.json?["devices"]?.arrayValue?.isEmpty == true, "nothing moved since")
 
-            let snapshot = try await client.execute(uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.admin))
-            let phone = try #require(snapshot.json?["devices"]?.arrayValue?.first { $0["device"]?.stringValue == "phone" })
+            let snapshot = try await client.execute(
+                uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.admin))
+            let phone = try #require(
+                snapshot.json?["devices"]?.arrayValue?.first { $0["device"]?.stringValue == "phone" })
             #expect(phone["last"]?["lat"]?.numberValue == walk.last!.lat, "the last position, from the store")
             #expect(snapshot.json?["events"]?.arrayValue?.map { $0["kind"]?.stringValue } == ["enter", "exit"])
             #expect(snapshot.json?["map_tiles"] == .null)
 
-            let other = try await client.execute(uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.otherDevice))
+            let other = try await client.execute(
+                uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.otherDevice))
             #expect(other.json?["devices"]?.arrayValue?.isEmpty == true)
             #expect(other.json?["events"]?.arrayValue?.isEmpty == true)
-            let otherTracks = try await client.execute(uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.otherDevice))
+            let otherTracks = try await client.execute(
+                uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.otherDevice))
             #expect(otherTracks.json?["devices"]?.arrayValue?.isEmpty == true)
         }
     }
@@ -87,13 +96,21 @@ struct LivePageTests {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let good = fixture.directory.appendingPathComponent("tiles.json")
-        try Data(#"{"map_tiles": "https://tiles.example.org/{z}/{x}/{y}.png", "map_tiles_attribution": "© Example"}"#.utf8).write(to: good)
+        try Data(
+            #"{"map_tiles": "https://tiles.example.org/{z}/{x}/{y}.png", "map_tiles_attribution": "© Example"}"#.utf8
+        ).write(to: good)
         let configuration = try ServiceConfiguration.load(path: good.path)
-        #expect(configuration.mapTiles == ServiceConfiguration.MapTiles(url: "https://tiles.example.org/{z}/{x}/{y}.png", attribution: "© Example"))
+        #expect(
+            configuration.mapTiles
+                == ServiceConfiguration.MapTiles(
+                    url: "https://tiles.example.org/{z}/{x}/{y}.png", attribution: "© Example"))
         try await fixture.app(configuration).test(.router) { client in
             let page = try await client.execute(uri: "/", method: .get)
-            #expect(page.headers[HTTPField.Name("Content-Security-Policy")!]?.contains("img-src 'self' data: https://tiles.example.org") == true)
-            let snapshot = try await client.execute(uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.reader))
+            #expect(
+                page.headers[HTTPField.Name("Content-Security-Policy")!]?.contains(
+                    "img-src 'self' data: https://tiles.example.org") == true)
+            let snapshot = try await client.execute(
+                uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.reader))
             #expect(snapshot.json?["map_tiles"]?["attribution"]?.stringValue == "© Example")
         }
         let bad = fixture.directory.appendingPathComponent("bad.json")

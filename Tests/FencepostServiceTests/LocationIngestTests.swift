@@ -18,14 +18,16 @@ struct LocationIngestTests {
         try await fixture.app().test(.router) { client in
             let body = ServiceFixture.batchBody(ServiceFixture.walk())
             let posted = try await client.execute(
-                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: ByteBuffer(string: body))
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: body))
             #expect(posted.status == .ok)
             let answer = try #require(posted.json)
             #expect(answer["accepted"]?.numberValue == 13)
             let kinds = answer["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue }
             #expect(kinds == ["enter", "exit"])
 
-            let events = try await client.execute(uri: "/v1/events?device=phone", method: .get, headers: .bearer(fixture.reader))
+            let events = try await client.execute(
+                uri: "/v1/events?device=phone", method: .get, headers: .bearer(fixture.reader))
             #expect(events.json?["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } == ["enter", "exit"])
             let visits = try await client.execute(uri: "/v1/visits", method: .get, headers: .bearer(fixture.phone))
             let visit = try #require(visits.json?["visits"]?.arrayValue?.first)
@@ -34,14 +36,16 @@ struct LocationIngestTests {
 
             // The same batch again: every fix already seen, nothing new.
             let again = try await client.execute(
-                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: ByteBuffer(string: body))
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: body))
             #expect(again.json?["accepted"]?.numberValue == 0)
             #expect(again.json?["dropped"]?["already_seen"]?.numberValue == 13)
         }
         await #expect(try fixture.counts().events == 2)
     }
 
-    @Test("a batch is read the same whatever its valid JSON looks like: member order, whitespace, escapes, other members")
+    @Test(
+        "a batch is read the same whatever its valid JSON looks like: member order, whitespace, escapes, other members")
     func batchInAnyShape() async throws {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
@@ -53,7 +57,8 @@ struct LocationIngestTests {
         let body = #"{"device":"ignored","fixes":5,"fixes":[ "# + items.joined(separator: " ,\n") + "]\t}"
         try await fixture.app().test(.router) { client in
             let posted = try await client.execute(
-                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: ByteBuffer(string: body))
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: body))
             #expect(posted.status == .ok)
             #expect(posted.json?["accepted"]?.numberValue == 13)
             #expect(posted.json?["events"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } == ["enter", "exit"])
@@ -99,7 +104,8 @@ struct LocationIngestTests {
                 uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(whole.admin),
                 body: ByteBuffer(string: ServiceFixture.batchBody(walk)))
         }
-        var split: [String] = [], single: [String] = []
+        var split: [String] = []
+        var single: [String] = []
         try await fixture.store.forEachEvent(EventQuery()) { split.append("\($0.id) \($0.kind) \($0.time)") }
         try await whole.store.forEachEvent(EventQuery()) { single.append("\($0.id) \($0.kind) \($0.time)") }
         #expect(split == single)
@@ -113,17 +119,23 @@ struct LocationIngestTests {
         let token = try await fixture.store.createToken(name: "alice", scope: .device("alice/phone"))
         try await fixture.app().test(.router) { client in
             for fix in ServiceFixture.walk() {
-                let payload = #"{"_type":"location","lat":\#(fix.lat),"lon":\#(fix.lon),"tst":\#(Int(fix.time)),"acc":5,"tid":"ph"}"#
+                let payload =
+                    #"{"_type":"location","lat":\#(fix.lat),"lon":\#(fix.lon),"tst":\#(Int(fix.time)),"acc":5,"tid":"ph"}"#
                 var headers = HTTPFields.bearer(token)
                 headers[HTTPField.Name("X-Limit-U")!] = "alice"
                 headers[HTTPField.Name("X-Limit-D")!] = "phone"
-                let response = try await client.execute(uri: "/owntracks", method: .post, headers: headers, body: ByteBuffer(string: payload))
+                let response = try await client.execute(
+                    uri: "/owntracks", method: .post, headers: headers, body: ByteBuffer(string: payload))
                 #expect(response.status == .ok)
                 #expect(response.text.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
             }
             // Other message types are accepted and ignored.
             let lwt = try await client.execute(
-                uri: "/owntracks", method: .post, headers: [.authorization: "Basic " + Data("alice:\(token)".utf8).base64EncodedString(), HTTPField.Name("X-Limit-D")!: "phone"],
+                uri: "/owntracks", method: .post,
+                headers: [
+                    .authorization: "Basic " + Data("alice:\(token)".utf8).base64EncodedString(),
+                    HTTPField.Name("X-Limit-D")!: "phone",
+                ],
                 body: ByteBuffer(string: #"{"_type":"lwt","tst":1}"#))
             #expect(lwt.status == .ok)
         }
@@ -139,7 +151,8 @@ struct LocationIngestTests {
         try await fixture.app().test(.router) { client in
             for (index, fix) in ServiceFixture.walk().enumerated() {
                 let stamp = index.isMultiple(of: 2) ? String(Int(fix.time)) : String(Int(fix.time) * 1000)
-                let uri = "/osmand?id=phone&lat=\(fix.lat)&lon=\(fix.lon)&timestamp=\(stamp)&accuracy=5&token=\(fixture.phone)"
+                let uri =
+                    "/osmand?id=phone&lat=\(fix.lat)&lon=\(fix.lon)&timestamp=\(stamp)&accuracy=5&token=\(fixture.phone)"
                 let response = try await client.execute(uri: uri, method: index.isMultiple(of: 3) ? .post : .get)
                 #expect(response.status == .ok)
             }
@@ -152,27 +165,33 @@ struct LocationIngestTests {
         #expect(kinds == ["enter", "exit"])
     }
 
-    @Test("malformed bodies get a 4xx with a reason and write nothing", arguments: [
-        (#"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":47,"lon":8}"#, 400, "bad_request"),
-        (#"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":NaN,"lon":8}]}"#, 400, "bad_request"),
-        (#"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":"NaN","lon":8}]}"#, 422, "invalid_fix"),
-        (#"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":47,"lon":8},{"time":"2025-06-01T06:01:00Z","lat":91,"lon":8}]}"#, 422, "invalid_fix"),
-        (#"{"fixes":[{"lat":47,"lon":8}]}"#, 422, "invalid_fix"),
-        (#"{"fixes":[{"time":"yesterday","lat":47,"lon":8}]}"#, 422, "invalid_fix"),
-        (#"[1,2,3]"#, 400, "bad_request"),
-        // Read member by member, but judged as a whole: a syntax error after an invalid fix is still a 400.
-        (#"{"fixes":[{"lat":47,"lon":8}],}"#, 400, "bad_request"),
-        (#"{"fixes":[{"lat":47,"lon":8}]} x"#, 400, "bad_request"),
-        (#"{"fixes":[1]}"#, 422, "invalid_fix"),
-        (#"{"fixes":{"time":1}}"#, 400, "bad_request"),
-        (#"{"fixes":[],"fixes":null}"#, 400, "bad_request"),
-    ])
+    @Test(
+        "malformed bodies get a 4xx with a reason and write nothing",
+        arguments: [
+            (#"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":47,"lon":8}"#, 400, "bad_request"),
+            (#"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":NaN,"lon":8}]}"#, 400, "bad_request"),
+            (#"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":"NaN","lon":8}]}"#, 422, "invalid_fix"),
+            (
+                #"{"fixes":[{"time":"2025-06-01T06:00:00Z","lat":47,"lon":8},{"time":"2025-06-01T06:01:00Z","lat":91,"lon":8}]}"#,
+                422, "invalid_fix"
+            ),
+            (#"{"fixes":[{"lat":47,"lon":8}]}"#, 422, "invalid_fix"),
+            (#"{"fixes":[{"time":"yesterday","lat":47,"lon":8}]}"#, 422, "invalid_fix"),
+            (#"[1,2,3]"#, 400, "bad_request"),
+            // Read member by member, but judged as a whole: a syntax error after an invalid fix is still a 400.
+            (#"{"fixes":[{"lat":47,"lon":8}],}"#, 400, "bad_request"),
+            (#"{"fixes":[{"lat":47,"lon":8}]} x"#, 400, "bad_request"),
+            (#"{"fixes":[1]}"#, 422, "invalid_fix"),
+            (#"{"fixes":{"time":1}}"#, 400, "bad_request"),
+            (#"{"fixes":[],"fixes":null}"#, 400, "bad_request"),
+        ])
     func malformed(body: String, status: Int, code: String) async throws {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
             let response = try await client.execute(
-                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: ByteBuffer(string: body))
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: body))
             #expect(response.status.code == status)
             #expect(response.json?["error"]?["code"]?.stringValue == code)
             #expect(response.json?["error"]?["message"]?.stringValue?.isEmpty == false)
@@ -188,7 +207,8 @@ struct LocationIngestTests {
         let body = ServiceFixture.batchBody(ServiceFixture.walk())
         try await fixture.app(ServiceConfiguration(maxBodyBytes: body.utf8.count - 1)).test(.router) { client in
             let response = try await client.execute(
-                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone), body: ByteBuffer(string: body))
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: body))
             #expect(response.status == .contentTooLarge)
             #expect(response.json?["error"]?["code"]?.stringValue == "body_too_large")
         }

@@ -7,8 +7,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import Testing
 import NIOHTTP1
+import Testing
 
 /// Two service instances on one store (two connections to one PostgreSQL database, or to one
 /// SQLite file), as behind a load balancer that knows nothing of devices.
@@ -33,18 +33,26 @@ struct MultiInstanceTests {
         var events: [EventRow] = []
         try await store.forEachEvent(EventQuery()) { events.append($0) }
         var visits: [String] = []
-        try await store.forEachVisit { visits.append("\($0.id) \($0.status) \($0.enteredMs) \($0.exitedMs ?? -1) v\($0.version)") }
-        let outbox = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 10_000).map(\.mutation.key)
+        try await store.forEachVisit {
+            visits.append("\($0.id) \($0.status) \($0.enteredMs) \($0.exitedMs ?? -1) v\($0.version)")
+        }
+        let outbox = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 10_000).map(
+            \.mutation.key)
         return (events, visits, outbox)
     }
 
-    static func post(_ batch: [(time: Double, lat: Double, lon: Double)], to client: some TestClientProtocol, token: String) async throws -> UInt {
+    static func post(
+        _ batch: [(time: Double, lat: Double, lon: Double)], to client: some TestClientProtocol, token: String
+    ) async throws -> UInt {
         let response = try await client.execute(
-            uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(token), body: ByteBuffer(string: ServiceFixture.batchBody(batch)))
+            uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(token),
+            body: ByteBuffer(string: ServiceFixture.batchBody(batch)))
         return UInt(response.status.code)
     }
 
-    @Test("one device's batches through two instances give exactly the events one instance gives", arguments: Delivery.allCases)
+    @Test(
+        "one device's batches through two instances give exactly the events one instance gives",
+        arguments: Delivery.allCases)
     func oneDeviceThroughTwoInstances(delivery: Delivery) async throws {
         let single = try await ServiceFixture()
         defer { single.cleanUp() }
@@ -67,7 +75,8 @@ struct MultiInstanceTests {
                     case .alternately:
                         // Each instance has the device's state from two batches ago: it must
                         // see that the other changed it, and reload.
-                        let status = index % 2 == 0
+                        let status =
+                            index % 2 == 0
                             ? try await Self.post(batch, to: first, token: fixture.phone)
                             : try await Self.post(batch, to: other, token: fixture.phone)
                         #expect(status == 200)
@@ -89,7 +98,9 @@ struct MultiInstanceTests {
         await second.close()
     }
 
-    @Test("an event posted to one instance reaches the other's live stream; a region put on one is monitored by the other")
+    @Test(
+        "an event posted to one instance reaches the other's live stream; a region put on one is monitored by the other"
+    )
     func instancesHearEachOther() async throws {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
@@ -115,13 +126,16 @@ struct MultiInstanceTests {
                     // A region put through the listening instance; fixes through it posted to the other.
                     let shop = ServiceFixture.circleFeature(id: "shop", lat: 47.01, lon: 8.0, radius: 100)
                     let put = try await listening.execute(
-                        uri: "/v1/regions/shop", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: shop))
+                        uri: "/v1/regions/shop", method: .put, headers: .bearer(fixture.admin),
+                        body: ByteBuffer(string: shop))
                     #expect(put.status == .created)
                     let throughShop = ServiceFixture.walk(start: 1_750_010_000).map { ($0.time, $0.lat + 0.01, $0.lon) }
                     let postedThroughShop = try await Self.post(throughShop, to: posting, token: fixture.phone)
                     #expect(postedThroughShop == 200)
                     var regions: [String] = []
-                    try await fixture.store.forEachEvent(EventQuery()) { if let region = $0.region { regions.append(region) } }
+                    try await fixture.store.forEachEvent(EventQuery()) {
+                        if let region = $0.region { regions.append(region) }
+                    }
                     #expect(regions == ["home", "home", "shop", "shop"])
                 }
             }
@@ -141,7 +155,9 @@ struct MultiInstanceTests {
         let inbox = WebhookInbox()
         try await inbox.receiver().test(.live) { receiver in
             let configuration = ServiceConfiguration(
-                webhooks: [.init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: WebhookTests.secret)])
+                webhooks: [
+                    .init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: WebhookTests.secret)
+                ])
             try await fixture.app(configuration, store: second).test(.router) { staying in
                 try await fixture.app(configuration).test(.router) { stopping in
                     let posted = try await Self.post(ServiceFixture.walk(), to: stopping, token: fixture.phone)
@@ -181,7 +197,9 @@ enum ServerSentEvents {
             text += String(buffer: chunk)
             let events = text.components(separatedBy: "\n\n").compactMap { block -> Event? in
                 let lines = block.split(separator: "\n")
-                guard let id = lines.first(where: { $0.hasPrefix("id: ") }), let kind = lines.first(where: { $0.hasPrefix("event: ") }) else {
+                guard let id = lines.first(where: { $0.hasPrefix("id: ") }),
+                    let kind = lines.first(where: { $0.hasPrefix("event: ") })
+                else {
                     return nil
                 }
                 return Event(id: String(id.dropFirst(4)), kind: String(kind.dropFirst(7)))

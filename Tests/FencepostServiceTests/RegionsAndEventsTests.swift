@@ -17,10 +17,12 @@ struct RegionsAndEventsTests {
         try await fixture.app().test(.router) { client in
             let feature = ServiceFixture.circleFeature(id: "office", lat: 47.01, lon: 8.0, radius: 80)
             let put = try await client.execute(
-                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: feature))
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin),
+                body: ByteBuffer(string: feature))
             #expect(put.status == .created)
             #expect(put.json?["add"]?.numberValue == 1)
-            let got = try await client.execute(uri: "/v1/regions/office", method: .get, headers: .bearer(fixture.reader))
+            let got = try await client.execute(
+                uri: "/v1/regions/office", method: .get, headers: .bearer(fixture.reader))
             #expect(got.json?["properties"]?["radius"]?.numberValue == 80)
 
             // Stand in the office: an open visit.
@@ -30,13 +32,17 @@ struct RegionsAndEventsTests {
                 body: ByteBuffer(string: ServiceFixture.batchBody(fixes)))
             #expect(posted.json?["events"]?.arrayValue?.first?["region"]?.stringValue == "office")
 
-            let deleted = try await client.execute(uri: "/v1/regions/office", method: .delete, headers: .bearer(fixture.admin))
+            let deleted = try await client.execute(
+                uri: "/v1/regions/office", method: .delete, headers: .bearer(fixture.admin))
             #expect(deleted.json?["remove"]?.numberValue == 1)
-            let visits = try await client.execute(uri: "/v1/visits?device=phone", method: .get, headers: .bearer(fixture.admin))
+            let visits = try await client.execute(
+                uri: "/v1/visits?device=phone", method: .get, headers: .bearer(fixture.admin))
             let visit = try #require(visits.json?["visits"]?.arrayValue?.first)
             #expect(visit["status"]?.stringValue == "closed")
             #expect(visit["exit_reason"]?.stringValue == "region_removed")
-            #expect(try await client.execute(uri: "/v1/regions/office", method: .delete, headers: .bearer(fixture.admin)).status == .notFound)
+            #expect(
+                try await client.execute(uri: "/v1/regions/office", method: .delete, headers: .bearer(fixture.admin))
+                    .status == .notFound)
         }
     }
 
@@ -45,20 +51,27 @@ struct RegionsAndEventsTests {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
-            let feature = #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.01]},"properties":{"radius":80,"name":"Office"}}"#
+            let feature =
+                #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.01]},"properties":{"radius":80,"name":"Office"}}"#
             let put = try await client.execute(
-                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: feature))
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin),
+                body: ByteBuffer(string: feature))
             #expect(put.status == .created, "\(put.text)")
-            let got = try await client.execute(uri: "/v1/regions/office", method: .get, headers: .bearer(fixture.reader))
-            #expect(got.json?["properties"]?["id"]?.stringValue == "office" && got.json?["properties"]?["name"]?.stringValue == "Office")
+            let got = try await client.execute(
+                uri: "/v1/regions/office", method: .get, headers: .bearer(fixture.reader))
+            #expect(
+                got.json?["properties"]?["id"]?.stringValue == "office"
+                    && got.json?["properties"]?["name"]?.stringValue == "Office")
             // The same body again changes nothing: the stored feature is the one with the id.
             let again = try await client.execute(
-                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: feature))
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin),
+                body: ByteBuffer(string: feature))
             #expect(again.status == .ok && again.json?["unchanged"]?.numberValue == 2)
 
             let other = ServiceFixture.circleFeature(id: "elsewhere", lat: 47.01, lon: 8.0, radius: 80)
             let mismatch = try await client.execute(
-                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin), body: ByteBuffer(string: other))
+                uri: "/v1/regions/office", method: .put, headers: .bearer(fixture.admin),
+                body: ByteBuffer(string: other))
             #expect(mismatch.status == .badRequest)
             #expect(try await fixture.store.monitoredRegions().map(\.region.id).sorted() == ["home", "office"])
         }
@@ -76,7 +89,8 @@ struct RegionsAndEventsTests {
             """#
         try await fixture.app().test(.router) { client in
             let response = try await client.execute(
-                uri: "/v1/regions/apply", method: .post, headers: .bearer(fixture.admin), body: ByteBuffer(string: body))
+                uri: "/v1/regions/apply", method: .post, headers: .bearer(fixture.admin), body: ByteBuffer(string: body)
+            )
             #expect(response.status == .unprocessableContent)
             let issues = response.json?["error"]?["issues"]?.arrayValue ?? []
             #expect(issues.count == 2)
@@ -98,7 +112,9 @@ struct RegionsAndEventsTests {
             for round in 0..<4 {
                 _ = try await client.execute(
                     uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.admin),
-                    body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk(start: 1_750_000_000 + Double(round) * 3600))))
+                    body: ByteBuffer(
+                        string: ServiceFixture.batchBody(
+                            ServiceFixture.walk(start: 1_750_000_000 + Double(round) * 3600))))
             }
             var seen: [String] = []
             var uri = "/v1/events?limit=3"
@@ -110,12 +126,15 @@ struct RegionsAndEventsTests {
             }
             #expect(seen.count == 8)
             #expect(seen == seen.sorted())
-            let csv = try await client.execute(uri: "/v1/events?format=csv&kind=enter", method: .get, headers: .bearer(fixture.reader))
+            let csv = try await client.execute(
+                uri: "/v1/events?format=csv&kind=enter", method: .get, headers: .bearer(fixture.reader))
             #expect(csv.headers[.contentType]?.hasPrefix("text/csv") == true)
             #expect(csv.text.split(separator: "\n").count == 5)
-            let ics = try await client.execute(uri: "/v1/events?format=ics", method: .get, headers: .bearer(fixture.reader))
+            let ics = try await client.execute(
+                uri: "/v1/events?format=ics", method: .get, headers: .bearer(fixture.reader))
             #expect(ics.text.components(separatedBy: "BEGIN:VEVENT").count - 1 == 4)
-            let bad = try await client.execute(uri: "/v1/events?cursor=zzz", method: .get, headers: .bearer(fixture.reader))
+            let bad = try await client.execute(
+                uri: "/v1/events?cursor=zzz", method: .get, headers: .bearer(fixture.reader))
             #expect(bad.status == .badRequest)
         }
     }
@@ -125,7 +144,8 @@ struct RegionsAndEventsTests {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         try await fixture.app().test(.router) { client in
-            let missing = try await client.execute(uri: "/v1/nothing-here", method: .get, headers: .bearer(fixture.admin))
+            let missing = try await client.execute(
+                uri: "/v1/nothing-here", method: .get, headers: .bearer(fixture.admin))
             #expect(missing.status == .notFound)
             #expect(missing.json?["error"]?["code"]?.stringValue == "not_found")
         }

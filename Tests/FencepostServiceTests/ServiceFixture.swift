@@ -1,12 +1,12 @@
 import FencepostCore
 import FencepostService
 import FencepostStore
+import FencepostTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
-import FencepostTestSupport
 
 /// A real store in a temporary directory with one circular region ("home", 100 m around
 /// 47.0 N 8.0 E) and a token of each scope, and the service built on it.
@@ -21,9 +21,11 @@ struct ServiceFixture {
     static let home = (lat: 47.0, lon: 8.0)
 
     init() async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-service-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fencepost-service-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = TestStores.onPostgres
+        store =
+            TestStores.onPostgres
             ? try await TestStores.fresh() : try Store(path: directory.appendingPathComponent("store.db").path)
         try await store.applyRegions([try Self.region(id: "home", lat: Self.home.lat, lon: Self.home.lon, radius: 100)])
         admin = try await store.createToken(name: "admin", scope: .admin)
@@ -40,7 +42,8 @@ struct ServiceFixture {
     }
 
     static func region(id: String, lat: Double, lon: Double, radius: Double) throws -> Region {
-        try RegionConfigParser().region(fromFeature: Data(circleFeature(id: id, lat: lat, lon: lon, radius: radius).utf8), source: "test")
+        try RegionConfigParser().region(
+            fromFeature: Data(circleFeature(id: id, lat: lat, lon: lon, radius: radius).utf8), source: "test")
     }
 
     static func circleFeature(id: String, lat: Double, lon: Double, radius: Double) -> String {
@@ -50,12 +53,14 @@ struct ServiceFixture {
     /// The service on the fixture's store, or on `store` (another instance's connection to the
     /// same database, ``secondStore()``).
     func app(
-        _ configuration: ServiceConfiguration = ServiceConfiguration(), store: Store? = nil, pollInterval: Duration = .milliseconds(50)
+        _ configuration: ServiceConfiguration = ServiceConfiguration(), store: Store? = nil,
+        pollInterval: Duration = .milliseconds(50)
     ) async throws -> some ApplicationProtocol {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         return try await buildApplication(
-            store: store ?? self.store, settings: ServiceSettings(configuration: configuration, pollInterval: pollInterval), logger: logger)
+            store: store ?? self.store,
+            settings: ServiceSettings(configuration: configuration, pollInterval: pollInterval), logger: logger)
     }
 
     /// The same database opened again, as a second service instance (or process) would.
@@ -70,7 +75,9 @@ struct ServiceFixture {
     }
 
     static func batchBody(_ fixes: [(time: Double, lat: Double, lon: Double)]) -> String {
-        let items = fixes.map { #"{"time":"\#(Timestamp.format(seconds: $0.time))","lat":\#($0.lat),"lon":\#($0.lon),"accuracy":5}"# }
+        let items = fixes.map {
+            #"{"time":"\#(Timestamp.format(seconds: $0.time))","lat":\#($0.lat),"lon":\#($0.lon),"accuracy":5}"#
+        }
         return #"{"fixes":["# + items.joined(separator: ",") + "]}"
     }
 
@@ -79,7 +86,8 @@ struct ServiceFixture {
     func counts() async throws -> (events: Int, outbox: Int, devices: Int) {
         var events = 0
         try await store.forEachEvent(EventQuery()) { _ in events += 1 }
-        let outbox = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 1_000_000).count
+        let outbox = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 1_000_000)
+            .count
         return await (events, outbox, try store.deviceAnchors().count)
     }
 }

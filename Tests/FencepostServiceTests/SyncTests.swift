@@ -38,26 +38,38 @@ struct SyncTests {
     static func contents(_ store: Store) async throws -> (events: [String], visits: [String]) {
         var events: [String] = []
         try await store.forEachEvent(EventQuery()) { event in
-            events.append([event.id, event.kind, event.source, event.device, event.region ?? "", event.visitID ?? "", event.time,
-                event.flags.joined(separator: ","), "\(event.lat ?? 0)", "\(event.lon ?? 0)", event.properties].joined(separator: " "))
+            events.append(
+                [
+                    event.id, event.kind, event.source, event.device, event.region ?? "", event.visitID ?? "",
+                    event.time,
+                    event.flags.joined(separator: ","), "\(event.lat ?? 0)", "\(event.lon ?? 0)", event.properties,
+                ].joined(separator: " "))
         }
         var visits: [String] = []
-        try await store.forEachVisit { visits.append("\($0.id) \($0.device) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "-") \($0.status) \($0.exitReason ?? "-") v\($0.version)") }
+        try await store.forEachVisit {
+            visits.append(
+                "\($0.id) \($0.device) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "-") \($0.status) \($0.exitReason ?? "-") v\($0.version)"
+            )
+        }
         return (events.sorted(), visits.sorted())
     }
 
     static func push(
-        _ store: Store, to url: String, token: String, batch: Int = 10, maxAttempts: Int = 10, timeout: Duration = .seconds(5),
+        _ store: Store, to url: String, token: String, batch: Int = 10, maxAttempts: Int = 10,
+        timeout: Duration = .seconds(5),
         giveUpAfter: Duration = .seconds(30)
     ) async throws -> PushReport {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         defer { _ = client.shutdown() }
         let endpoint = try SyncEndpoint(baseURL: url, token: token, timeout: timeout)
-        let settings = PushSettings(batchSize: batch, maxAttempts: maxAttempts, retries: quickRetries, giveUpAfter: giveUpAfter)
+        let settings = PushSettings(
+            batchSize: batch, maxAttempts: maxAttempts, retries: quickRetries, giveUpAfter: giveUpAfter)
         return try await SyncPusher(store: store, endpoint: endpoint, settings: settings, client: client).push()
     }
 
-    @Test("every fault the proxy injects — dropped connections, 500, 429, timeouts, an applied batch whose answer is lost — ends with each event on the backend exactly once")
+    @Test(
+        "every fault the proxy injects — dropped connections, 500, 429, timeouts, an applied batch whose answer is lost — ends with each event on the backend exactly once"
+    )
     func pushThroughFaults() async throws {
         let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
@@ -75,7 +87,10 @@ struct SyncTests {
             let report = try await Self.push(client.store, to: proxy.url, token: backend.admin, timeout: .seconds(2))
             await proxy.stop()
 
-            guard case .drained = report.ending else { Issue.record("push ended \(report.ending)"); return }
+            guard case .drained = report.ending else {
+                Issue.record("push ended \(report.ending)")
+                return
+            }
             // Each of the 7 faults fails a request; on a loaded machine a passed request may also
             // time out (and count), so at least 7. Exactly once is what the checks below hold.
             #expect(report.failedRequests >= 7)
@@ -85,13 +100,17 @@ struct SyncTests {
             #expect(status.counts == [.pending: 0, .inflight: 0, .delivered: queued, .dead: 0])
             await #expect(try Self.contents(backend.store) == Self.contents(client.store))
             // Exactly once: the backend's own outbox holds each event and visit version once.
-            let fed = try await backend.store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
-            let sent = try await client.store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
+            let fed = try await backend.store.syncChanges(
+                after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
+            let sent = try await client.store.syncChanges(
+                after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
             #expect(fed.map(\.mutation.key).sorted() == sent.map(\.mutation.key).sorted())
         }
     }
 
-    @Test("a mutation the backend rejects lands in the dead-letter list with its reason, and applies once the cause is fixed")
+    @Test(
+        "a mutation the backend rejects lands in the dead-letter list with its reason, and applies once the cause is fixed"
+    )
     func rejectedThenRetried() async throws {
         let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
@@ -102,11 +121,19 @@ struct SyncTests {
             let url = "http://127.0.0.1:\(live.port!)"
             // A device token may push only its own device's data: the tablet's and the region are refused.
             let first = try await Self.push(client.store, to: url, token: backend.phone)
-            guard case .drained = first.ending else { Issue.record("push ended \(first.ending)"); return }
+            guard case .drained = first.ending else {
+                Issue.record("push ended \(first.ending)")
+                return
+            }
             let dead = try await client.store.syncDeadLetters()
             #expect(first.deadLettered == dead.count)
-            #expect(dead.contains { $0.entity == "region" && $0.lastError == "rejected: regions can only be changed with an admin token" })
-            #expect(dead.contains { $0.lastError == "rejected: this token may sync only device phone's data, not tablet's" })
+            #expect(
+                dead.contains {
+                    $0.entity == "region" && $0.lastError == "rejected: regions can only be changed with an admin token"
+                })
+            #expect(
+                dead.contains { $0.lastError == "rejected: this token may sync only device phone's data, not tablet's" }
+            )
             await #expect(try Self.contents(backend.store).events.allSatisfy { $0.contains(" phone ") })
 
             // Fixed: an admin token. Requeued, the same keys apply.
@@ -117,7 +144,9 @@ struct SyncTests {
         }
     }
 
-    @Test("an unreachable backend only delays (attempts unused, rows stay pending); a failing one uses attempts up, then dead-letters")
+    @Test(
+        "an unreachable backend only delays (attempts unused, rows stay pending); a failing one uses attempts up, then dead-letters"
+    )
     func outages() async throws {
         let backend = try await ServiceFixture()
         defer { backend.cleanUp() }
@@ -127,21 +156,29 @@ struct SyncTests {
 
         // Port 9 on loopback: nothing listens, the connection is refused.
         let unreachable = try await Self.push(
-            client.store, to: "http://127.0.0.1:9", token: backend.admin, maxAttempts: 1, timeout: .seconds(1), giveUpAfter: .milliseconds(500))
-        guard case .gaveUp = unreachable.ending else { Issue.record("push ended \(unreachable.ending)"); return }
+            client.store, to: "http://127.0.0.1:9", token: backend.admin, maxAttempts: 1, timeout: .seconds(1),
+            giveUpAfter: .milliseconds(500))
+        guard case .gaveUp = unreachable.ending else {
+            Issue.record("push ended \(unreachable.ending)")
+            return
+        }
         await #expect(try client.store.syncStatus().counts[.pending] == queued)
         await #expect(try client.store.syncStatus().lastError?.contains("unreachable") == true)
 
         try await backend.app().test(.live) { live in
             let proxy = try await FaultProxy.start(upstream: "http://127.0.0.1:\(live.port!)")
             proxy.outage(.status(503))
-            let failing = try await Self.push(client.store, to: proxy.url, token: backend.admin, batch: 1_000, maxAttempts: 3)
+            let failing = try await Self.push(
+                client.store, to: proxy.url, token: backend.admin, batch: 1_000, maxAttempts: 3)
             await proxy.stop()
             #expect(failing.failedRequests == 3)
             #expect(failing.deadLettered == queued)
             // (Under heavy load an attempt may time out instead of getting its 503; it counts the same.)
             let letters = try await client.store.syncDeadLetters()
-            #expect(letters.count == queued && letters.allSatisfy { $0.attempts == 3 && $0.lastError.hasPrefix("gave up after 3 attempts: ") }, "\(letters.map(\.lastError))")
+            #expect(
+                letters.count == queued
+                    && letters.allSatisfy { $0.attempts == 3 && $0.lastError.hasPrefix("gave up after 3 attempts: ") },
+                "\(letters.map(\.lastError))")
         }
     }
 
@@ -159,7 +196,8 @@ struct SyncTests {
             var cursor = "0"
             var seen: [JSONValue] = []
             while true {
-                let page = try await client.execute(uri: "/v1/sync/changes?limit=3&cursor=\(cursor)", method: .get, headers: .bearer(backend.reader))
+                let page = try await client.execute(
+                    uri: "/v1/sync/changes?limit=3&cursor=\(cursor)", method: .get, headers: .bearer(backend.reader))
                 #expect(page.status == .ok)
                 let changes = page.json?["changes"]?.arrayValue ?? []
                 seen += changes
@@ -170,20 +208,30 @@ struct SyncTests {
             #expect(seen.compactMap { $0["key"]?.stringValue } == all.map(\.mutation.key))
             #expect(seen.contains { $0["payload"]?["device"]?.stringValue == "other" })
 
-            let confined = try await client.execute(uri: "/v1/sync/changes?limit=1000", method: .get, headers: .bearer(backend.phone))
+            let confined = try await client.execute(
+                uri: "/v1/sync/changes?limit=1000", method: .get, headers: .bearer(backend.phone))
             let mine = confined.json?["changes"]?.arrayValue ?? []
-            #expect(mine.allSatisfy { $0["entity"]?.stringValue == "region" || $0["payload"]?["device"]?.stringValue == "phone" })
-            #expect(mine.contains { $0["entity"]?.stringValue == "region" } && mine.contains { $0["entity"]?.stringValue == "event" })
+            #expect(
+                mine.allSatisfy {
+                    $0["entity"]?.stringValue == "region" || $0["payload"]?["device"]?.stringValue == "phone"
+                })
+            #expect(
+                mine.contains { $0["entity"]?.stringValue == "region" }
+                    && mine.contains { $0["entity"]?.stringValue == "event" })
 
-            let regions = try await client.execute(uri: "/v1/sync/changes?entity=region", method: .get, headers: .bearer(backend.reader))
+            let regions = try await client.execute(
+                uri: "/v1/sync/changes?entity=region", method: .get, headers: .bearer(backend.reader))
             #expect(regions.json?["changes"]?.arrayValue?.count == 1)
-            let bad = try await client.execute(uri: "/v1/sync/changes?cursor=abc", method: .get, headers: .bearer(backend.reader))
+            let bad = try await client.execute(
+                uri: "/v1/sync/changes?cursor=abc", method: .get, headers: .bearer(backend.reader))
             #expect(bad.status == .badRequest)
             let readPush = try await client.execute(
-                uri: "/v1/sync/mutations", method: .post, headers: .bearer(backend.reader), body: ByteBuffer(string: #"{"mutations":[]}"#))
+                uri: "/v1/sync/mutations", method: .post, headers: .bearer(backend.reader),
+                body: ByteBuffer(string: #"{"mutations":[]}"#))
             #expect(readPush.status == .forbidden)
             let malformed = try await client.execute(
-                uri: "/v1/sync/mutations", method: .post, headers: .bearer(backend.admin), body: ByteBuffer(string: #"{"mutations":[{"key":"k"}]}"#))
+                uri: "/v1/sync/mutations", method: .post, headers: .bearer(backend.admin),
+                body: ByteBuffer(string: #"{"mutations":[{"key":"k"}]}"#))
             #expect(malformed.status == .unprocessableContent)
             #expect(malformed.json?["error"]?["message"]?.stringValue == "mutations[0] (k) needs \"entity\" and \"id\"")
         }
@@ -196,7 +244,8 @@ struct SyncTests {
         let edge = try await ServiceFixture()
         defer { edge.cleanUp() }
         try await backend.app().test(.live) { live in
-            let configuration = ServiceConfiguration(sync: .init(to: "http://127.0.0.1:\(live.port!)", token: backend.admin))
+            let configuration = ServiceConfiguration(
+                sync: .init(to: "http://127.0.0.1:\(live.port!)", token: backend.admin))
             try await edge.app(configuration).test(.router) { client in
                 let posted = try await client.execute(
                     uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(edge.phone),

@@ -39,16 +39,18 @@ actor WebhookInbox {
         router.post("/hook") { request, _ -> Response in
             var request = request
             let body = try await request.collectBody(upTo: 1 << 20)
-            let status = await self.receive(Delivery(
-                eventID: request.headers[HTTPField.Name("X-Fencepost-Event-ID")!] ?? "",
-                body: String(buffer: body),
-                signature: request.headers[HTTPField.Name("X-Fencepost-Signature")!] ?? "",
-                attempt: Int(request.headers[HTTPField.Name("X-Fencepost-Attempt")!] ?? "") ?? 0))
+            let status = await self.receive(
+                Delivery(
+                    eventID: request.headers[HTTPField.Name("X-Fencepost-Event-ID")!] ?? "",
+                    body: String(buffer: body),
+                    signature: request.headers[HTTPField.Name("X-Fencepost-Signature")!] ?? "",
+                    attempt: Int(request.headers[HTTPField.Name("X-Fencepost-Attempt")!] ?? "") ?? 0))
             return Response(status: .init(code: status))
         }
         var logger = Logger(label: "receiver")
         logger.logLevel = .warning
-        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+        return Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
     }
 }
 
@@ -70,7 +72,9 @@ struct WebhookTests {
         defer { fixture.cleanUp() }
         let inbox = WebhookInbox(script: [500])
         try await inbox.receiver().test(.live) { receiver in
-            let configuration = ServiceConfiguration(webhooks: [.init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)])
+            let configuration = ServiceConfiguration(webhooks: [
+                .init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)
+            ])
             try await fixture.app(configuration).test(.router) { client in
                 let posted = try await client.execute(
                     uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
@@ -89,7 +93,8 @@ struct WebhookTests {
         #expect(deliveries.map(\.eventID) == [stored[0], stored[0], stored[1]])
         #expect(deliveries.map(\.attempt) == [1, 2, 1])
         for delivery in deliveries {
-            let mac = HMAC<SHA256>.authenticationCode(for: Data(delivery.body.utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
+            let mac = HMAC<SHA256>.authenticationCode(
+                for: Data(delivery.body.utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
             #expect(delivery.signature == "sha256=" + mac.map { String(format: "%02x", $0) }.joined())
             #expect(try JSONParser.parse(Array(delivery.body.utf8))["id"]?.stringValue == delivery.eventID)
         }
@@ -101,13 +106,16 @@ struct WebhookTests {
         defer { fixture.cleanUp() }
         let inbox = WebhookInbox(otherwise: 410)
         try await inbox.receiver().test(.live) { receiver in
-            let configuration = ServiceConfiguration(webhooks: [.init(url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)])
+            let configuration = ServiceConfiguration(webhooks: [
+                .init(url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)
+            ])
             try await fixture.app(configuration).test(.router) { client in
                 _ = try await client.execute(
                     uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
                     body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
                 try await Self.eventually { try await fixture.store.webhookDeadLetters().count == 2 }
-                let listed = try await client.execute(uri: "/v1/webhooks/dead-letters", method: .get, headers: .bearer(fixture.admin))
+                let listed = try await client.execute(
+                    uri: "/v1/webhooks/dead-letters", method: .get, headers: .bearer(fixture.admin))
                 let letters = listed.json?["dead_letters"]?.arrayValue ?? []
                 #expect(letters.count == 2)
                 #expect(letters.first?["last_error"]?.stringValue == "HTTP 410")
@@ -116,14 +124,17 @@ struct WebhookTests {
         #expect(await inbox.deliveries.count == 2)
     }
 
-    @Test("a webhook answering 5xx gets each event webhook_max_attempts times, then it is dead-lettered and the next one goes")
+    @Test(
+        "a webhook answering 5xx gets each event webhook_max_attempts times, then it is dead-lettered and the next one goes"
+    )
     func givesUpAfterMaxAttempts() async throws {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         let inbox = WebhookInbox(otherwise: 503)
         try await inbox.receiver().test(.live) { receiver in
             let configuration = ServiceConfiguration(
-                webhooks: [.init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)], webhookMaxAttempts: 2)
+                webhooks: [.init(name: "ops", url: "http://127.0.0.1:\(receiver.port!)/hook", secret: Self.secret)],
+                webhookMaxAttempts: 2)
             try await fixture.app(configuration).test(.router) { client in
                 let posted = try await client.execute(
                     uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),

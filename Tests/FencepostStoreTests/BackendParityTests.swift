@@ -27,7 +27,8 @@ struct BackendParityTests {
 
     static func export(_ format: ExportFormat, _ store: Store) async throws -> String {
         var sink = StringSink()
-        try await EventExport.write(format, query: EventQuery(), zone: TimeZone(identifier: "Europe/Dublin"), store: store, to: &sink)
+        try await EventExport.write(
+            format, query: EventQuery(), zone: TimeZone(identifier: "Europe/Dublin"), store: store, to: &sink)
         return sink.text
     }
 
@@ -35,7 +36,9 @@ struct BackendParityTests {
     /// edits): every other byte must agree.
     static func withoutEditNonce(_ change: SyncChange) -> SyncMutation {
         var mutation = change.mutation
-        if mutation.entity == .region, let colon = mutation.key.lastIndex(of: ":") { mutation.key = String(mutation.key[..<colon]) }
+        if mutation.entity == .region, let colon = mutation.key.lastIndex(of: ":") {
+            mutation.key = String(mutation.key[..<colon])
+        }
         return mutation
     }
 
@@ -57,8 +60,11 @@ struct BackendParityTests {
         #expect(visits[0] == visits[1])
         #expect(visits[0].contains { $0.contains("region_removed") })
         let feeds = (
-            try await sqlite.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000).map(Self.withoutEditNonce),
-            try await postgres.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000).map(Self.withoutEditNonce))
+            try await sqlite.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000).map(
+                Self.withoutEditNonce),
+            try await postgres.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000).map(
+                Self.withoutEditNonce)
+        )
         if feeds.0 != feeds.1 {
             let differing = zip(feeds.0, feeds.1).filter { $0 != $1 }.prefix(2).map { "\($0.0) != \($0.1)" }
             Issue.record("the change feeds differ (\(feeds.0.count) and \(feeds.1.count) rows): \(differing)")

@@ -1,9 +1,10 @@
-@testable import FencepostStore
+import FencepostCore
 import FencepostTestSupport
 import Foundation
 import Synchronization
 import Testing
-import FencepostCore
+
+@testable import FencepostStore
 
 /// The change feed with several writers at once (on PostgreSQL they really overlap): a consumer
 /// that reads the outbox by `seq` and moves its cursor past what it read must, in the end, have
@@ -41,9 +42,12 @@ import FencepostCore
                             // begin and end inside this one.
                             for row in 0..<2 {
                                 Thread.sleep(forTimeInterval: Double(random.next() % 3_000) / 1_000_000)
-                                try tx.enqueue(OutboxRow(
-                                    entity: .region, id: "w\(writer)-t\(transaction)-r\(row)", op: .delete, version: 1,
-                                    key: "w\(writer)-t\(transaction)-r\(row)", payload: "{}", createdAt: "2026-11-24T00:00:00.000Z"))
+                                try tx.enqueue(
+                                    OutboxRow(
+                                        entity: .region, id: "w\(writer)-t\(transaction)-r\(row)", op: .delete,
+                                        version: 1,
+                                        key: "w\(writer)-t\(transaction)-r\(row)", payload: "{}",
+                                        createdAt: "2026-11-24T00:00:00.000Z"))
                             }
                         }
                     }
@@ -57,7 +61,9 @@ import FencepostCore
         let all = try await store.syncChanges(after: 0, entities: nil, device: nil, limit: 1_000_000)
         let read = consumed.withLock { $0 }
         #expect(all.count == Self.writers * Self.transactionsPerWriter * 2)
-        #expect(read.map(\.id) == all.map(\.mutation.id), "the consumer passed rows that committed after it read past their seq")
+        #expect(
+            read.map(\.id) == all.map(\.mutation.id),
+            "the consumer passed rows that committed after it read past their seq")
         #expect(Set(read.map(\.id)).count == read.count)
         // Each transaction's rows are next to each other and in the order they were added.
         for (first, second) in zip(all, all.dropFirst()) where first.mutation.id.hasSuffix("-r0") {

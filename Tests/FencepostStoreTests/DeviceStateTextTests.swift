@@ -1,10 +1,11 @@
-@testable import FencepostCore
 import FencepostGeometry
-@testable import FencepostStore
 import FencepostTestSupport
 import Foundation
 import PropertyBased
 import Testing
+
+@testable import FencepostCore
+@testable import FencepostStore
 
 /// A device's state is written by hand (`storedText`) and read back by its `Codable`
 /// conformance: every state must survive the trip unchanged.
@@ -14,7 +15,8 @@ import Testing
         func maybe<T>(_ value: @autoclosure () -> T) -> T? { random.next() % 3 == 0 ? nil : value() }
         func point() -> FixPoint {
             FixPoint(
-                time: 1_750_000_000 + random.unit() * 1e6, lat: random.unit() * 180 - 90, lon: random.unit() * 360 - 180,
+                time: 1_750_000_000 + random.unit() * 1e6, lat: random.unit() * 180 - 90,
+                lon: random.unit() * 360 - 180,
                 accuracy: maybe(random.unit() * 500))
         }
         func crossing() -> Crossing {

@@ -1,9 +1,9 @@
 import FencepostCore
 import FencepostGeometry
 import FencepostStore
+import FencepostTestSupport
 import Foundation
 import Testing
-import FencepostTestSupport
 
 @Suite struct IngestSessionTests {
     let grid = Grid(origin: Position(lon: -8.62, lat: 52.66))
@@ -25,7 +25,9 @@ import FencepostTestSupport
         }
     }
 
-    func ingest(_ store: Store, _ inputs: [[Fix]], options: IngestOptions = IngestOptions()) async throws -> IngestSummary {
+    func ingest(_ store: Store, _ inputs: [[Fix]], options: IngestOptions = IngestOptions()) async throws
+        -> IngestSummary
+    {
         let session = try await IngestSession(store: store, options: options)
         for input in inputs {
             try await session.ingest { add in
@@ -37,13 +39,17 @@ import FencepostTestSupport
 
     func visits(_ store: Store) async throws -> [String] {
         var result: [String] = []
-        try await store.forEachVisit { result.append("\($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.exitReason ?? "")") }
+        try await store.forEachVisit {
+            result.append("\($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.exitReason ?? "")")
+        }
         return result
     }
 
     func events(_ store: Store) async throws -> [String] {
         var result: [String] = []
-        try await store.forEachEvent(EventQuery()) { result.append("\($0.id) \($0.kind) \($0.region ?? "") \($0.time)") }
+        try await store.forEachEvent(EventQuery()) {
+            result.append("\($0.id) \($0.kind) \($0.region ?? "") \($0.time)")
+        }
         return result
     }
 
@@ -61,7 +67,13 @@ import FencepostTestSupport
     func lapsPastManyCircles(_ store: Store) async throws -> [Fix] {
         try await store.applyRegions((0..<300).map { grid.circle("c\($0)", x: Double($0) * 20, radius: 5) })
         let walk = (0..<3060).map { grid.fix(Double($0) * 2 - 10, t: Double($0)) }
-        return (0..<10).flatMap { lap in walk.map { fix -> Fix in var f = fix; f.time += Double(lap) * 4000; return f } }
+        return (0..<10).flatMap { lap in
+            walk.map { fix -> Fix in
+                var f = fix
+                f.time += Double(lap) * 4000
+                return f
+            }
+        }
     }
 
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
@@ -128,7 +140,8 @@ import FencepostTestSupport
     }
 
     @Test func unsortedInputIsProcessedInTimeOrder() async throws {
-        let sorted = try await TestStores.fresh(), reversed = try await TestStores.fresh()
+        let sorted = try await TestStores.fresh()
+        let reversed = try await TestStores.fresh()
         for store in [sorted, reversed] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
         _ = try await ingest(sorted, [grid.walk()])
         let summary = try await ingest(reversed, [grid.walk().reversed()])
@@ -160,7 +173,8 @@ import FencepostTestSupport
 
     @Test func removingOrChangingARegionClosesItsOpenVisits() async throws {
         let store = try await TestStores.fresh()
-        let a = grid.circle("a", x: 0, radius: 60), b = grid.circle("b", x: 0, radius: 30)
+        let a = grid.circle("a", x: 0, radius: 60)
+        let b = grid.circle("b", x: 0, radius: 30)
         try await store.applyRegions([a, b])
         _ = try await ingest(store, [Array(grid.walk()[..<150])])  // ends at x = -2: inside both
         await #expect(try visits(store).filter { $0.hasSuffix("open ") }.count == 2)
@@ -217,7 +231,8 @@ extension IngestSessionTests {
         var mixed = grid.walk(device: "one") + grid.walk(device: "two") + grid.walk(device: "three")
         var generator = SystemRandomNumberGenerator()
         mixed.shuffle(using: &generator)
-        let spilled = try await TestStores.fresh(), sorted = try await TestStores.fresh()
+        let spilled = try await TestStores.fresh()
+        let sorted = try await TestStores.fresh()
         for store in [spilled, sorted] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
         let summary = try await ingest(spilled, [mixed], options: IngestOptions(sortRunFixes: 100))
         #expect(summary.dropped.isEmpty)

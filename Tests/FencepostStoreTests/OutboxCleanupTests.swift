@@ -1,8 +1,8 @@
 import FencepostCore
 import FencepostStore
+import FencepostTestSupport
 import Foundation
 import Testing
-import FencepostTestSupport
 
 /// Deleting delivered outbox rows past their retention: what goes and what must stay.
 @Suite struct OutboxCleanupTests {
@@ -19,7 +19,8 @@ import FencepostTestSupport
         _ = try await IngestSessionTests().ingest(store, [grid.walk()])
         func deliver(_ count: Int, at date: Date) async throws -> [OutboxItem] {
             let items = try await store.claimPushBatch(limit: count, maxBytes: 1 << 20)
-            try await store.acknowledge(items, results: Dictionary(uniqueKeysWithValues: items.map { ($0.mutation.key, .applied) }), at: date)
+            try await store.acknowledge(
+                items, results: Dictionary(uniqueKeysWithValues: items.map { ($0.mutation.key, .applied) }), at: date)
             return items
         }
         let old = try await deliver(6, at: Date().addingTimeInterval(-10 * Self.day))
@@ -48,7 +49,9 @@ import FencepostTestSupport
         #expect(left == before.filter { seq in !oldChanges.contains { $0.seq == seq } })
         await #expect(try store.syncStatus().counts[.pending] == 2)
         await #expect(try store.deleteDeliveredOutbox(before: weekAgo) == 0, "a second pass finds nothing")
-        await #expect(try store.deleteDeliveredOutbox(before: Date().addingTimeInterval(1)) == 2, "a shorter retention takes the recent ones")
+        await #expect(
+            try store.deleteDeliveredOutbox(before: Date().addingTimeInterval(1)) == 2,
+            "a shorter retention takes the recent ones")
         await #expect(try store.syncStatus().counts[.pending] == 2)
     }
 

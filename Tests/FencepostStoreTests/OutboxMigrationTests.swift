@@ -1,8 +1,9 @@
-@testable import FencepostStore
 import Foundation
 import GRDB
 import Synchronization
 import Testing
+
+@testable import FencepostStore
 
 /// The outbox rebuilt by migrations v7 (cheaper checks) and v8 (rows that refer to their entity)
 /// keeps every row with its payload and key, the seq high-water mark, the checks themselves and
@@ -26,7 +27,9 @@ import Testing
             for (n, status) in ["delivered", "pending", "dead", "pending"].enumerated() {
                 try db.execute(
                     sql: Self.insertRow,
-                    arguments: ["event", "e\(n)", "event:e\(n):v1", #"{"id":"e\#(n)"}"#, status, n, n == 2 ? "HTTP 410" : nil])
+                    arguments: [
+                        "event", "e\(n)", "event:e\(n):v1", #"{"id":"e\#(n)"}"#, status, n, n == 2 ? "HTTP 410" : nil,
+                    ])
             }
             try db.execute(sql: "DELETE FROM outbox WHERE seq = 4")
             return try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq")
@@ -45,7 +48,11 @@ import Testing
             #expect(throws: DatabaseError.self) {
                 try db.execute(sql: Self.insertRow, arguments: ["event", "e1", "event:e1:v1", "{}", "pending", 0, nil])
             }
-            let indexes = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox' AND sql IS NOT NULL ORDER BY name")
+            let indexes = try String.fetchAll(
+                db,
+                sql:
+                    "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox' AND sql IS NOT NULL ORDER BY name"
+            )
             #expect(indexes == ["outbox_by_entity", "outbox_by_key", "outbox_by_status", "outbox_references"])
             // A row may now leave its key and payload out: they are derived when read.
             try db.execute(sql: Self.insertRow, arguments: ["event", "r", nil, nil, "pending", 0, nil])

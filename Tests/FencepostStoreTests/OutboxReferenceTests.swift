@@ -1,10 +1,11 @@
 import FencepostCore
 import FencepostFormats
-@testable import FencepostStore
 import FencepostTestSupport
 import Foundation
 import GRDB
 import Testing
+
+@testable import FencepostStore
 
 /// Outbox rows an ingest writes refer to their event or visit and are rendered when read: what
 /// any consumer receives must be byte for byte what the stored copies held before (the golden
@@ -38,8 +39,10 @@ import Testing
             return Expected(
                 seq: Int64(row["seq"]?.numberValue ?? 0),
                 mutation: SyncMutation(
-                    key: row["key"]?.stringValue ?? "", entity: SyncEntity(row["entity"]?.stringValue ?? ""), id: row["id"]?.stringValue ?? "",
-                    op: SyncOperation(rawValue: row["op"]?.stringValue ?? "") ?? .delete, version: Int(row["version"]?.numberValue ?? 0),
+                    key: row["key"]?.stringValue ?? "", entity: SyncEntity(row["entity"]?.stringValue ?? ""),
+                    id: row["id"]?.stringValue ?? "",
+                    op: SyncOperation(rawValue: row["op"]?.stringValue ?? "") ?? .delete,
+                    version: Int(row["version"]?.numberValue ?? 0),
                     payload: row["payload"]?.stringValue ?? ""))
         }
     }
@@ -51,7 +54,8 @@ import Testing
         try await store.applyRegions(RegionConfig.merge([config]))
         // No enter delay: the fixture's events then depend on nothing a later monitor rule
         // for pending enters might change.
-        let session = try await IngestSession(store: store, options: IngestOptions(monitor: MonitorSettings(enterDelay: 0)))
+        let session = try await IngestSession(
+            store: store, options: IngestOptions(monitor: MonitorSettings(enterDelay: 0)))
         for half in ["half1.csv.gz", "half2.csv.gz"].prefix(halves) {
             var reader = try TraceOpener.open(file(half), format: nil, device: "trace")
             try await session.ingest { add in
@@ -65,7 +69,8 @@ import Testing
     static func differences(_ changes: [SyncChange], _ golden: ArraySlice<Expected>) -> [String] {
         var differences: [String] = []
         if changes.count != golden.count { differences.append("\(changes.count) rows, expected \(golden.count)") }
-        for (change, expected) in zip(changes, golden) where change.seq != expected.seq || change.mutation != expected.mutation {
+        for (change, expected) in zip(changes, golden)
+        where change.seq != expected.seq || change.mutation != expected.mutation {
             differences.append("seq \(change.seq): \(change.mutation) != \(expected.seq): \(expected.mutation)")
             if differences.count >= 3 { break }
         }
@@ -76,16 +81,21 @@ import Testing
         let golden = try Self.golden()
         for (halves, count) in [(1, Self.rowsAfterFirstHalf), (2, golden.count)] {
             let store = try await Self.store(halves: halves)
-            let changes = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
+            let changes = try await store.syncChanges(
+                after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
             #expect(Self.differences(changes, golden.prefix(count)) == [], "after \(halves) half(s)")
-            #expect(try await store.read { tx in try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL") as Int? } == count)
+            #expect(
+                try await store.read { tx in try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL") as Int? }
+                    == count)
         }
     }
 
     @Test func pushClaimsAndDeviceConfinedFeedsGiveTheSame() async throws {
         let golden = try Self.golden()
         let store = try await Self.store(halves: 2)
-        let claimed = try await store.claimPushBatch(limit: 100_000, maxBytes: .max).filter { $0.mutation.entity != .region }
+        let claimed = try await store.claimPushBatch(limit: 100_000, maxBytes: .max).filter {
+            $0.mutation.entity != .region
+        }
         #expect(Self.differences(claimed.map { SyncChange(seq: $0.seq, mutation: $0.mutation) }, golden[...]) == [])
         // A device token reads the regions and its own device's rows, referring or not.
         let own = try await store.syncChanges(after: 0, entities: nil, device: "trace", limit: 100_000)
@@ -100,21 +110,27 @@ import Testing
         // A closed visit and an event of it, replaced by version 3 and 2 from elsewhere.
         let visit = try #require(golden.first { $0.mutation.entity == .visit && $0.mutation.version == 2 })
         let event = try #require(golden.first { $0.mutation.entity == .event })
-        var newerVisit = visit.mutation.payload.replacingOccurrences(of: #""exit_reason":"exit""#, with: #""exit_reason":"region_removed""#)
+        var newerVisit = visit.mutation.payload.replacingOccurrences(
+            of: #""exit_reason":"exit""#, with: #""exit_reason":"region_removed""#)
         newerVisit = newerVisit.replacingOccurrences(of: #""version":2"#, with: #""version":3"#)
         let results = try await store.applyMutations(
             [
-                SyncMutation(key: "visit:\(visit.mutation.id):v3", entity: .visit, id: visit.mutation.id, op: .upsert, version: 3, payload: newerVisit),
-                SyncMutation(key: "event:\(event.mutation.id):v2", entity: .event, id: event.mutation.id, op: .upsert, version: 2,
-                             payload: event.mutation.payload.replacingOccurrences(of: #""flags":[]"#, with: #""flags":["gap"]"#)),
+                SyncMutation(
+                    key: "visit:\(visit.mutation.id):v3", entity: .visit, id: visit.mutation.id, op: .upsert,
+                    version: 3, payload: newerVisit),
+                SyncMutation(
+                    key: "event:\(event.mutation.id):v2", entity: .event, id: event.mutation.id, op: .upsert,
+                    version: 2,
+                    payload: event.mutation.payload.replacingOccurrences(of: #""flags":[]"#, with: #""flags":["gap"]"#)),
             ],
             permissions: SyncPermissions(device: nil, regions: true))
         #expect(results == [.applied, .applied])
         let changes = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
         #expect(Self.differences(Array(changes.prefix(golden.count)), golden[...]) == [])
         #expect(changes.count == golden.count + 2)
-        #expect(try await store.read { tx in
-            try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NOT NULL AND entity != 'region'") as Int?
-        } == 5)  // the visit's two rows and the event's, kept as text, and the two new ones
+        #expect(
+            try await store.read { tx in
+                try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NOT NULL AND entity != 'region'") as Int?
+            } == 5)  // the visit's two rows and the event's, kept as text, and the two new ones
     }
 }

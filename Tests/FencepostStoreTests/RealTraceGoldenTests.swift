@@ -2,8 +2,8 @@ import FencepostCore
 import FencepostFormats
 import FencepostGeometry
 import FencepostStore
-import Foundation
 import FencepostTestSupport
+import Foundation
 import Testing
 
 /// Whole-pipeline checks on the real traces and regions in ../shared/data.
@@ -18,14 +18,20 @@ struct RealTraceGoldenTests {
     }
 
     /// Ingests one trace into a fresh store; returns the store and the session's summary.
-    func ingest(_ trace: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) async throws -> (Store, IngestSummary) {
-        try await Self.ingest(path: TestData.sharedFile(trace), regions: regions, monitor: monitor, maxAccuracy: maxAccuracy)
+    func ingest(
+        _ trace: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200
+    ) async throws -> (Store, IngestSummary) {
+        try await Self.ingest(
+            path: TestData.sharedFile(trace), regions: regions, monitor: monitor, maxAccuracy: maxAccuracy)
     }
 
-    static func ingest(path: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200) async throws -> (Store, IngestSummary) {
+    static func ingest(
+        path: String, regions: [Region], monitor: MonitorSettings = MonitorSettings(), maxAccuracy: Double = 200
+    ) async throws -> (Store, IngestSummary) {
         let store = try await TestStores.fresh()
         try await store.applyRegions(regions)
-        let session = try await IngestSession(store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
+        let session = try await IngestSession(
+            store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
         var reader = try TraceOpener.open(path, format: nil, device: nil)
         try await session.ingest { add in
             while let fix = try reader.next() { try add(fix) }
@@ -65,17 +71,22 @@ struct RealTraceGoldenTests {
     }
 
     @Test func zurichGoogleTraceFlapsRawAndSettlesWithTheDefaults() async throws {
-        let districts = try regions("zurich/stadtkreise.geojson", RegionImportOptions(idProperty: "Kreisnummer", idPrefix: "zh-kreis-"))
+        let districts = try regions(
+            "zurich/stadtkreise.geojson", RegionImportOptions(idProperty: "Kreisnummer", idPrefix: "zh-kreis-"))
         // Every fix, even the poor ones: the 140 district changes of the raw trace.
-        let (rawStore, rawSummary) = try await ingest("zurich/google_trajectory.csv", regions: districts, monitor: Self.raw, maxAccuracy: 1e9)
+        let (rawStore, rawSummary) = try await ingest(
+            "zurich/google_trajectory.csv", regions: districts, monitor: Self.raw, maxAccuracy: 1e9)
         #expect(rawSummary.events[.enter] == 141 && rawSummary.events[.exit] == 140)
-        await #expect(try kindsByRegion(rawStore) == bruteForce("zurich/google_trajectory.csv", regions: districts, maxAccuracy: 1e9))
+        await #expect(
+            try kindsByRegion(rawStore)
+                == bruteForce("zurich/google_trajectory.csv", regions: districts, maxAccuracy: 1e9))
 
         // With the accuracy filter and the default hysteresis, the flapping collapses.
         let (_, filteredRaw) = try await ingest("zurich/google_trajectory.csv", regions: districts, monitor: Self.raw)
         let (store, summary) = try await ingest("zurich/google_trajectory.csv", regions: districts)
         #expect(summary.dropped[.lowAccuracy] == 199)
-        let rawVisits = filteredRaw.visitsOpened, visits = summary.visitsOpened
+        let rawVisits = filteredRaw.visitsOpened
+        let visits = summary.visitsOpened
         #expect(rawVisits == 101)
         #expect(visits <= rawVisits / 10, "\(visits) visits from \(rawVisits) raw")
         // The trace stays inside the city: at the end the device is in at least one district.
@@ -85,7 +96,9 @@ struct RealTraceGoldenTests {
     }
 
     @Test func torontoTakeoutRecordsMatchBruteForceRaw() async throws {
-        let neighbourhoods = try regions("toronto/toronto_neighbourhoods.geojson", RegionImportOptions(idProperty: "AREA_SHORT_CODE", idPrefix: "toronto:"))
+        let neighbourhoods = try regions(
+            "toronto/toronto_neighbourhoods.geojson",
+            RegionImportOptions(idProperty: "AREA_SHORT_CODE", idPrefix: "toronto:"))
         let (store, _) = try await ingest("google_takeout/records.json", regions: neighbourhoods, monitor: Self.raw)
         await #expect(try kindsByRegion(store) == bruteForce("google_takeout/records.json", regions: neighbourhoods))
     }

@@ -1,21 +1,28 @@
 import FencepostCore
 import FencepostGeometry
 import FencepostStore
+import FencepostTestSupport
 import Foundation
 import GRDB
 import Synchronization
 import Testing
-import FencepostTestSupport
 
 @Suite struct RegionStoreTests {
     static func circle(_ id: String, radius: Double = 25, name: String? = nil) -> Region {
         Region(id: id, name: name, shape: .circle(center: Position(lon: -8.62, lat: 52.66), radius: radius))
     }
 
-    static let square = Region(id: "square", shape: .area(.polygon(PolygonCoordinates(rings: [[
-        Position(lon: 8.50, lat: 47.37), Position(lon: 8.51, lat: 47.37), Position(lon: 8.51, lat: 47.38),
-        Position(lon: 8.50, lat: 47.38), Position(lon: 8.50, lat: 47.37),
-    ]]))))
+    static let square = Region(
+        id: "square",
+        shape: .area(
+            .polygon(
+                PolygonCoordinates(rings: [
+                    [
+                        Position(lon: 8.50, lat: 47.37), Position(lon: 8.51, lat: 47.37),
+                        Position(lon: 8.51, lat: 47.38),
+                        Position(lon: 8.50, lat: 47.38), Position(lon: 8.50, lat: 47.37),
+                    ]
+                ]))))
 
     /// Records every retirement the store reports, as a visit closer would act on them.
     final class RetirementLog: Sendable {
@@ -97,7 +104,9 @@ import FencepostTestSupport
         let store = try await TestStores.fresh().adding { _, _, _ in throw VisitCloserFailed() }
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         let before = try await store.monitoredRegions()
-        await #expect(throws: VisitCloserFailed.self) { try await store.applyRegions([Self.circle("b"), Self.circle("c")]) }
+        await #expect(throws: VisitCloserFailed.self) {
+            try await store.applyRegions([Self.circle("b"), Self.circle("c")])
+        }
         await #expect(try store.monitoredRegions() == before)
     }
 
@@ -118,7 +127,9 @@ import FencepostTestSupport
 
     @Test func defaultLocationFollowsTheEnvironment() {
         #expect(StoreLocation.defaultPath(environment: ["FENCEPOST_DB": "/x/y.db", "HOME": "/h"]) == "/x/y.db")
-        #expect(StoreLocation.defaultPath(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/fencepost/fencepost.db")
+        #expect(
+            StoreLocation.defaultPath(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/fencepost/fencepost.db"
+        )
         #expect(StoreLocation.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/share/fencepost/fencepost.db")
     }
 }

@@ -1,9 +1,9 @@
 import FencepostCore
 import FencepostGeometry
 import FencepostStore
+import FencepostTestSupport
 import Foundation
 import Testing
-import FencepostTestSupport
 
 /// Both sides of sync on real stores: a client's outbox applied to a backend store, the queue's
 /// states, and pulled regions.
@@ -25,9 +25,13 @@ import FencepostTestSupport
 
     func rows(_ store: Store) async throws -> (events: [String], visits: [String]) {
         var events: [String] = []
-        try await store.forEachEvent(EventQuery()) { events.append("\($0.id) \($0.kind) \($0.device) \($0.region ?? "") \($0.time) \($0.flags) \($0.properties)") }
+        try await store.forEachEvent(EventQuery()) {
+            events.append("\($0.id) \($0.kind) \($0.device) \($0.region ?? "") \($0.time) \($0.flags) \($0.properties)")
+        }
         var visits: [String] = []
-        try await store.forEachVisit { visits.append("\($0.id) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.status) v\($0.version)") }
+        try await store.forEachVisit {
+            visits.append("\($0.id) \($0.region) \($0.enteredAt) \($0.exitedAt ?? "open") \($0.status) v\($0.version)")
+        }
         return (events, visits)
     }
 
@@ -59,7 +63,8 @@ import FencepostTestSupport
         // The backend applies the region delete (which must not close the pushed visit itself)
         // and then the client's own close: both stores end the same.
         let backend = try await TestStores.fresh()
-        let results = try await backend.applyMutations(try mutations(client), permissions: SyncPermissions(device: nil, regions: true))
+        let results = try await backend.applyMutations(
+            try mutations(client), permissions: SyncPermissions(device: nil, regions: true))
         #expect(results.allSatisfy { $0 == .applied })
         await #expect(try rows(backend) == rows(client))
     }
@@ -88,11 +93,15 @@ import FencepostTestSupport
 
         let results = try await backend.applyMutations([broken, events[1]], permissions: device)
         #expect(results == [.rejected(reason: "the payload has no time"), .applied])
-        await #expect(try backend.applyMutations([events[2]], permissions: other) == [
-            .rejected(reason: "this token may sync only device other's data, not phone's")
-        ])
+        await #expect(
+            try backend.applyMutations([events[2]], permissions: other) == [
+                .rejected(reason: "this token may sync only device other's data, not phone's")
+            ])
         let region = try await mutations(client, entities: [.region])[0]
-        await #expect(try backend.applyMutations([region], permissions: device) == [.rejected(reason: "regions can only be changed with an admin token")])
+        await #expect(
+            try backend.applyMutations([region], permissions: device) == [
+                .rejected(reason: "regions can only be changed with an admin token")
+            ])
         await #expect(try rows(backend).events.count == 1)
 
         // Fixed (the original payload), the same key applies: the rejection was not remembered.
@@ -106,13 +115,19 @@ import FencepostTestSupport
         try await store.applyRegions([])
         try await store.applyRegions([grid.circle("a", x: 0, radius: 50)])
         let queued = try await mutations(store)
-        #expect(queued.map { "\($0.op.rawValue) v\($0.version)" } == ["upsert v1", "upsert v2", "delete v3", "upsert v1"])
+        #expect(
+            queued.map { "\($0.op.rawValue) v\($0.version)" } == ["upsert v1", "upsert v2", "delete v3", "upsert v1"])
         #expect(Set(queued.map(\.key)).count == 4)  // the re-added region is a new edit, not a duplicate
 
         // Replayed on a backend in order, the last edit wins.
         let backend = try await TestStores.fresh()
-        await #expect(try backend.applyMutations(queued, permissions: SyncPermissions(device: nil, regions: true)).allSatisfy { $0 == .applied })
-        await #expect(try backend.monitoredRegions().map(\.region.contentHash) == store.monitoredRegions().map(\.region.contentHash))
+        await #expect(
+            try backend.applyMutations(queued, permissions: SyncPermissions(device: nil, regions: true)).allSatisfy {
+                $0 == .applied
+            })
+        await #expect(
+            try backend.monitoredRegions().map(\.region.contentHash)
+                == store.monitoredRegions().map(\.region.contentHash))
     }
 
     @Test func theQueueClaimsAcknowledgesRetriesAndDeadLetters() async throws {
@@ -141,9 +156,12 @@ import FencepostTestSupport
         // Failures that reached the backend count; an unreachable backend does not.
         let next = try await store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
         #expect(next.map(\.seq) == [4, 5])
-        await #expect(try store.recordPushFailure(next, error: "connection refused", counts: false, maxAttempts: 1, retryAt: Date()) == 0)
+        await #expect(
+            try store.recordPushFailure(
+                next, error: "connection refused", counts: false, maxAttempts: 1, retryAt: Date()) == 0)
         let retried = try await store.claimPushBatch(limit: 2, maxBytes: 1 << 20)
-        await #expect(try store.recordPushFailure(retried, error: "HTTP 503", counts: true, maxAttempts: 1, retryAt: Date()) == 2)
+        await #expect(
+            try store.recordPushFailure(retried, error: "HTTP 503", counts: true, maxAttempts: 1, retryAt: Date()) == 2)
         await #expect(try store.syncStatus().lastError == "HTTP 503")
         await #expect(try store.syncDeadLetters().map(\.seq) == [2, 4, 5])
 
@@ -155,7 +173,10 @@ import FencepostTestSupport
 
     @Test func pulledRegionsGoThroughTheReconcilerAndNeverUndoAPendingLocalDelete() async throws {
         let backend = try await TestStores.fresh()
-        try await backend.applyRegions([grid.circle("a", x: 0, radius: 50), grid.circle("b", x: 200, radius: 50), grid.circle("c", x: 400, radius: 50)])
+        try await backend.applyRegions([
+            grid.circle("a", x: 0, radius: 50), grid.circle("b", x: 200, radius: 50),
+            grid.circle("c", x: 400, radius: 50),
+        ])
 
         let edge = try await TestStores.fresh()
         try await edge.applyRegions([grid.circle("b", x: 200, radius: 50)])
@@ -172,7 +193,8 @@ import FencepostTestSupport
 
         // Once the delete has been pushed (delivered), a later pull may bring b back.
         let claimed = try await edge.claimPushBatch(limit: 10, maxBytes: 1 << 20)
-        try await edge.acknowledge(claimed, results: Dictionary(uniqueKeysWithValues: claimed.map { ($0.mutation.key, SyncResult.applied) }))
+        try await edge.acknowledge(
+            claimed, results: Dictionary(uniqueKeysWithValues: claimed.map { ($0.mutation.key, SyncResult.applied) }))
         _ = try await edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
         await #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "b", "c"])
     }

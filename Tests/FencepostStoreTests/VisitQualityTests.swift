@@ -16,11 +16,13 @@ import Testing
         let truth = try workload.truth()
         #expect(truth.filter { $0.end - $0.start >= 60 }.count > 100, "enough visits to score")
 
-        let score = await VisitScore(truth: truth, candidates: try workload.ingest(IngestOptions()), minimumDuration: 60)
+        let score = await VisitScore(
+            truth: truth, candidates: try workload.ingest(IngestOptions()), minimumDuration: 60)
         #expect(score.f1 >= 0.95, "defaults: \(score)")
         // The trace is noisy enough for the score to mean something: raw containment flaps.
         let raw = MonitorSettings(hysteresis: 0, enterDelay: 0, exitDelay: 0, passThrough: false)
-        let flapping = await VisitScore(truth: truth, candidates: try workload.ingest(IngestOptions(monitor: raw)), minimumDuration: 60)
+        let flapping = await VisitScore(
+            truth: truth, candidates: try workload.ingest(IngestOptions(monitor: raw)), minimumDuration: 60)
         #expect(flapping.f1 < 0.8, "raw containment: \(flapping)")
     }
 }
@@ -60,7 +62,8 @@ struct Workload {
             }
             let corners = 6 + Int(random.unit() * 43)
             var ring = (0..<corners).map { corner -> Position in
-                let angle = 2 * Double.pi * Double(corner) / Double(corners), reach = radius * uniform(0.55, 1)
+                let angle = 2 * Double.pi * Double(corner) / Double(corners)
+                let reach = radius * uniform(0.55, 1)
                 return projection.unproject(x: x + reach * cos(angle), y: y + reach * sin(angle))
             }
             ring.append(ring[0])
@@ -68,7 +71,8 @@ struct Workload {
         }
 
         var (x, y, heading, speed, stop) = (0.0, 0.0, uniform(0, 2 * .pi), 1.4, 0)
-        var clean: [Position] = [], fixes: [Fix] = []
+        var clean: [Position] = []
+        var fixes: [Fix] = []
         for second in 0..<fixCount {
             if stop > 0 {
                 stop -= 1
@@ -87,9 +91,10 @@ struct Workload {
             }
             let reported = projection.unproject(x: x + gauss(6), y: y + gauss(6))
             clean.append(projection.unproject(x: x, y: y))
-            fixes.append(Fix(
-                device: "walker", time: Self.start + Double(second), lat: reported.lat, lon: reported.lon,
-                accuracy: abs(6 + gauss(2)) + 3))
+            fixes.append(
+                Fix(
+                    device: "walker", time: Self.start + Double(second), lat: reported.lat, lon: reported.lon,
+                    accuracy: abs(6 + gauss(2)) + 3))
         }
         self.clean = clean
         self.fixes = fixes
@@ -121,7 +126,9 @@ struct Workload {
                 default: break
                 }
             }
-            if let entered { visits.append(ScoredVisit(region: region.id, start: entered, end: Self.start + Double(clean.count))) }
+            if let entered {
+                visits.append(ScoredVisit(region: region.id, start: entered, end: Self.start + Double(clean.count)))
+            }
         }
         return visits
     }
@@ -178,16 +185,18 @@ struct VisitScore: CustomStringConvertible {
             }
         }
         pairs.sort { ($0.overlap, $0.truth, $0.candidate) > ($1.overlap, $1.truth, $1.candidate) }
-        var usedTruth = Set<Int>(), usedCandidates = Set<Int>()
+        var usedTruth = Set<Int>()
+        var usedCandidates = Set<Int>()
         for pair in pairs where !usedTruth.contains(pair.truth) && !usedCandidates.contains(pair.candidate) {
             usedTruth.insert(pair.truth)
             usedCandidates.insert(pair.candidate)
         }
         let matched = Double(usedCandidates.count)
         let ignored = candidates.indices.filter { j in
-            !usedCandidates.contains(j) && (short[candidates[j].region] ?? []).contains {
-                min($0.end, candidates[j].end) - max($0.start, candidates[j].start) >= 0
-            }
+            !usedCandidates.contains(j)
+                && (short[candidates[j].region] ?? []).contains {
+                    min($0.end, candidates[j].end) - max($0.start, candidates[j].start) >= 0
+                }
         }.count
         let scored = Double(candidates.count - ignored)
         precision = scored > 0 ? matched / scored : 0

@@ -1,7 +1,8 @@
-@testable import FencepostStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FencepostStore
 
 @Suite struct WriteAheadLogTests {
     /// Writes about `pages` pages of 4 KiB to the store, in transactions of 100 rows.

@@ -42,13 +42,16 @@ package final class FaultProxy: Sendable {
             .bind(host: "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
+                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
+                        wrappingChannelSynchronously: channel)
                 }
             }
         return FaultProxy(server: server, upstream: upstream)
     }
 
-    private init(server: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>, upstream: String) {
+    private init(
+        server: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>, upstream: String
+    ) {
         self.server = server
         self.port = server.channel.localAddress?.port ?? 0
         self.upstream = upstream
@@ -59,7 +62,9 @@ package final class FaultProxy: Sendable {
             try? await server.executeThenClose { connections in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await connection in connections {
-                        group.addTask { try? await Self.serve(connection, faults: faults, client: client, upstream: upstream) }
+                        group.addTask {
+                            try? await Self.serve(connection, faults: faults, client: client, upstream: upstream)
+                        }
                     }
                 }
             }
@@ -136,14 +141,19 @@ package final class FaultProxy: Sendable {
                         var headers = HTTPHeaders([("Content-Type", "application/json")])
                         if let retryAfter { headers.add(name: "Retry-After", value: String(retryAfter)) }
                         let text = #"{"error":{"code":"injected","message":"fault injected by the test proxy"}}"#
-                        try await respond(outbound, status: .init(statusCode: code), headers: headers, body: ByteBuffer(string: text))
+                        try await respond(
+                            outbound, status: .init(statusCode: code), headers: headers, body: ByteBuffer(string: text))
                     case .pass, .delay, .dropAfterForwarding, .resetMidBody:
-                        if case .delay(let seconds) = fault { try await Task.sleep(for: .milliseconds(Int64(seconds * 1000))) }
-                        let (status, headers, answer) = try await forward(head, body: body, client: client, upstream: upstream)
+                        if case .delay(let seconds) = fault {
+                            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                        }
+                        let (status, headers, answer) = try await forward(
+                            head, body: body, client: client, upstream: upstream)
                         faults.state.withLock { $0.observer }?(head.uri, String(buffer: answer))
                         if fault == .dropAfterForwarding { return }
                         if fault == .resetMidBody {
-                            try await respondHalf(outbound, channel: connection.channel, status: status, headers: headers, body: answer)
+                            try await respondHalf(
+                                outbound, channel: connection.channel, status: status, headers: headers, body: answer)
                             return
                         }
                         try await respond(outbound, status: status, headers: headers, body: answer)
@@ -165,14 +175,16 @@ package final class FaultProxy: Sendable {
         let response = try await client.execute(request, timeout: .seconds(60))
         let answer = try await response.body.collect(upTo: 256 << 20)
         var headers = HTTPHeaders()
-        for (name, value) in response.headers where !["content-length", "connection", "transfer-encoding"].contains(name.lowercased()) {
+        for (name, value) in response.headers
+        where !["content-length", "connection", "transfer-encoding"].contains(name.lowercased()) {
             headers.add(name: name, value: value)
         }
         return (response.status, headers, answer)
     }
 
     private static func respond(
-        _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer
+        _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, status: HTTPResponseStatus,
+        headers: HTTPHeaders, body: ByteBuffer
     ) async throws {
         var headers = headers
         headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
@@ -183,13 +195,15 @@ package final class FaultProxy: Sendable {
 
     /// The head and half the body, then a reset: SO_LINGER 0 makes the close send RST.
     private static func respondHalf(
-        _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: any Channel, status: HTTPResponseStatus,
+        _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: any Channel,
+        status: HTTPResponseStatus,
         headers: HTTPHeaders, body: ByteBuffer
     ) async throws {
         var headers = headers
         headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
         try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
-        try await outbound.write(.body(.byteBuffer(body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer())))
+        try await outbound.write(
+            .body(.byteBuffer(body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer())))
         try await (channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
         try await channel.close()
     }
@@ -210,7 +224,9 @@ private final class FaultScript: Sendable {
 
     func next() -> ProxyFault {
         state.withLock { state in
-            let fault = state.standing ?? (state.script.isEmpty ? state.chooser?() ?? ProxyFault.pass : state.script.removeFirst())
+            let fault =
+                state.standing
+                ?? (state.script.isEmpty ? state.chooser?() ?? ProxyFault.pass : state.script.removeFirst())
             state.seen.append(fault)
             return fault
         }

@@ -1,6 +1,7 @@
 package import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// An SVG read back with Foundation's XML parser (libxml2), not ours: well-formedness is
@@ -21,7 +22,8 @@ package final class ParsedSVG {
         let collector = Collector()
         parser.delegate = collector
         guard parser.parse() else {
-            throw ParseFailure(reason: "\(parser.parserError.map { "\($0)" } ?? "unknown") at line \(parser.lineNumber)")
+            throw ParseFailure(
+                reason: "\(parser.parserError.map { "\($0)" } ?? "unknown") at line \(parser.lineNumber)")
         }
         elements = collector.elements
     }
@@ -36,7 +38,10 @@ package final class ParsedSVG {
         var elements: [Element] = []
         private var open: [Int] = []
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             open.append(elements.count)
             elements.append(Element(name: name, attributes: attributes))
         }
@@ -65,10 +70,14 @@ package final class ParsedSVG {
 extension ParsedSVG.Element {
     /// Where a point-like element sits: its `translate(x y)`, else cx/cy, else x/y.
     package var anchor: (x: Double, y: Double)? {
-        if let transform = attributes["transform"], let match = transform.firstMatch(of: /translate\(\s*([-\d.]+)[ ,]+([-\d.]+)\s*\)/) {
+        if let transform = attributes["transform"],
+            let match = transform.firstMatch(of: /translate\(\s*([-\d.]+)[ ,]+([-\d.]+)\s*\)/)
+        {
             return (Double(match.1)!, Double(match.2)!)
         }
-        if let cx = attributes["cx"].flatMap(Double.init), let cy = attributes["cy"].flatMap(Double.init) { return (cx, cy) }
+        if let cx = attributes["cx"].flatMap(Double.init), let cy = attributes["cy"].flatMap(Double.init) {
+            return (cx, cy)
+        }
         if let x = attributes["x"].flatMap(Double.init), let y = attributes["y"].flatMap(Double.init) { return (x, y) }
         return nil
     }

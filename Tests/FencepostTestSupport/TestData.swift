@@ -26,7 +26,9 @@ package struct TemporaryFile {
     package let path: String
 
     package init(_ text: String, suffix: String = ".txt") throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)\(suffix)").path
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)\(suffix)")
+            .path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
 

@@ -9,7 +9,9 @@ import PostgresNIO
 /// both backends.
 package enum TestStores {
     /// The server's URL when the tests run against PostgreSQL.
-    package static let postgresURL = ProcessInfo.processInfo.environment["FENCEPOST_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    package static let postgresURL = ProcessInfo.processInfo.environment["FENCEPOST_TEST_POSTGRES"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
 
     /// Whether this run is against PostgreSQL: tests of what only SQLite has (its files, its
     /// write-ahead log, its migrations from older releases) skip themselves then.
@@ -24,7 +26,8 @@ package enum TestStores {
     /// Creates an empty database on the server `url` names; returns the URL naming it.
     package static func createDatabase(on url: String) async throws -> String {
         guard var components = URLComponents(string: url), let host = components.host, let port = components.port else {
-            throw TestStoreError(reason: "FENCEPOST_TEST_POSTGRES is not a postgres://user@host:port/database URL: \(url)")
+            throw TestStoreError(
+                reason: "FENCEPOST_TEST_POSTGRES is not a postgres://user@host:port/database URL: \(url)")
         }
         let name = "fencepost_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let configuration = PostgresConnection.Configuration(
@@ -35,7 +38,8 @@ package enum TestStores {
         // busy, connections exhausted for a moment): tried again, then said in full.
         for attempt in 1... {
             do {
-                let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+                let connection = try await PostgresConnection.connect(
+                    configuration: configuration, id: 1, logger: logger)
                 do {
                     try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
                 } catch {
@@ -45,7 +49,9 @@ package enum TestStores {
                 try await connection.close()
                 break
             } catch {
-                guard attempt < 5 else { throw TestStoreError(reason: "CREATE DATABASE failed: \(String(reflecting: error))") }
+                guard attempt < 5 else {
+                    throw TestStoreError(reason: "CREATE DATABASE failed: \(String(reflecting: error))")
+                }
                 try await Task.sleep(for: .milliseconds(200 * attempt))
             }
         }
@@ -69,13 +75,17 @@ extension TestStores {
         let name = "refuse_" + table
         try await store.write { tx in
             if store.location.hasPrefix("postgres") {
-                try tx.execute("""
+                try tx.execute(
+                    """
                     CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
                     BEGIN IF \(condition) THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$
                     """)
-                try tx.execute("CREATE TRIGGER \(name) AFTER INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(name)()")
+                try tx.execute(
+                    "CREATE TRIGGER \(name) AFTER INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(name)()")
             } else {
-                try tx.execute("CREATE TRIGGER \(name) AFTER INSERT ON \(table) WHEN \(condition) BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+                try tx.execute(
+                    "CREATE TRIGGER \(name) AFTER INSERT ON \(table) WHEN \(condition) BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+                )
             }
         }
     }
@@ -83,7 +93,8 @@ extension TestStores {
     package static func allowInserts(in store: Store, into table: String) async throws {
         let name = "refuse_" + table
         try await store.write { tx in
-            try tx.execute(store.location.hasPrefix("postgres") ? "DROP TRIGGER \(name) ON \(table)" : "DROP TRIGGER \(name)")
+            try tx.execute(
+                store.location.hasPrefix("postgres") ? "DROP TRIGGER \(name) ON \(table)" : "DROP TRIGGER \(name)")
         }
     }
 }

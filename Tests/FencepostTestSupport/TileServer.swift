@@ -12,7 +12,8 @@ package final class TileServer: Sendable {
     private let server: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let acceptor: Task<Void, Never>
     private let requested = RequestLog()
-    private static let tile = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGO4+eoyAAU2Apc3uPKLAAAAAElFTkSuQmCC")!
+    private static let tile = Data(
+        base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGO4+eoyAAU2Apc3uPKLAAAAAElFTkSuQmCC")!
 
     package static func start() async throws -> TileServer {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -20,7 +21,8 @@ package final class TileServer: Sendable {
             .bind(host: "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
+                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
+                        wrappingChannelSynchronously: channel)
                 }
             }
         return TileServer(server: server)
@@ -53,7 +55,9 @@ package final class TileServer: Sendable {
         _ = await acceptor.value
     }
 
-    private static func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, requested: RequestLog) async throws {
+    private static func serve(
+        _ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, requested: RequestLog
+    ) async throws {
         try await connection.executeThenClose { inbound, outbound in
             var uri: String?
             for try await part in inbound {

@@ -24,10 +24,15 @@ package final class WebDriver: @unchecked Sendable {
     /// Starts chromedriver on a free loopback port and opens a headless browser session.
     package static func start(width: Int = 1400, height: Int = 1000) async throws -> WebDriver {
         guard let browser = chromium.first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw Failure(description: "no Chromium at \(chromium.joined(separator: " or ")): run tools/setup (Debian package chromium)")
+            throw Failure(
+                description:
+                    "no Chromium at \(chromium.joined(separator: " or ")): run tools/setup (Debian package chromium)")
         }
         guard let driverPath = chromedriver.first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw Failure(description: "no chromedriver at \(chromedriver.joined(separator: " or ")): run tools/setup (Debian package chromium-driver)")
+            throw Failure(
+                description:
+                    "no chromedriver at \(chromedriver.joined(separator: " or ")): run tools/setup (Debian package chromium-driver)"
+            )
         }
         let port = try freePort()
         let process = Process()
@@ -45,13 +50,18 @@ package final class WebDriver: @unchecked Sendable {
                         "browserName": "chrome",
                         "goog:chromeOptions": [
                             "binary": browser,
-                            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=\(width),\(height)", "--no-first-run"],
+                            "args": [
+                                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                "--window-size=\(width),\(height)", "--no-first-run",
+                            ],
                         ],
                     ]
                 ]
             ]
             let answer = try await webDriver.call("POST", "/session", capabilities)
-            guard let id = (answer as? [String: Any])?["sessionId"] as? String else { throw Failure(description: "no session in \(answer)") }
+            guard let id = (answer as? [String: Any])?["sessionId"] as? String else {
+                throw Failure(description: "no session in \(answer)")
+            }
             webDriver.session = id
         } catch {
             await webDriver.quit()
@@ -83,8 +93,11 @@ package final class WebDriver: @unchecked Sendable {
 
     /// The element a CSS selector finds, as the driver's reference.
     package func element(_ selector: String) async throws -> String {
-        let answer = try await call("POST", "/session/\(session)/element", ["using": "css selector", "value": selector])
-        guard let reference = (answer as? [String: Any])?.values.first as? String else { throw Failure(description: "no element \(selector)") }
+        let answer = try await call(
+            "POST", "/session/\(session)/element", ["using": "css selector", "value": selector])
+        guard let reference = (answer as? [String: Any])?.values.first as? String else {
+            throw Failure(description: "no element \(selector)")
+        }
         return reference
     }
 
@@ -114,7 +127,9 @@ package final class WebDriver: @unchecked Sendable {
     /// A PNG of the browser's viewport.
     package func screenshot() async throws -> Data {
         let answer = try await call("GET", "/session/\(session)/screenshot", nil)
-        guard let text = answer as? String, let data = Data(base64Encoded: text) else { throw Failure(description: "no screenshot") }
+        guard let text = answer as? String, let data = Data(base64Encoded: text) else {
+            throw Failure(description: "no screenshot")
+        }
         return data
     }
 
@@ -123,7 +138,11 @@ package final class WebDriver: @unchecked Sendable {
     private func waitUntilReady() async throws {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
-            if let status = try? await call("GET", "/status", nil, timeout: .seconds(2)) as? [String: Any], status["ready"] as? Bool == true { return }
+            if let status = try? await call("GET", "/status", nil, timeout: .seconds(2)) as? [String: Any],
+                status["ready"] as? Bool == true
+            {
+                return
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Failure(description: "chromedriver did not start at \(base)")
@@ -131,7 +150,9 @@ package final class WebDriver: @unchecked Sendable {
 
     /// One WebDriver call: JSON in, the answer's `value` out; an error answer throws.
     @discardableResult
-    private func call(_ method: String, _ path: String, _ body: Any?, timeout: TimeAmount = .seconds(60)) async throws -> Any {
+    private func call(_ method: String, _ path: String, _ body: Any?, timeout: TimeAmount = .seconds(60)) async throws
+        -> Any
+    {
         var request = HTTPClientRequest(url: base + path)
         request.method = HTTPMethod(rawValue: method)
         if let body {
@@ -160,7 +181,9 @@ package final class WebDriver: @unchecked Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw Failure(description: "bind() failed") }
         return Int(UInt16(bigEndian: address.sin_port))

@@ -7,9 +7,14 @@ import Foundation
 /// with its workout routes).
 enum DocumentTargets {
     static let all: [FuzzTarget] = [
-        FuzzTarget("regions", "RegionConfigParser and the merge: a region config file; parsed regions written as GeoJSON parse back the same", regions),
+        FuzzTarget(
+            "regions",
+            "RegionConfigParser and the merge: a region config file; parsed regions written as GeoJSON parse back the same",
+            regions),
         FuzzTarget("health-xml", "HealthExportReader and HealthImporter's plan: an export.xml", healthXML),
-        FuzzTarget("health-zip", "HealthExportFile: an export.zip read in place, its export.xml and workout route entries", healthZip),
+        FuzzTarget(
+            "health-zip", "HealthExportFile: an export.zip read in place, its export.xml and workout route entries",
+            healthZip),
     ]
 
     /// One parser for every input: it holds a GEOS context. The fuzzer and the replaying tests
@@ -33,7 +38,9 @@ enum DocumentTargets {
 
     static func healthXML(_ bytes: [UInt8]) -> FuzzOutcome {
         var reader = HealthExportReader(source: TraceTargets.chunkedSource(bytes))
-        guard let plan = try? HealthImporter(options: HealthImportOptions(), anchors: [:]).plan(reading: &reader) else { return .refused }
+        guard let plan = try? HealthImporter(options: HealthImportOptions(), anchors: [:]).plan(reading: &reader) else {
+            return .refused
+        }
         return .accepted(plan.events.count + plan.routes.count)
     }
 
@@ -53,7 +60,8 @@ enum DocumentTargets {
             for input in plan.routes {
                 guard case .file(let reference) = input.route.points else { continue }
                 // A broken route refuses the import, as `health import` does.
-                var route = try TraceOpener.open(try export.referencedFile(reference), format: .gpx, device: input.route.source)
+                var route = try TraceOpener.open(
+                    try export.referencedFile(reference), format: .gpx, device: input.route.source)
                 while try route.next() != nil { count += 1 }
             }
             return .accepted(count)

@@ -6,18 +6,22 @@ import FencepostFormats
 /// backend's answers).
 enum PayloadTargets {
     static let all: [FuzzTarget] = [
-        FuzzTarget("json", "JSONParser (the scanner under every JSON reader): parse, write canonically, parse again", json),
+        FuzzTarget(
+            "json", "JSONParser (the scanner under every JSON reader): parse, write canonically, parse again", json),
         FuzzTarget("location-batch", "POST /v1/devices/{device}/locations: the streaming batch reader", locationBatch),
         FuzzTarget("owntracks-payload", "POST /owntracks: an OwnTracks HTTP-mode body", ownTracks),
         FuzzTarget("osmand", "GET|POST /osmand: a form-encoded body as OsmAnd / Traccar Client parameters", osmAnd),
-        FuzzTarget("sync-wire", "POST /v1/sync/mutations batches, and the results and change pages sync reads back", syncWire),
+        FuzzTarget(
+            "sync-wire", "POST /v1/sync/mutations batches, and the results and change pages sync reads back", syncWire),
     ]
 
     /// A document that parses must parse again, to the same value, from its canonical text.
     static func json(_ bytes: [UInt8]) -> FuzzOutcome {
         guard let value = try? JSONParser.parse(bytes) else { return .refused }
         let text = value.canonicalText()
-        guard let again = try? JSONParser.parse(Array(text.utf8)) else { violated("canonical JSON does not parse: \(text)") }
+        guard let again = try? JSONParser.parse(Array(text.utf8)) else {
+            violated("canonical JSON does not parse: \(text)")
+        }
         if again != value { violated("canonical JSON parses to another value: \(text)") }
         return .accepted(1)
     }

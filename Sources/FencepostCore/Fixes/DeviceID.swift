@@ -17,7 +17,8 @@ public enum DeviceID {
             return "the device id is \(bytes.count) bytes long; at most \(maximumLength) are allowed"
         }
         if let bad = bytes.first(where: { !isAllowed($0) }) {
-            let shown = bad >= 0x21 && bad < 0x7F ? "\"\(Character(Unicode.Scalar(bad)))\"" : String(format: "byte 0x%02X", bad)
+            let shown =
+                bad >= 0x21 && bad < 0x7F ? "\"\(Character(Unicode.Scalar(bad)))\"" : String(format: "byte 0x%02X", bad)
             return "the device id contains \(shown); only letters, digits and . _ : @ / + - are allowed"
         }
         return nil
@@ -25,9 +26,11 @@ public enum DeviceID {
 
     private static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
-        case UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "+"), UInt8(ascii: "-"):
+        case UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"),
+            UInt8(ascii: "+"), UInt8(ascii: "-"):
             return true
         default:
             return false

@@ -64,9 +64,15 @@ public struct JSONScanner {
             while try nextItem() { items.append(try readValue()) }
             return .array(items)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         default: throw error("unexpected character \(describe(bytes[index])), expected a value")
         }
@@ -95,7 +101,9 @@ public struct JSONScanner {
         if !atContainerStart || peek() == UInt8(ascii: "}") {
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): leave(); return nil
+            case UInt8(ascii: "}"):
+                leave()
+                return nil
             case nil: throw error("unexpected end of input inside an object")
             case let byte?: throw error("unexpected character \(describe(byte)), expected ',' or '}'")
             }
@@ -107,7 +115,9 @@ public struct JSONScanner {
             throw error("unexpected character \(describe(next)), expected a member name in double quotes")
         }
         let key = try parseStringUTF8()
-        if key.contains(where: { $0 >= 0x80 }), key.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) == nil {
+        if key.contains(where: { $0 >= 0x80 }),
+            key.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) == nil
+        {
             throw error("string is not valid UTF-8")
         }
         skipWhitespace()
@@ -131,12 +141,19 @@ public struct JSONScanner {
         skipWhitespace()
         if atContainerStart {
             atContainerStart = false
-            if peek() == UInt8(ascii: "]") { leave(); return false }
+            if peek() == UInt8(ascii: "]") {
+                leave()
+                return false
+            }
             return true
         }
         switch peek() {
-        case UInt8(ascii: ","): index += 1; return true
-        case UInt8(ascii: "]"): leave(); return false
+        case UInt8(ascii: ","):
+            index += 1
+            return true
+        case UInt8(ascii: "]"):
+            leave()
+            return false
         case nil: throw error("unexpected end of input inside an array")
         case let byte?: throw error("unexpected character \(describe(byte)), expected ',' or ']'")
         }

@@ -31,7 +31,8 @@ private final class Node {
     var value: JSONValue {
         switch content {
         case .value(let value): return value
-        case .object(let members): return .object(Dictionary(members.map { ($0.0, $0.1.value) }, uniquingKeysWith: { _, last in last }))
+        case .object(let members):
+            return .object(Dictionary(members.map { ($0.0, $0.1.value) }, uniquingKeysWith: { _, last in last }))
         case .array(let items): return .array(items.map(\.value))
         }
     }
@@ -126,7 +127,9 @@ private struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         try node.member(key.stringValue).encode(value, codingPath: codingPath + [key])
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    {
         let child = node.member(key.stringValue)
         child.becomeObject()
         return KeyedEncodingContainer(KeyedNodeContainer<NestedKey>(node: child, codingPath: codingPath + [key]))
@@ -160,7 +163,9 @@ private struct UnkeyedNodeContainer: UnkeyedEncodingContainer {
         try node.item().encode(value, codingPath: codingPath)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let child = node.item()
         child.becomeObject()
         return KeyedEncodingContainer(KeyedNodeContainer<NestedKey>(node: child, codingPath: codingPath))
@@ -226,6 +231,6 @@ extension JSONValue: Encodable {
 extension Dictionary where Key: RawRepresentable, Key.RawValue == String {
     /// The same values keyed by the keys' names, as a JSON object keys them.
     public var byRawValue: [String: Value] {
-        Dictionary<String, Value>(uniqueKeysWithValues: map { ($0.key.rawValue, $0.value) })
+        [String: Value](uniqueKeysWithValues: map { ($0.key.rawValue, $0.value) })
     }
 }

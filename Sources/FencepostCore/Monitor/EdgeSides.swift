@@ -44,7 +44,8 @@ struct EdgeSides {
         else { return nil }
         var links: [Link] = []
         for (number, (ring, range)) in zip(rings, ranges).enumerated() {
-            let leftIsInside = Self.isAnticlockwise(ring) != Self.isWithinOddManyRings(ring[0], of: rings, besides: number)
+            let leftIsInside =
+                Self.isAnticlockwise(ring) != Self.isWithinOddManyRings(ring[0], of: rings, besides: number)
             guard let ringLinks = Self.links(edges[range], leftIsInside: leftIsInside) else { return nil }
             links += ringLinks
         }
@@ -66,7 +67,8 @@ struct EdgeSides {
             let atStart = link.degenerate || t <= 0
             let incoming = Edge(m, atStart ? Int(link.before) : number)
             let outgoing = Edge(m, atStart ? (link.degenerate ? Int(link.after) : number) : Int(link.after))
-            let wx = px - outgoing.ax, wy = py - outgoing.ay
+            let wx = px - outgoing.ax
+            let wy = py - outgoing.ay
             let leftOfIncoming = incoming.dx * wy - incoming.dy * wx > 0
             let leftOfOutgoing = outgoing.dx * wy - outgoing.dy * wx > 0
             // Turning left there, the inside of the angle is left of both edges; turning right,
@@ -95,7 +97,8 @@ struct EdgeSides {
         func distance(toX x: Double, y: Double) -> Double {
             let lengthSquared = dx * dx + dy * dy
             let t = lengthSquared > 0 ? min(max(((x - ax) * dx + (y - ay) * dy) / lengthSquared, 0), 1) : 0
-            let ex = ax + t * dx - x, ey = ay + t * dy - y
+            let ex = ax + t * dx - x
+            let ey = ay + t * dy - y
             return (ex * ex + ey * ey).squareRoot()
         }
     }
@@ -111,7 +114,9 @@ struct EdgeSides {
         guard let firstWithLength = ring.firstIndex(where: \.hasLength),
             let lastWithLength = ring.lastIndex(where: \.hasLength)
         else { return nil }
-        var links = ring.indices.map { Link(before: 0, after: 0, degenerate: !ring[$0].hasLength, leftIsInside: leftIsInside) }
+        var links = ring.indices.map {
+            Link(before: 0, after: 0, degenerate: !ring[$0].hasLength, leftIsInside: leftIsInside)
+        }
         var before = lastWithLength
         for (slot, number) in ring.indices.enumerated() {
             links[slot].before = UInt8(before)
@@ -137,7 +142,8 @@ struct EdgeSides {
         // Vertices by x, so each edge looks only at those within its x-range.
         let vertices = edges.map { ($0.ax, $0.ay) }.sorted { $0.0 < $1.0 }
         func firstVertex(atOrAfter x: Double) -> Int {
-            var low = 0, high = vertices.count
+            var low = 0
+            var high = vertices.count
             while low < high {
                 let middle = (low + high) / 2
                 if vertices[middle].0 < x { low = middle + 1 } else { high = middle }
@@ -150,7 +156,8 @@ struct EdgeSides {
                 // Its end is the next edge's start, as projected from the same position.
                 let end = edges[number + 1 == range.upperBound ? range.lowerBound : number + 1]
                 let maxX = max(edge.ax, end.ax) + closest
-                let minY = min(edge.ay, end.ay) - closest, maxY = max(edge.ay, end.ay) + closest
+                let minY = min(edge.ay, end.ay) - closest
+                let maxY = max(edge.ay, end.ay) + closest
                 for (x, y) in vertices[firstVertex(atOrAfter: min(edge.ax, end.ax) - closest)...] {
                     if x > maxX { break }
                     if y >= minY, y <= maxY, !(x == edge.ax && y == edge.ay), !(x == end.ax && y == end.ay),

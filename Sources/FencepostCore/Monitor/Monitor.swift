@@ -95,7 +95,8 @@ public final class Monitor {
                 continue
             }
             try step(
-                track.candidates[slot], slot: slot, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
+                track.candidates[slot], slot: slot, fix: fix, previous: previous, lonScale: lonScale, track: &track,
+                emit: emit)
             if let disc = track.discs[slot], disc.settled {
                 reach = reach.map { min($0, disc.slack(at: position)) }
                 reachScale = max(reachScale, disc.metresPerDegreeLon)
@@ -161,7 +162,8 @@ public final class Monitor {
         }
         let box = Self.widen(Envelope(spanning: previous?.position ?? position, position), metres: Self.lookupMargin)
         // The arrays of the lookup before last are refilled.
-        var candidates: [Int] = [], discs: [SafeDisc?] = []
+        var candidates: [Int] = []
+        var discs: [SafeDisc?] = []
         swap(&candidates, &track.spareCandidates)
         swap(&discs, &track.spareDiscs)
         index.query(box, into: &candidates)
@@ -202,9 +204,10 @@ public final class Monitor {
         // A disc measures with the fix's scale, or the region's own where that is larger.
         let discScale = max(lonScale, area.metresPerDegreeLon)
         func event(_ kind: EventKind, _ crossing: Crossing, visit: Double) {
-            emit(MonitorEvent(
-                kind: kind, device: fix.device, regionID: ids[region], time: crossing.time, flags: crossing.flags,
-                visitEnteredAt: visit, position: crossing.position))
+            emit(
+                MonitorEvent(
+                    kind: kind, device: fix.device, regionID: ids[region], time: crossing.time, flags: crossing.flags,
+                    visitEnteredAt: visit, position: crossing.position))
         }
 
         // Still in the safe disc of a settled visit in a region with a dwell: only the dwell
@@ -227,7 +230,8 @@ public final class Monitor {
         let location = try bounded ?? area.locate(position)
         /// An enter waiting for its delay is confirmed once it has held (or the fix is deep).
         func confirmEnterIfDue(_ entering: inout Membership) {
-            guard enterConfirmed(entering, fix: fix, depth: location.boundaryDistance, area: area, settings: settings) else { return }
+            guard enterConfirmed(entering, fix: fix, depth: location.boundaryDistance, area: area, settings: settings)
+            else { return }
             entering.phase = .inside
             event(.enter, entering.enter, visit: entering.enter.time)
             emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
@@ -237,12 +241,15 @@ public final class Monitor {
         case nil:
             if location.inside {
                 let enter = try crossing(region, from: previous, to: here, entering: true)
-                var entering = Membership(phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
+                var entering = Membership(
+                    phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
                 confirmEnterIfDue(&entering)
                 membership = entering
             } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
-                !(usesDiscs && SafeDisc.stays(
-                    within: location.boundaryDistance, from: previous.position, to: position, metresPerDegreeLon: discScale))
+                !(usesDiscs
+                    && SafeDisc.stays(
+                        within: location.boundaryDistance, from: previous.position, to: position,
+                        metresPerDegreeLon: discScale))
             {
                 try passThrough(region, from: previous, to: here, event: event)
             }
@@ -259,7 +266,9 @@ public final class Monitor {
                     visit.phase = .inside
                     visit.outward = outward
                     event(.enter, visit.enter, visit: visit.enter.time)
-                    membership = leaving(visit, outward: outward, boundaryDistance: location.boundaryDistance, fix: fix, settings: settings, event: event)
+                    membership = leaving(
+                        visit, outward: outward, boundaryDistance: location.boundaryDistance, fix: fix,
+                        settings: settings, event: event)
                 } else {
                     membership = nil
                 }
@@ -275,9 +284,11 @@ public final class Monitor {
                 var boundaryDistance = location.boundaryDistance
                 if visit.outward != nil, let previous, !segmentInOutsideDisc(slot, track, previous.position, position),
                     let back = try reentry(
-                        region, from: previous, to: here, distances: (
+                        region, from: previous, to: here,
+                        distances: (
                             from: leastDistance(slot, track, previous.position),
-                            to: bounded == nil ? location.boundaryDistance : leastDistance(slot, track, position)),
+                            to: bounded == nil ? location.boundaryDistance : leastDistance(slot, track, position)
+                        ),
                         metresPerDegreeLon: discScale)
                 {
                     // Back in and out again between two fixes outside: the visit held until the
@@ -288,7 +299,9 @@ public final class Monitor {
                 }
                 // With no outward crossing yet, the previous fix was inside: this segment leaves.
                 let outward = try visit.outward ?? crossing(region, from: previous, to: here, entering: false)
-                membership = leaving(visit, outward: outward, boundaryDistance: boundaryDistance, fix: fix, settings: settings, event: event)
+                membership = leaving(
+                    visit, outward: outward, boundaryDistance: boundaryDistance, fix: fix, settings: settings,
+                    event: event)
             }
         }
         track.members[region] = membership
@@ -358,12 +371,15 @@ public final class Monitor {
 
     /// Between two outside fixes: a segment that crosses the region (deeper than the fixes'
     /// reported accuracy) is an enter and an exit, flagged `pass`.
-    private func passThrough(_ region: Int, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void) throws {
+    private func passThrough(
+        _ region: Int, from previous: FixPoint, to here: FixPoint, event: (EventKind, Crossing, Double) -> Void
+    ) throws {
         let settings = regionSettings[region]
         guard let chord = try chordThrough(region, from: previous, to: here) else { return }
         let (first, last) = (chord.lowerBound, chord.upperBound)
         let span = here.time - previous.time
-        let enter = Crossing(time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
+        let enter = Crossing(
+            time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
         let exit = Crossing(time: previous.time + last * span, flags: .pass, position: Self.along(previous, here, last))
         event(.enter, enter, enter.time)
         if let dwell = settings.dwell, exit.time - enter.time >= dwell {
@@ -375,10 +391,12 @@ public final class Monitor {
     /// The part of the segment between two fixes outside a region that lies inside it, as
     /// fractions of the segment, when the segment goes deeper into the region than the fixes'
     /// reported accuracy (a corner clipped by GPS noise is not being inside).
-    private func chordThrough(_ region: Int, from previous: FixPoint, to here: FixPoint) throws -> ClosedRange<Double>? {
+    private func chordThrough(_ region: Int, from previous: FixPoint, to here: FixPoint) throws -> ClosedRange<Double>?
+    {
         let area = areas[region]
         guard try area.segmentCrosses(from: previous.position, to: here.position) else { return nil }
-        guard let chord = area.crossingSpan(from: previous.position, to: here.position), chord.upperBound > chord.lowerBound,
+        guard let chord = area.crossingSpan(from: previous.position, to: here.position),
+            chord.upperBound > chord.lowerBound,
             try passDepth(area, from: previous, to: here, chord: chord) > chordDepth(region, previous, here)
         else { return nil }
         return chord
@@ -397,17 +415,22 @@ public final class Monitor {
     /// `distances` are at most the two fixes' distances to the region: a segment shorter than
     /// their sum and twice the depth it must reach cannot have been in it deep enough.
     private func reentry(
-        _ region: Int, from previous: FixPoint, to here: FixPoint, distances: (from: Double, to: Double), metresPerDegreeLon: Double
+        _ region: Int, from previous: FixPoint, to here: FixPoint, distances: (from: Double, to: Double),
+        metresPerDegreeLon: Double
     ) throws -> Crossing? {
         let settings = regionSettings[region]
         guard settings.passThrough, here.time - previous.time <= settings.maxGap,
-            !(usesDiscs && SafeDisc.tooShortToEnter(
-                from: previous.position, to: here.position, distances: distances, depth: chordDepth(region, previous, here),
-                metresPerDegreeLon: metresPerDegreeLon)),
+            !(usesDiscs
+                && SafeDisc.tooShortToEnter(
+                    from: previous.position, to: here.position, distances: distances,
+                    depth: chordDepth(region, previous, here),
+                    metresPerDegreeLon: metresPerDegreeLon)),
             let chord = try chordThrough(region, from: previous, to: here)
         else { return nil }
         let last = chord.upperBound
-        return Crossing(time: previous.time + last * (here.time - previous.time), flags: [], position: Self.along(previous, here, last))
+        return Crossing(
+            time: previous.time + last * (here.time - previous.time), flags: [],
+            position: Self.along(previous, here, last))
     }
 
     /// Whether the slot's disc, outside the region, holds both ends of a segment: the segment
@@ -427,8 +450,11 @@ public final class Monitor {
     /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
     /// deeper inside than its accuracy (times `deepEntryFactor`), so sparse traces do not lose
     /// visits. `depth` is the fix's distance to the boundary.
-    private func enterConfirmed(_ membership: Membership, fix: Fix, depth: Double, area: RegionArea, settings: MonitorSettings) -> Bool {
-        enterDelayPassed(membership, fix: fix, settings: settings) || depth > deepEntryDepth(fix: fix, area: area, settings: settings)
+    private func enterConfirmed(
+        _ membership: Membership, fix: Fix, depth: Double, area: RegionArea, settings: MonitorSettings
+    ) -> Bool {
+        enterDelayPassed(membership, fix: fix, settings: settings)
+            || depth > deepEntryDepth(fix: fix, area: area, settings: settings)
     }
 
     private func enterDelayPassed(_ membership: Membership, fix: Fix, settings: MonitorSettings) -> Bool {
@@ -445,7 +471,9 @@ public final class Monitor {
 
     /// How deep a pass-through goes: the distance to the boundary from the middle of the part
     /// of the segment inside the region.
-    private func passDepth(_ area: RegionArea, from a: FixPoint, to b: FixPoint, chord: ClosedRange<Double>) throws -> Double {
+    private func passDepth(_ area: RegionArea, from a: FixPoint, to b: FixPoint, chord: ClosedRange<Double>) throws
+        -> Double
+    {
         let middle = (chord.lowerBound + chord.upperBound) / 2
         let position = Position(lon: a.lon + (b.lon - a.lon) * middle, lat: a.lat + (b.lat - a.lat) * middle)
         return try area.boundaryDistance(position)
@@ -472,7 +500,8 @@ public final class Monitor {
     /// When the boundary was crossed between `from` (one side) and `to` (the other): linear in
     /// time along the segment, or the inside fix's own time across a gap or with no `from`.
     private func crossing(_ region: Int, from: FixPoint?, to: FixPoint, entering: Bool) throws -> Crossing {
-        let area = areas[region], settings = regionSettings[region]
+        let area = areas[region]
+        let settings = regionSettings[region]
         guard let from else { return Crossing(time: to.time, flags: [], position: to.position) }
         let span = to.time - from.time
         if span > settings.maxGap {
@@ -505,7 +534,9 @@ public final class Monitor {
         for part in entering ? parts : parts.reversed() {
             let middle = (part.lowerBound + part.upperBound) / 2
             let location = try area.locate(Self.along(from, to, middle))
-            if location.inside, location.boundaryDistance > depth { return entering ? part.lowerBound : part.upperBound }
+            if location.inside, location.boundaryDistance > depth {
+                return entering ? part.lowerBound : part.upperBound
+            }
         }
         return nil
     }

@@ -150,7 +150,10 @@ struct SafeDisc: Sendable {
     /// or inside with no pending exit): nothing but a dwell can happen while it stays in the disc.
     var settled: Bool
 
-    init(center: Position, radius: Double, inside: Bool, metresPerDegreeLon: Double, boundaryDistance: Double = 0, settled: Bool = true) {
+    init(
+        center: Position, radius: Double, inside: Bool, metresPerDegreeLon: Double, boundaryDistance: Double = 0,
+        settled: Bool = true
+    ) {
         self.center = center
         self.radius = radius
         self.inside = inside
@@ -174,16 +177,20 @@ struct SafeDisc: Sendable {
         _ boundaryDistance: Double, of center: Position, inside: Bool, metresPerDegreeLon: Double, settled: Bool = true
     ) -> SafeDisc {
         SafeDisc(
-            center: center, radius: min(boundaryDistance * flatEarthFactor - flatEarthSlack, largestRadius), inside: inside,
+            center: center, radius: min(boundaryDistance * flatEarthFactor - flatEarthSlack, largestRadius),
+            inside: inside,
             metresPerDegreeLon: metresPerDegreeLon, boundaryDistance: boundaryDistance, settled: settled)
     }
 
     /// Whether the segment from `start` to `end` stays nearer to `end` than a boundary
     /// `boundaryDistance` metres from it, by the flat-earth margin (the scale is `end`'s): it
     /// then cannot reach that boundary.
-    static func stays(within boundaryDistance: Double, from start: Position, to end: Position, metresPerDegreeLon: Double) -> Bool {
+    static func stays(
+        within boundaryDistance: Double, from start: Position, to end: Position, metresPerDegreeLon: Double
+    ) -> Bool {
         let reach = boundaryDistance * flatEarthFactor - flatEarthSlack
-        let dx = (start.lon - end.lon) * metresPerDegreeLon, dy = (start.lat - end.lat) * Geodesy.metresPerDegreeLatitude
+        let dx = (start.lon - end.lon) * metresPerDegreeLon
+        let dy = (start.lat - end.lat) * Geodesy.metresPerDegreeLatitude
         return reach > 0 && dx * dx + dy * dy < reach * reach
     }
 
@@ -192,10 +199,12 @@ struct SafeDisc: Sendable {
     /// point that deep is farther than its distance plus the depth from either end (by the
     /// flat-earth margin; the scale is `end`'s).
     static func tooShortToEnter(
-        from start: Position, to end: Position, distances: (from: Double, to: Double), depth: Double, metresPerDegreeLon: Double
+        from start: Position, to end: Position, distances: (from: Double, to: Double), depth: Double,
+        metresPerDegreeLon: Double
     ) -> Bool {
         let reach = (distances.from + distances.to + 2 * depth) * flatEarthFactor - 2 * flatEarthSlack
-        let dx = (start.lon - end.lon) * metresPerDegreeLon, dy = (start.lat - end.lat) * Geodesy.metresPerDegreeLatitude
+        let dx = (start.lon - end.lon) * metresPerDegreeLon
+        let dy = (start.lat - end.lat) * Geodesy.metresPerDegreeLatitude
         return reach > 0 && dx * dx + dy * dy < reach * reach
     }
 

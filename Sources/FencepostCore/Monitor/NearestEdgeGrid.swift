@@ -66,7 +66,8 @@ final class NearestEdgeGrid {
         }
         minX = box.minX - Self.margin
         minY = box.minY - Self.margin
-        let width = box.maxX + Self.margin - minX, height = box.maxY + Self.margin - minY
+        let width = box.maxX + Self.margin - minX
+        let height = box.maxY + Self.margin - minY
         cellSize = max(width, height) / Double(Self.cellsAlongLongerSide)
         let usable = !edges.isEmpty && edges.count <= Self.maximumEdges && cellSize.isFinite && cellSize > 0
         columns = usable ? max(1, Int((width / cellSize).rounded(.up))) : 0
@@ -82,7 +83,8 @@ final class NearestEdgeGrid {
     /// is called the first time a point falls in a cell.
     @inline(__always)
     func lookup(x: Double, y: Double, edges: () -> [Edge]) -> Listed? {
-        let column = (x - minX) / cellSize, row = (y - minY) / cellSize
+        let column = (x - minX) / cellSize
+        let row = (y - minY) / cellSize
         // Truncation is the floor here: both are known to be at least 0.
         guard column >= 0, row >= 0, column < Double(columns), row < Double(rows) else { return nil }
         let cells = self.cells ?? allocateCells()
@@ -103,11 +105,13 @@ final class NearestEdgeGrid {
     /// Works out a cell's edges: every edge no farther from the cell than the farthest any of
     /// its points is from the edge nearest the cell's centre.
     private func fill(_ cell: Int, in cells: UnsafeMutableBufferPointer<UInt64>, edges: [Edge]) {
-        let column = cell % columns, row = cell / columns
+        let column = cell % columns
+        let row = cell / columns
         let bounds = Cell(
             minX: minX + Double(column) * cellSize, minY: minY + Double(row) * cellSize,
             maxX: minX + Double(column + 1) * cellSize, maxY: minY + Double(row + 1) * cellSize)
-        let centreX = (bounds.minX + bounds.maxX) / 2, centreY = (bounds.minY + bounds.maxY) / 2
+        let centreX = (bounds.minX + bounds.maxX) / 2
+        let centreY = (bounds.minY + bounds.maxY) / 2
         let halfDiagonal = cellSize * 0.5.squareRoot()
         let fromCentre = edges.map { Cell.pointToSegment(centreX, centreY, $0) }
         let nearest = fromCentre.indices.min { fromCentre[$0] < fromCentre[$1] }!
@@ -151,15 +155,18 @@ final class NearestEdgeGrid {
         }
 
         private func distance(toPoint x: Double, _ y: Double) -> Double {
-            let dx = max(minX - x, 0, x - maxX), dy = max(minY - y, 0, y - maxY)
+            let dx = max(minX - x, 0, x - maxX)
+            let dy = max(minY - y, 0, y - maxY)
             return (dx * dx + dy * dy).squareRoot()
         }
 
         /// Whether the edge touches the rectangle: clips the segment's parameter range to each
         /// side's half-plane in turn (Liang–Barsky).
         private func meets(_ edge: Edge) -> Bool {
-            let dx = edge.bx - edge.ax, dy = edge.by - edge.ay
-            var low = 0.0, high = 1.0
+            let dx = edge.bx - edge.ax
+            let dy = edge.by - edge.ay
+            var low = 0.0
+            var high = 1.0
             /// Keeps the part of the segment where p·t <= q.
             func clip(_ p: Double, _ q: Double) -> Bool {
                 if p == 0 { return q >= 0 }
@@ -172,10 +179,12 @@ final class NearestEdgeGrid {
         }
 
         static func pointToSegment(_ x: Double, _ y: Double, _ edge: Edge) -> Double {
-            let dx = edge.bx - edge.ax, dy = edge.by - edge.ay
+            let dx = edge.bx - edge.ax
+            let dy = edge.by - edge.ay
             let lengthSquared = dx * dx + dy * dy
             let t = lengthSquared > 0 ? min(max(((x - edge.ax) * dx + (y - edge.ay) * dy) / lengthSquared, 0), 1) : 0
-            let ex = edge.ax + t * dx - x, ey = edge.ay + t * dy - y
+            let ex = edge.ax + t * dx - x
+            let ey = edge.ay + t * dy - y
             return (ex * ex + ey * ey).squareRoot()
         }
     }

@@ -90,7 +90,8 @@ class RegionArea {
 
     /// The first and the last fraction at which a → b crosses an edge of the rings.
     static func crossingSpan(from a: Position, to b: Position, rings: [[Position]]) -> ClosedRange<Double>? {
-        var first = Double.infinity, last = -Double.infinity
+        var first = Double.infinity
+        var last = -Double.infinity
         for ring in rings {
             for index in 0..<(ring.count - 1) {
                 if let fraction = intersection(a, b, ring[index], ring[index + 1]) {
@@ -113,21 +114,25 @@ class RegionArea {
         }
         fractions.sort()
         var distinct: [Double] = []
-        for fraction in fractions where distinct.last.map({ fraction - $0 > 1e-12 }) ?? true { distinct.append(fraction) }
+        for fraction in fractions where distinct.last.map({ fraction - $0 > 1e-12 }) ?? true {
+            distinct.append(fraction)
+        }
         return distinct
     }
 
     /// The fraction along p → q at which it meets the edge r → s, planar in lon/lat.
     static func intersection(_ p: Position, _ q: Position, _ r: Position, _ s: Position) -> Double? {
-        let dx = q.lon - p.lon, dy = q.lat - p.lat
-        let ex = s.lon - r.lon, ey = s.lat - r.lat
+        let dx = q.lon - p.lon
+        let dy = q.lat - p.lat
+        let ex = s.lon - r.lon
+        let ey = s.lat - r.lat
         let denominator = dx * ey - dy * ex
         guard denominator != 0 else { return nil }  // parallel: touching along an edge is not a crossing
-        let fx = r.lon - p.lon, fy = r.lat - p.lat
+        let fx = r.lon - p.lon
+        let fy = r.lat - p.lat
         let t = (fx * ey - fy * ex) / denominator
         let u = (fx * dy - fy * dx) / denominator
         guard (0...1).contains(t), (0...1).contains(u) else { return nil }
         return t
     }
 }
-

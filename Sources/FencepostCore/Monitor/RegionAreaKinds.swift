@@ -32,7 +32,8 @@ final class CircleArea: RegionArea {
     override func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? {
         let (ax, ay) = projection.project(a)
         let (bx, by) = projection.project(b)
-        let dx = bx - ax, dy = by - ay
+        let dx = bx - ax
+        let dy = by - ay
         let qa = dx * dx + dy * dy
         guard qa > 0 else { return nil }
         let qb = 2 * (ax * dx + ay * dy)
@@ -41,7 +42,8 @@ final class CircleArea: RegionArea {
         guard discriminant >= 0 else { return nil }
         let root = discriminant.squareRoot()
         let roots = ((-qb - root) / (2 * qa), (-qb + root) / (2 * qa))
-        let low = (0...1).contains(roots.0) ? roots.0 : nil, high = (0...1).contains(roots.1) ? roots.1 : nil
+        let low = (0...1).contains(roots.0) ? roots.0 : nil
+        let high = (0...1).contains(roots.1) ? roots.1 : nil
         guard let first = low ?? high, let last = high ?? low else { return nil }
         return first...last
     }
@@ -66,7 +68,9 @@ final class EdgeListArea: RegionArea {
     /// access, so the run-time exclusivity check is left out.
     @exclusivity(unchecked) private var sideRule = SideRule.unknown
     private enum SideRule {
-        case unknown, nearestEdge(EdgeSides), rayCast
+        case unknown
+        case nearestEdge(EdgeSides)
+        case rayCast
     }
 
     /// An edge's ends in lon/lat.
@@ -88,7 +92,8 @@ final class EdgeListArea: RegionArea {
     init(rings: [[Position]], projection: LocalProjection, envelope: Envelope) {
         self.rings = rings
         self.projection = projection
-        var ends: [Double] = [], metric: [Double] = []
+        var ends: [Double] = []
+        var metric: [Double] = []
         for ring in rings {
             for (a, b) in zip(ring, ring.dropFirst()) {
                 let (ax, ay) = projection.project(a)
@@ -124,8 +129,10 @@ final class EdgeListArea: RegionArea {
     /// The edges in local metres, from their start and direction.
     private static func projectedEdges(_ metric: [Double]) -> [NearestEdgeGrid.Edge] {
         Swift.stride(from: 0, to: metric.count, by: metricStride).map { start in
-            let x = metric[start + Metric.x.rawValue], y = metric[start + Metric.y.rawValue]
-            return NearestEdgeGrid.Edge(ax: x, ay: y, bx: x + metric[start + Metric.dx.rawValue], by: y + metric[start + Metric.dy.rawValue])
+            let x = metric[start + Metric.x.rawValue]
+            let y = metric[start + Metric.y.rawValue]
+            return NearestEdgeGrid.Edge(
+                ax: x, ay: y, bx: x + metric[start + Metric.dx.rawValue], by: y + metric[start + Metric.dy.rawValue])
         }
     }
 
@@ -146,13 +153,16 @@ final class EdgeListArea: RegionArea {
             let inside = metric.withUnsafeBufferPointer { sides.inside(mx, my, nearest: edge, metric: $0) }
             return AreaLocation(inside: inside, boundaryDistance: distance)
         }
-        let px = position.lon, py = position.lat
+        let px = position.lon
+        let py = position.lat
         var inside = false
         ends.withUnsafeBufferPointer { e in
             for start in Swift.stride(from: 0, to: e.count, by: Self.endStride) {
-                let ay = e[start + End.ay.rawValue], by = e[start + End.by.rawValue]
+                let ay = e[start + End.ay.rawValue]
+                let by = e[start + End.by.rawValue]
                 if (ay > py) != (by > py) {
-                    let ax = e[start + End.ax.rawValue], bx = e[start + End.bx.rawValue]
+                    let ax = e[start + End.ax.rawValue]
+                    let bx = e[start + End.bx.rawValue]
                     if px < ax + (py - ay) * (bx - ax) / (by - ay) { inside.toggle() }
                 }
             }
@@ -170,8 +180,11 @@ final class EdgeListArea: RegionArea {
     /// The squared metres from (mx, my) to the nearest edge and that edge's number, measuring the
     /// `listed` edges if known, else all.
     @inline(__always)
-    private func nearestEdge(_ mx: Double, _ my: Double, among listed: NearestEdgeGrid.Listed?) -> (squared: Double, number: Int) {
-        var best = Double.infinity, number = 0
+    private func nearestEdge(_ mx: Double, _ my: Double, among listed: NearestEdgeGrid.Listed?) -> (
+        squared: Double, number: Int
+    ) {
+        var best = Double.infinity
+        var number = 0
         metric.withUnsafeBufferPointer { m in
             if let listed {
                 for edge in listed {
@@ -192,8 +205,10 @@ final class EdgeListArea: RegionArea {
     private func liesOnEdge(_ px: Double, _ py: Double) -> Bool {
         ends.withUnsafeBufferPointer { e in
             Swift.stride(from: 0, to: e.count, by: Self.endStride).contains { start in
-                let ax = e[start + End.ax.rawValue], ay = e[start + End.ay.rawValue]
-                let bx = e[start + End.bx.rawValue], by = e[start + End.by.rawValue]
+                let ax = e[start + End.ax.rawValue]
+                let ay = e[start + End.ay.rawValue]
+                let bx = e[start + End.bx.rawValue]
+                let by = e[start + End.by.rawValue]
                 return (bx - ax) * (py - ay) - (by - ay) * (px - ax) == 0
                     && px >= min(ax, bx) && px <= max(ax, bx) && py >= min(ay, by) && py <= max(ay, by)
             }
@@ -202,11 +217,16 @@ final class EdgeListArea: RegionArea {
 
     /// Squared metres from (px, py) to the edge at `start`.
     @inline(__always)
-    private static func squaredDistance(_ px: Double, _ py: Double, _ m: UnsafeBufferPointer<Double>, _ start: Int) -> Double {
-        let ax = m[start + Metric.x.rawValue], ay = m[start + Metric.y.rawValue]
-        let dx = m[start + Metric.dx.rawValue], dy = m[start + Metric.dy.rawValue]
+    private static func squaredDistance(_ px: Double, _ py: Double, _ m: UnsafeBufferPointer<Double>, _ start: Int)
+        -> Double
+    {
+        let ax = m[start + Metric.x.rawValue]
+        let ay = m[start + Metric.y.rawValue]
+        let dx = m[start + Metric.dx.rawValue]
+        let dy = m[start + Metric.dy.rawValue]
         let t = min(max(((px - ax) * dx + (py - ay) * dy) * m[start + Metric.inverseLengthSquared.rawValue], 0), 1)
-        let ex = ax + t * dx - px, ey = ay + t * dy - py
+        let ex = ax + t * dx - px
+        let ey = ay + t * dy - py
         return ex * ex + ey * ey
     }
 
@@ -241,7 +261,9 @@ final class GEOSPolygonArea: RegionArea {
     }
 
     override func locate(_ position: Position) throws -> AreaLocation {
-        AreaLocation(inside: try prepared.covers(x: position.lon, y: position.lat), boundaryDistance: try boundaryDistance(position))
+        AreaLocation(
+            inside: try prepared.covers(x: position.lon, y: position.lat),
+            boundaryDistance: try boundaryDistance(position))
     }
 
     override func boundaryDistance(_ position: Position) throws -> Double {

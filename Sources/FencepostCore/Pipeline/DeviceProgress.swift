@@ -33,7 +33,9 @@ extension Monitor {
         _ fix: Fix, device: inout DeviceProgress, filter: FixFilterSettings, emit: (MonitorEvent) -> Void
     ) throws -> FixDropReason? {
         device.tally.fixesRead += 1
-        if let reason = FixFilter.check(fix, state: &device.filter, anchorAtStart: device.anchorAtStart, settings: filter) {
+        if let reason = FixFilter.check(
+            fix, state: &device.filter, anchorAtStart: device.anchorAtStart, settings: filter)
+        {
             return reason
         }
         var tally = device.tally

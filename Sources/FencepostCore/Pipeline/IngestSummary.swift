@@ -35,7 +35,9 @@ public struct DeviceTally: Sendable, Hashable {
     /// The events by kind (kinds with none left out).
     public var events: [EventKind: Int] {
         var events: [EventKind: Int] = [:]
-        for (kind, count) in [(EventKind.enter, enters), (.exit, exits), (.dwell, dwells)] where count > 0 { events[kind] = count }
+        for (kind, count) in [(EventKind.enter, enters), (.exit, exits), (.dwell, dwells)] where count > 0 {
+            events[kind] = count
+        }
         return events
     }
 

@@ -111,7 +111,8 @@ struct FeatureReader {
         case nil, .null?: break
         case .bool(let enabled)?: settings.enabled = enabled
         case let other?:
-            problems.append(.invalidProperty(name: "enabled", reason: "must be true or false, found a JSON \(other.typeName)"))
+            problems.append(
+                .invalidProperty(name: "enabled", reason: "must be true or false, found a JSON \(other.typeName)"))
         }
         return settings
     }
@@ -123,7 +124,9 @@ struct FeatureReader {
         case .number(let value)? where value > 0 || (allowZero && value == 0):
             return value
         case .number(let value)?:
-            problems.append(.invalidProperty(name: name, reason: "must be \(allowZero ? "0 or more" : "greater than 0"), got \(value)"))
+            problems.append(
+                .invalidProperty(
+                    name: name, reason: "must be \(allowZero ? "0 or more" : "greater than 0"), got \(value)"))
         case let other?:
             problems.append(.invalidProperty(name: name, reason: "must be a number, found a JSON \(other.typeName)"))
         }
@@ -184,7 +187,8 @@ struct FeatureReader {
         case .number(let radius)?:
             problems.append(.nonPositiveRadius(radius))
         case let other?:
-            problems.append(.invalidProperty(name: "radius", reason: "must be a number of metres, found a JSON \(other.typeName)"))
+            problems.append(
+                .invalidProperty(name: "radius", reason: "must be a number of metres, found a JSON \(other.typeName)"))
         }
         return nil
     }
@@ -245,8 +249,9 @@ struct FeatureReader {
         do {
             let geometry = try Geometry(shape: shape, context: context)
             if let problem = try geometry.validityProblem() {
-                problems.append(.invalidGeometry(
-                    reason: problem.reason, location: problem.location.map { "[\($0.lon), \($0.lat)]" }))
+                problems.append(
+                    .invalidGeometry(
+                        reason: problem.reason, location: problem.location.map { "[\($0.lon), \($0.lat)]" }))
                 return nil
             }
         } catch {

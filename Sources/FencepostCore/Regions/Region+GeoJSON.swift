@@ -1,6 +1,6 @@
-import Foundation
-public import FencepostGeometry
 import Crypto
+public import FencepostGeometry
+import Foundation
 
 // MARK: - Canonical GeoJSON
 

@@ -1,5 +1,5 @@
-public import Foundation
 public import FencepostGeometry
+public import Foundation
 
 /// The regions one config file declares, or the problems that keep it from being used.
 public struct RegionFile: Sendable {
@@ -56,7 +56,8 @@ public final class RegionConfigParser {
                 result.regions.append((index, region))
             }
             for problem in reader.problems {
-                result.issues.append(RegionConfigIssue(file: file, featureIndex: index, featureID: reader.id, problem: problem))
+                result.issues.append(
+                    RegionConfigIssue(file: file, featureIndex: index, featureID: reader.id, problem: problem))
             }
         }
         return result
@@ -65,14 +66,17 @@ public final class RegionConfigParser {
     /// Reads one GeoJSON Feature on its own, such as the canonical feature the store keeps.
     /// `defaultID` is the id of a feature that names none (`PUT /v1/regions/{id}` names it in
     /// the path): it is written into the feature's properties, as if the feature had it.
-    public func region(fromFeature data: Data, source: String, defaultID: String? = nil) throws(RegionConfigError) -> Region {
+    public func region(fromFeature data: Data, source: String, defaultID: String? = nil) throws(RegionConfigError)
+        -> Region
+    {
         var feature: JSONValue
         do {
             feature = try JSONParser.parse(data)
         } catch {
             throw RegionConfigError(issues: [RegionConfigIssue(file: source, problem: .invalidJSON(error))])
         }
-        if let defaultID, case .object(var members) = feature, members["id"] == nil, members["properties"]?["id"] == nil {
+        if let defaultID, case .object(var members) = feature, members["id"] == nil, members["properties"]?["id"] == nil
+        {
             var properties = members["properties"]?.objectValue ?? [:]
             properties["id"] = .string(defaultID)
             members["properties"] = .object(properties)
@@ -80,9 +84,10 @@ public final class RegionConfigParser {
         }
         var reader = FeatureReader(feature: feature)
         guard let region = reader.read(context: context) else {
-            throw RegionConfigError(issues: reader.problems.map {
-                RegionConfigIssue(file: source, featureIndex: 0, featureID: reader.id, problem: $0)
-            })
+            throw RegionConfigError(
+                issues: reader.problems.map {
+                    RegionConfigIssue(file: source, featureIndex: 0, featureID: reader.id, problem: $0)
+                })
         }
         return region
     }
@@ -108,9 +113,10 @@ public enum RegionConfig {
         for file in files {
             for (index, region) in file.regions {
                 if let other = firstUse[region.id] {
-                    issues.append(RegionConfigIssue(
-                        file: file.file, featureIndex: index, featureID: region.id,
-                        problem: .duplicateID(region.id, otherFile: other.file, otherFeatureIndex: other.index)))
+                    issues.append(
+                        RegionConfigIssue(
+                            file: file.file, featureIndex: index, featureID: region.id,
+                            problem: .duplicateID(region.id, otherFile: other.file, otherFeatureIndex: other.index)))
                 } else {
                     firstUse[region.id] = (file.file, index)
                     regions.append(region)

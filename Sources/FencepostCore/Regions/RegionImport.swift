@@ -25,9 +25,10 @@ public enum RegionImport {
         guard case .object(var collection) = document, let features = document["features"]?.arrayValue else {
             return document  // not a FeatureCollection: validation explains why
         }
-        collection["features"] = .array(features.enumerated().map { index, feature in
-            convert(feature, index: index, options: options)
-        })
+        collection["features"] = .array(
+            features.enumerated().map { index, feature in
+                convert(feature, index: index, options: options)
+            })
         return .object(collection)
     }
 
@@ -40,7 +41,9 @@ public enum RegionImport {
         if let nameProperty = options.nameProperty, let name = properties[nameProperty].flatMap(text) {
             properties["name"] = .string(name)
         }
-        if feature["geometry"]?["type"]?.stringValue == "Point", properties["radius"] == nil, let radius = options.radius {
+        if feature["geometry"]?["type"]?.stringValue == "Point", properties["radius"] == nil,
+            let radius = options.radius
+        {
             properties["radius"] = .number(radius)
         }
         members["properties"] = .object(properties)

@@ -13,7 +13,8 @@ extension RegionPlan {
             var geometryChanged: Bool?
 
             enum CodingKeys: String, CodingKey {
-                case id, action, geometryChanged = "geometry_changed"
+                case id, action
+                case geometryChanged = "geometry_changed"
             }
         }
 
@@ -27,7 +28,8 @@ extension RegionPlan {
             changes = plan.changes.map { change in
                 switch change {
                 case .add: Change(id: change.regionID, action: "add")
-                case .update(_, let geometryChanged, _): Change(id: change.regionID, action: "update", geometryChanged: geometryChanged)
+                case .update(_, let geometryChanged, _):
+                    Change(id: change.regionID, action: "update", geometryChanged: geometryChanged)
                 case .remove: Change(id: change.regionID, action: "remove")
                 }
             }

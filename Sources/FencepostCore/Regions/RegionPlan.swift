@@ -65,9 +65,10 @@ public struct RegionPlan: Sendable, Hashable {
             if current.contentHash == region.contentHash {
                 unchanged.append(region.id)
             } else {
-                changes.append(.update(
-                    region, geometryChanged: current.geometryHash != region.geometryHash,
-                    disabled: current.enabled && !region.settings.enabled))
+                changes.append(
+                    .update(
+                        region, geometryChanged: current.geometryHash != region.geometryHash,
+                        disabled: current.enabled && !region.settings.enabled))
             }
         }
         for digest in monitored where !desiredIDs.contains(digest.id) {

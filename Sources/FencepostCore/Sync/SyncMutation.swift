@@ -14,7 +14,8 @@ public struct SyncMutation: Sendable, Hashable {
     public var parsedPayload: JSONValue?
 
     public init(
-        key: String, entity: SyncEntity, id: String, op: SyncOperation, version: Int, payload: String, parsedPayload: JSONValue? = nil
+        key: String, entity: SyncEntity, id: String, op: SyncOperation, version: Int, payload: String,
+        parsedPayload: JSONValue? = nil
     ) {
         self.key = key
         self.entity = entity

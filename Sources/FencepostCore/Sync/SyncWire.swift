@@ -19,7 +19,9 @@ public enum SyncWire {
     }
 
     public static func parseMutations(_ body: JSONValue) throws(SyncWireError) -> [SyncMutation] {
-        guard let items = body["mutations"]?.arrayValue else { throw SyncWireError("the body needs a \"mutations\" array") }
+        guard let items = body["mutations"]?.arrayValue else {
+            throw SyncWireError("the body needs a \"mutations\" array")
+        }
         var mutations: [SyncMutation] = []
         mutations.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
@@ -45,7 +47,9 @@ public enum SyncWire {
 
     /// The results by key.
     public static func parseResults(_ body: JSONValue) throws(SyncWireError) -> [String: SyncResult] {
-        guard let items = body["results"]?.arrayValue else { throw SyncWireError("the answer has no \"results\" array") }
+        guard let items = body["results"]?.arrayValue else {
+            throw SyncWireError("the answer has no \"results\" array")
+        }
         var results: [String: SyncResult] = [:]
         for (index, item) in items.enumerated() {
             guard let key = item["key"]?.stringValue, let result = item["result"]?.stringValue else {
@@ -54,7 +58,8 @@ public enum SyncWire {
             switch result {
             case "applied": results[key] = .applied
             case "duplicate": results[key] = .duplicate
-            case "rejected": results[key] = .rejected(reason: item["reason"]?.stringValue ?? "rejected without a reason")
+            case "rejected":
+                results[key] = .rejected(reason: item["reason"]?.stringValue ?? "rejected without a reason")
             default: throw SyncWireError("results[\(index)]: unknown result \"\(result)\"")
             }
         }
@@ -66,7 +71,9 @@ public enum SyncWire {
         return #"{"changes":["# + items + #"],"has_more":\#(hasMore),"next_cursor":"\#(nextCursor)"}"#
     }
 
-    public static func parseChanges(_ body: JSONValue) throws(SyncWireError) -> (changes: [SyncChange], nextCursor: Int64, hasMore: Bool) {
+    public static func parseChanges(_ body: JSONValue) throws(SyncWireError) -> (
+        changes: [SyncChange], nextCursor: Int64, hasMore: Bool
+    ) {
         guard let items = body["changes"]?.arrayValue, let cursorText = body["next_cursor"]?.stringValue,
             let nextCursor = Int64(cursorText)
         else { throw SyncWireError("the answer needs \"changes\" and a numeric \"next_cursor\"") }
@@ -98,12 +105,14 @@ public enum SyncWire {
         guard let opText = item["op"]?.stringValue, let op = SyncOperation(rawValue: opText) else {
             throw SyncWireError("\(place) (\(key)): \"op\" must be \"upsert\" or \"delete\"")
         }
-        guard let version = item["version"]?.numberValue, version >= 0, version == version.rounded(), version < 1e12 else {
+        guard let version = item["version"]?.numberValue, version >= 0, version == version.rounded(), version < 1e12
+        else {
             throw SyncWireError("\(place) (\(key)): \"version\" must be a whole number")
         }
         let payload = item["payload"] ?? .object([:])
         return SyncMutation(
-            key: key, entity: SyncEntity(entity), id: id, op: op, version: Int(version), payload: payload.canonicalText(), parsedPayload: payload)
+            key: key, entity: SyncEntity(entity), id: id, op: op, version: Int(version),
+            payload: payload.canonicalText(), parsedPayload: payload)
     }
 }
 

@@ -18,7 +18,8 @@ public enum Timestamp {
         let second = msOfDay / 1000 % 60
         let millisecond = msOfDay % 1000
         guard (0...9999).contains(year) else {
-            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
+            return
+                "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
         }
         // The usual case, written straight into the string's 24 bytes: ingest formats several
         // times per event.
@@ -36,8 +37,20 @@ public enum Timestamp {
                 bytes[at] = UInt8(ascii: separator)
                 at += 1
             }
-            put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
-            put(hour, 2); put(":"); put(minute, 2); put(":"); put(second, 2); put("."); put(millisecond, 3); put("Z")
+            put(year, 4)
+            put("-")
+            put(month, 2)
+            put("-")
+            put(day, 2)
+            put("T")
+            put(hour, 2)
+            put(":")
+            put(minute, 2)
+            put(":")
+            put(second, 2)
+            put(".")
+            put(millisecond, 3)
+            put("Z")
             return at
         }
     }

@@ -17,7 +17,8 @@ public struct EventRow: Sendable, Hashable {
     public var properties: String
 
     public init(
-        id: String, kind: String, source: String, device: String, region: String?, visitID: String?, timeMs: Int64, time: String,
+        id: String, kind: String, source: String, device: String, region: String?, visitID: String?, timeMs: Int64,
+        time: String,
         flags: [String], lat: Double?, lon: Double?, properties: String
     ) {
         self.id = id

@@ -20,8 +20,10 @@ public struct GeofenceEvent: Sendable, Hashable {
         self.regionID = event.regionID
         self.time = event.time
         self.flags = event.flags
-        self.id = DeterministicID.event(device: event.device, region: event.regionID, kind: event.kind, time: event.time)
-        self.visitID = DeterministicID.visit(device: event.device, region: event.regionID, enteredAt: event.visitEnteredAt)
+        self.id = DeterministicID.event(
+            device: event.device, region: event.regionID, kind: event.kind, time: event.time)
+        self.visitID = DeterministicID.visit(
+            device: event.device, region: event.regionID, enteredAt: event.visitEnteredAt)
     }
 }
 
@@ -43,7 +45,10 @@ public struct Visit: Sendable, Hashable {
 
     public var isOpen: Bool { exitedAt == nil }
 
-    public init(id: String, device: String, regionID: String, enteredAt: Double, exitedAt: Double? = nil, exitReason: VisitExitReason? = nil) {
+    public init(
+        id: String, device: String, regionID: String, enteredAt: Double, exitedAt: Double? = nil,
+        exitReason: VisitExitReason? = nil
+    ) {
         self.id = id
         self.device = device
         self.regionID = regionID
@@ -63,7 +68,8 @@ public enum VisitChange: Sendable, Hashable {
     public init(for event: GeofenceEvent) {
         switch event.kind {
         case .enter:
-            self = .open(Visit(id: event.visitID, device: event.device, regionID: event.regionID, enteredAt: event.time))
+            self = .open(
+                Visit(id: event.visitID, device: event.device, regionID: event.regionID, enteredAt: event.time))
         case .exit:
             self = .close(visitID: event.visitID, at: event.time, reason: .exit)
         case .dwell:

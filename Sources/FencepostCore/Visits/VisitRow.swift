@@ -33,7 +33,8 @@ public struct VisitRow: Sendable, Hashable {
     private var fields: [(String, JSONValue)] {
         [
             ("device", .string(device)), ("entered_at", .string(enteredAt)),
-            ("exit_reason", exitReason.map(JSONValue.string) ?? .null), ("exited_at", exitedAt.map(JSONValue.string) ?? .null),
+            ("exit_reason", exitReason.map(JSONValue.string) ?? .null),
+            ("exited_at", exitedAt.map(JSONValue.string) ?? .null),
             ("id", .string(id)), ("region", .string(region)), ("status", .string(status)),
             ("version", .number(Double(version))),
         ]
@@ -44,7 +45,8 @@ public struct VisitRow: Sendable, Hashable {
         let enteredMs = Timestamp.milliseconds(visit.enteredAt)
         self.init(
             id: visit.id, device: visit.device, region: visit.regionID, enteredMs: enteredMs,
-            enteredAt: Timestamp.format(milliseconds: enteredMs), exitedMs: nil, exitedAt: nil, status: "open", exitReason: nil,
+            enteredAt: Timestamp.format(milliseconds: enteredMs), exitedMs: nil, exitedAt: nil, status: "open",
+            exitReason: nil,
             version: 1)
     }
 

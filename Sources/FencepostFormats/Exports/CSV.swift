@@ -21,7 +21,8 @@ package enum LocalTime {
         let offset = zone.secondsFromGMT(for: date)
         let utc = Timestamp.format(milliseconds: milliseconds + Int64(offset) * 1000)
         let sign = offset < 0 ? "-" : "+"
-        let hours = abs(offset) / 3600, minutes = abs(offset) % 3600 / 60
+        let hours = abs(offset) / 3600
+        let minutes = abs(offset) % 3600 / 60
         return utc.dropLast() + sign + (hours < 10 ? "0" : "") + "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes)"
     }
 }

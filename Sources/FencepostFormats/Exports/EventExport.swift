@@ -91,7 +91,10 @@ package enum VisitExport {
     package static let csvHeader = "id,device,region,entered_at,exited_at,status,exit_reason\n"
 
     package static func csvLine(_ visit: VisitRow) -> String {
-        let fields = [visit.id, visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "", visit.status, visit.exitReason ?? ""]
+        let fields = [
+            visit.id, visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "", visit.status,
+            visit.exitReason ?? "",
+        ]
         return fields.map(CSV.field).joined(separator: ",") + "\n"
     }
 
@@ -124,7 +127,8 @@ package struct GeoJSONExport {
     /// An event as a Point at its crossing (a dwell has no geometry); its properties are the
     /// common fields and `"type": "event"`.
     package static func feature(_ event: EventRow) -> JSONValue {
-        let geometry: JSONValue = event.lat.flatMap { lat in event.lon.map { Shape.point(Position(lon: $0, lat: lat)).geoJSON } } ?? .null
+        let geometry: JSONValue =
+            event.lat.flatMap { lat in event.lon.map { Shape.point(Position(lon: $0, lat: lat)).geoJSON } } ?? .null
         var properties = event.jsonFields
         properties["type"] = .string("event")
         return .object(["type": .string("Feature"), "geometry": geometry, "properties": .object(properties)])
@@ -136,7 +140,8 @@ package struct GeoJSONExport {
         properties["type"] = .string("visit")
         if case .circle(_, let radius)? = region?.shape { properties["radius"] = .number(radius) }
         return .object([
-            "type": .string("Feature"), "geometry": region?.shape.geometry.geoJSON ?? .null, "properties": .object(properties),
+            "type": .string("Feature"), "geometry": region?.shape.geometry.geoJSON ?? .null,
+            "properties": .object(properties),
         ])
     }
 }
@@ -144,7 +149,9 @@ package struct GeoJSONExport {
 /// iCalendar (RFC 5545) export: one VEVENT per visit, open visits too (ending at the device's
 /// last fix, marked tentative), for calendar apps.
 package enum ICSExport {
-    package static let header = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Fencepost//Fencepost//EN", "CALSCALE:GREGORIAN"]
+    package static let header = [
+        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Fencepost//Fencepost//EN", "CALSCALE:GREGORIAN",
+    ]
     package static let footer = ["END:VCALENDAR"]
 
     /// The VEVENT of a visit in `region` (its name, else its id); an open visit ends at

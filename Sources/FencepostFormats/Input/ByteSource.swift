@@ -41,7 +41,8 @@ package final class ByteSource: @unchecked Sendable {
             file = FileChunks(name: path, handle: FileHandle.standardInput, owned: false, chunkSize: chunkSize)
         } else {
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
+                let reason =
+                    FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
                 throw TraceReadError(file: path, line: nil, reason: reason)
             }
             file = FileChunks(name: path, handle: handle, owned: true, chunkSize: chunkSize)

@@ -1,4 +1,5 @@
 package import FencepostCore
+import Foundation
 
 /// Streams the elements of arrays in a large JSON document, one parsed element at a time:
 /// the `locations` of a Google Takeout Records.json, the `features` of a GeoJSON trace, the
@@ -65,7 +66,9 @@ package struct JSONArrayStream {
             }
             if window.buffer[window.position] == UInt8(ascii: ",") {
                 window.advance(by: 1)
-                guard try skipWhitespace() else { throw failure("unexpected end of file inside the \(arrayName) array") }
+                guard try skipWhitespace() else {
+                    throw failure("unexpected end of file inside the \(arrayName) array")
+                }
             }
             let startLine = line
             let end = try elementEnd()
@@ -74,7 +77,8 @@ package struct JSONArrayStream {
             do {
                 return try JSONParser.parse(bytes)
             } catch {
-                throw TraceReadError(file: window.source.name, line: startLine + error.line - 1, reason: "invalid JSON: \(error.reason)")
+                throw TraceReadError(
+                    file: window.source.name, line: startLine + error.line - 1, reason: "invalid JSON: \(error.reason)")
             }
         }
         return nil
@@ -84,7 +88,9 @@ package struct JSONArrayStream {
 
     /// Moves past the `[` that opens a document that is an array (after any byte-order mark).
     private mutating func openTopLevelArray() throws(TraceReadError) -> Bool {
-        if try window.ensure(3), window.buffer[window.position..<(window.position + 3)].elementsEqual([0xEF, 0xBB, 0xBF]) {
+        if try window.ensure(3),
+            window.buffer[window.position..<(window.position + 3)].elementsEqual([0xEF, 0xBB, 0xBF])
+        {
             window.advance(by: 3)
         }
         guard try skipWhitespace(), window.buffer[window.position] == UInt8(ascii: "[") else {
@@ -103,12 +109,20 @@ package struct JSONArrayStream {
         while try window.ensure(1) {
             let byte = window.buffer[window.position]
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 window.advance(by: 1)
                 continue
             }
             if byte == UInt8(ascii: "\""), depth == 1, let found = try wantedKey() {
-                guard try skipWhitespace(), window.buffer[window.position] == UInt8(ascii: "[") else { throw failure("\"\(found)\" is not an array") }
+                guard try skipWhitespace(), window.buffer[window.position] == UInt8(ascii: "[") else {
+                    throw failure("\"\(found)\" is not an array")
+                }
                 window.advance(by: 1)
                 remaining.removeAll { $0 == found }
                 key = found
@@ -174,12 +188,20 @@ package struct JSONArrayStream {
         while true {
             while index >= window.buffer.count {
                 let offset = index - window.position
-                guard try window.more() else { throw failure("unexpected end of file inside an element of the \(arrayName) array") }
+                guard try window.more() else {
+                    throw failure("unexpected end of file inside an element of the \(arrayName) array")
+                }
                 index = window.position + offset
             }
             let byte = window.buffer[index]
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
             } else {
                 switch byte {
                 case UInt8(ascii: "\""): inString = true
@@ -211,5 +233,3 @@ package struct JSONArrayStream {
         window.failure(reason)
     }
 }
-
-import Foundation

@@ -75,7 +75,8 @@ final class PointSpool {
     private func flush() throws(TraceReadError) {
         do {
             if handle == nil {
-                let file = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-spool-\(UUID().uuidString).bin")
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "fencepost-spool-\(UUID().uuidString).bin")
                 guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
                     throw failure("cannot create a temporary file in \(FileManager.default.temporaryDirectory.path)")
                 }

@@ -76,7 +76,8 @@ package struct XMLPullParser {
             }
             index += 1
             while index < end, isSpace(window.buffer[index]) { index += 1 }
-            guard index < end, window.buffer[index] == UInt8(ascii: "\"") || window.buffer[index] == UInt8(ascii: "'") else {
+            guard index < end, window.buffer[index] == UInt8(ascii: "\"") || window.buffer[index] == UInt8(ascii: "'")
+            else {
                 throw failure("attribute \(attributeName) of <\(name)> is not quoted")
             }
             let quote = window.buffer[index]
@@ -190,10 +191,15 @@ package struct XMLPullParser {
         while true {
             while index + pattern.count > window.buffer.count {
                 let offset = index - window.position
-                guard try window.more() else { throw failure("unterminated section, expected \(String(decoding: pattern, as: UTF8.self))") }
+                guard try window.more() else {
+                    throw failure("unterminated section, expected \(String(decoding: pattern, as: UTF8.self))")
+                }
                 index = window.position + offset
             }
-            if window.buffer[index] == pattern[0], window.buffer[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
+            if window.buffer[index] == pattern[0], window.buffer[index..<(index + pattern.count)].elementsEqual(pattern)
+            {
+                return index
+            }
             index += 1
         }
     }
@@ -263,7 +269,9 @@ package struct XMLPullParser {
         case "apos": return Array("'".utf8)
         case let numeric where numeric.hasPrefix("#"):
             let hex = numeric.hasPrefix("#x")
-            guard let code = UInt32(numeric.dropFirst(hex ? 2 : 1), radix: hex ? 16 : 10), let scalar = Unicode.Scalar(code) else {
+            guard let code = UInt32(numeric.dropFirst(hex ? 2 : 1), radix: hex ? 16 : 10),
+                let scalar = Unicode.Scalar(code)
+            else {
                 return nil
             }
             return Array(String(Character(scalar)).utf8)

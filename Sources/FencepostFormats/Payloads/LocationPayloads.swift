@@ -17,7 +17,8 @@ package enum LocationPayloadError: Error, Equatable, CustomStringConvertible {
         case .malformed(let reason): return reason
         case .invalidFix(let index, let reason): return "fix \(index): \(reason); nothing of this request was written"
         case .invalidDevice(let reason): return "\(reason); nothing of this request was written"
-        case .tooManyFixes(let limit): return "a request may carry at most \(limit) fixes; send them in several requests"
+        case .tooManyFixes(let limit):
+            return "a request may carry at most \(limit) fixes; send them in several requests"
         }
     }
 }
@@ -94,7 +95,12 @@ package enum LocationPayloads {
         guard json.nextKind() == .object else {
             throw invalid(index, "a fix must be an object, not \(try json.readValue().typeName)")
         }
-        var time, lat, lon, accuracy, altitude, speed: JSONValue?
+        var time: JSONValue?
+        var lat: JSONValue?
+        var lon: JSONValue?
+        var accuracy: JSONValue?
+        var altitude: JSONValue?
+        var speed: JSONValue?
         try json.enterObject()
         // Names compared as bytes: a String per member was a tenth of a request's handling.
         while let name = try json.nextMemberUTF8() {
@@ -116,7 +122,9 @@ package enum LocationPayloads {
         let seconds: Double
         switch time {
         case .string(let text)?:
-            guard let parsed = Timestamp.parse(text) else { throw invalid(index, "time is not an RFC 3339 time: \(text)") }
+            guard let parsed = Timestamp.parse(text) else {
+                throw invalid(index, "time is not an RFC 3339 time: \(text)")
+            }
             seconds = parsed
         case .number(let number)? where number.isFinite:
             seconds = number
@@ -142,15 +150,18 @@ package enum LocationPayloads {
         var fixes: [Fix] = []
         for (index, message) in messages.enumerated() {
             guard message["_type"]?.stringValue == "location" else { continue }
-            guard case .number(let tst)? = message["tst"], tst.isFinite else { throw invalid(index, "tst (epoch seconds) is missing") }
-            fixes.append(Fix(
-                device: device, time: tst,
-                lat: try coordinate(message["lat"], "lat", range: 90, index: index),
-                lon: try coordinate(message["lon"], "lon", range: 180, index: index),
-                accuracy: try optionalNumber(message["acc"], "acc", index: index),
-                altitude: try optionalNumber(message["alt"], "alt", index: index),
-                // OwnTracks reports velocity in km/h.
-                speed: try optionalNumber(message["vel"], "vel", index: index).map { $0 / 3.6 }))
+            guard case .number(let tst)? = message["tst"], tst.isFinite else {
+                throw invalid(index, "tst (epoch seconds) is missing")
+            }
+            fixes.append(
+                Fix(
+                    device: device, time: tst,
+                    lat: try coordinate(message["lat"], "lat", range: 90, index: index),
+                    lon: try coordinate(message["lon"], "lon", range: 180, index: index),
+                    accuracy: try optionalNumber(message["acc"], "acc", index: index),
+                    altitude: try optionalNumber(message["alt"], "alt", index: index),
+                    // OwnTracks reports velocity in km/h.
+                    speed: try optionalNumber(message["vel"], "vel", index: index).map { $0 / 3.6 }))
         }
         return fixes
     }
@@ -175,7 +186,9 @@ package enum LocationPayloads {
             guard let value = Double(text), value.isFinite else { throw .malformed("\(name) is not a number: \(text)") }
             return value
         }
-        guard let lat = try number("lat"), let lon = try number("lon") else { throw .malformed("lat and lon are required") }
+        guard let lat = try number("lat"), let lon = try number("lon") else {
+            throw .malformed("lat and lon are required")
+        }
         guard abs(lat) <= 90, abs(lon) <= 180 else { throw .malformed("lat/lon out of range: \(lat), \(lon)") }
         guard let stamp = parameter("timestamp") else { throw .malformed("timestamp is missing") }
         let time: Double
@@ -201,8 +214,12 @@ package enum LocationPayloads {
     package static func formParameters(_ bytes: [UInt8]) -> [String: String] {
         var form: [String: String] = [:]
         for pair in String(decoding: bytes, as: UTF8.self).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
-            if let key = parts.first?.removingPercentEncoding, parts.count == 2 { form[key] = parts[1].removingPercentEncoding }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ")
+            }
+            if let key = parts.first?.removingPercentEncoding, parts.count == 2 {
+                form[key] = parts[1].removingPercentEncoding
+            }
         }
         return form
     }
@@ -220,19 +237,27 @@ package enum LocationPayloads {
         .invalidFix(index: index, reason: reason)
     }
 
-    private static func coordinate(_ value: JSONValue?, _ name: String, range: Double, index: Int) throws(LocationPayloadError) -> Double {
+    private static func coordinate(_ value: JSONValue?, _ name: String, range: Double, index: Int)
+        throws(LocationPayloadError) -> Double
+    {
         guard case .number(let number)? = value else {
-            throw invalid(index, value == nil ? "\(name) is missing" : "\(name) must be a number, not \(value!.typeName)")
+            throw invalid(
+                index, value == nil ? "\(name) is missing" : "\(name) must be a number, not \(value!.typeName)")
         }
         guard number.isFinite, abs(number) <= range else { throw invalid(index, "\(name) out of range: \(number)") }
         return number
     }
 
-    private static func optionalNumber(_ value: JSONValue?, _ name: String, index: Int) throws(LocationPayloadError) -> Double? {
+    private static func optionalNumber(_ value: JSONValue?, _ name: String, index: Int) throws(LocationPayloadError)
+        -> Double?
+    {
         switch value {
         case nil, .null?: return nil
         case .number(let number)? where number.isFinite: return number
-        case let other?: throw invalid(index, "\(name) must be a finite number, not \(other.typeName == "number" ? "\(other)" : other.typeName)")
+        case let other?:
+            throw invalid(
+                index,
+                "\(name) must be a finite number, not \(other.typeName == "number" ? "\(other)" : other.typeName)")
         }
     }
 }

@@ -68,7 +68,8 @@ package struct FixOrder {
 
     /// Sorts by time; stable, so fixes of one device keep their order at equal times.
     private mutating func sortBuffer() {
-        buffer = buffer.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        buffer = buffer.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(
+            \.element)
     }
 
     private mutating func drain(_ process: (Fix) throws -> Void) throws {

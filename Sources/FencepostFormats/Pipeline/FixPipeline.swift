@@ -22,7 +22,8 @@ package final class FixPipeline {
     }
 
     package convenience init(
-        regions: [Region], monitor settings: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings()
+        regions: [Region], monitor settings: MonitorSettings = MonitorSettings(),
+        filter: FixFilterSettings = FixFilterSettings()
     ) throws {
         self.init(monitor: try Monitor(regions: regions, settings: settings), filter: filter)
     }
@@ -49,7 +50,8 @@ package final class FixPipeline {
     /// throws, the input counts for nothing: the devices are left as they were before it.
     @discardableResult
     package func input(
-        _ read: (_ add: (Fix) throws -> Void) throws -> Void, into outcomes: inout some FixOutcomes, resume: Resume? = nil
+        _ read: (_ add: (Fix) throws -> Void) throws -> Void, into outcomes: inout some FixOutcomes,
+        resume: Resume? = nil
     ) throws -> InputTally {
         // The devices are worked on as a local value: no run-time exclusivity checks per fix,
         // and a failed input is undone by not keeping it.
@@ -66,7 +68,9 @@ package final class FixPipeline {
         let filter = self.filter
         try read { fix in
             fixes += 1
-            try order.add(fix) { try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes) }
+            try order.add(fix) {
+                try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes)
+            }
         }
         try order.finish { try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes) }
         devices.putCurrentBack()
@@ -119,10 +123,13 @@ package final class FixPipeline {
         }
 
         fileprivate mutating func take(
-            _ fix: Fix, monitor: Monitor, filter: FixFilterSettings, resume: Resume, into outcomes: inout some FixOutcomes
+            _ fix: Fix, monitor: Monitor, filter: FixFilterSettings, resume: Resume,
+            into outcomes: inout some FixOutcomes
         ) throws {
             if current?.device != fix.device { try switchDevice(to: fix.device, resume: resume) }
-            if let reason = try monitor.take(fix, device: &current!.progress, filter: filter, emit: { emitted.append($0) }) {
+            if let reason = try monitor.take(
+                fix, device: &current!.progress, filter: filter, emit: { emitted.append($0) })
+            {
                 return try outcomes.dropped(fix, reason: reason)
             }
             defer { if !emitted.isEmpty { emitted.removeAll(keepingCapacity: true) } }

@@ -20,7 +20,8 @@ package final class FixRuns {
 
     /// Writes fixes (already sorted) as one run.
     package func spill(_ fixes: [Fix]) throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-run-\(UUID().uuidString).bin")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fencepost-run-\(UUID().uuidString).bin")
         var values: [Double] = []
         values.reserveCapacity(fixes.count * Self.fieldsPerFix)
         for fix in fixes {
@@ -32,7 +33,10 @@ package final class FixRuns {
                 devices.append(fix.device)
                 deviceIndex[fix.device] = device
             }
-            values.append(contentsOf: [fix.time, fix.lat, fix.lon, fix.accuracy ?? .nan, fix.altitude ?? .nan, fix.speed ?? .nan, Double(device)])
+            values.append(contentsOf: [
+                fix.time, fix.lat, fix.lon, fix.accuracy ?? .nan, fix.altitude ?? .nan, fix.speed ?? .nan,
+                Double(device),
+            ])
         }
         let data = values.withUnsafeBytes { Data($0) }
         try data.write(to: url)
@@ -105,8 +109,10 @@ package final class FixRuns {
             }
             func optional(_ value: Double) -> Double? { value.isNaN ? nil : value }
             current = Fix(
-                device: devices[Int(block[index + 6])], time: block[index], lat: block[index + 1], lon: block[index + 2],
-                accuracy: optional(block[index + 3]), altitude: optional(block[index + 4]), speed: optional(block[index + 5]))
+                device: devices[Int(block[index + 6])], time: block[index], lat: block[index + 1],
+                lon: block[index + 2],
+                accuracy: optional(block[index + 3]), altitude: optional(block[index + 4]),
+                speed: optional(block[index + 5]))
             index += FixRuns.fieldsPerFix
         }
     }

@@ -82,13 +82,16 @@ final class SortedSpool {
 
     /// Sorts by key; stable, so of equal keys the first added comes first.
     private func sortHeld() {
-        held = held.enumerated().sorted { $0.element < $1.element || (!($1.element < $0.element) && $0.offset < $1.offset) }.map(\.element)
+        held = held.enumerated().sorted {
+            $0.element < $1.element || (!($1.element < $0.element) && $0.offset < $1.offset)
+        }.map(\.element)
     }
 
     private func spill() throws {
         sortHeld()
         // A name of its own: tests look for the Timeline reader's spool files by theirs.
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-sorted-\(UUID().uuidString).bin")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fencepost-sorted-\(UUID().uuidString).bin")
         var bytes: [UInt8] = []
         for record in held where !discarded.contains(record.input) {
             RunReader.append(record, to: &bytes)
@@ -128,7 +131,8 @@ final class SortedSpool {
             }
             let milliseconds = integer(Int64.self)
             let input = Int(integer(Int64.self))
-            let id = try string(), text = try string()
+            let id = try string()
+            let text = try string()
             current = Record(milliseconds: milliseconds, id: id, input: input, text: text)
         }
 

@@ -48,7 +48,9 @@ package struct CSVTraceReader: TraceReader {
         }
     }
 
-    static let timeNames: Set<String> = ["time", "timestamp", "date", "datetime", "tracked_at", "time_utc", "utc", "basedatetime"]
+    static let timeNames: Set<String> = [
+        "time", "timestamp", "date", "datetime", "tracked_at", "time_utc", "utc", "basedatetime",
+    ]
     static let latNames: Set<String> = ["lat", "latitude"]
     static let lonNames: Set<String> = ["lon", "lng", "long", "longitude"]
     static let accuracyNames: Set<String> = ["accuracy", "acc", "horizontal_accuracy", "hacc"]
@@ -60,7 +62,9 @@ package struct CSVTraceReader: TraceReader {
     /// column names choose those columns over the usual names (a named column the header lacks
     /// refuses the file); their zone is that of times written without one. The options' own
     /// `device` is applied by ``TraceOpener``, over this reader's names.
-    package init(source: ByteSource, device: String, options: TraceReaderOptions = TraceReaderOptions()) throws(TraceReadError) {
+    package init(source: ByteSource, device: String, options: TraceReaderOptions = TraceReaderOptions())
+        throws(TraceReadError)
+    {
         self.source = source
         self.device = device
         self.zone = options.zone
@@ -70,8 +74,11 @@ package struct CSVTraceReader: TraceReader {
         let commas = header.count { $0 == UInt8(ascii: ",") }
         let semicolons = header.count { $0 == UInt8(ascii: ";") }
         let tabs = header.count { $0 == 0x09 }
-        separator = tabs > max(commas, semicolons) ? 0x09 : (semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ","))
-        let names = Self.fields(header[...], separator: separator).map { String(decoding: $0, as: UTF8.self).lowercased() }
+        separator =
+            tabs > max(commas, semicolons) ? 0x09 : (semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ","))
+        let names = Self.fields(header[...], separator: separator).map {
+            String(decoding: $0, as: UTF8.self).lowercased()
+        }
         func index(_ candidates: Set<String>) -> Int? { names.firstIndex { candidates.contains($0) } }
         /// The column named in the options (it must exist), else the first of the usual names.
         func column(_ named: String?, _ role: String, usual: Set<String>) throws(TraceReadError) -> Int? {
@@ -79,7 +86,9 @@ package struct CSVTraceReader: TraceReader {
             guard let found = names.firstIndex(of: named.lowercased()) else {
                 throw TraceReadError(
                     file: source.name, line: 1,
-                    reason: "no column \"\(named)\" for the \(role) in the CSV header; found: \(names.joined(separator: ", "))")
+                    reason:
+                        "no column \"\(named)\" for the \(role) in the CSV header; found: \(names.joined(separator: ", "))"
+                )
             }
             return found
         }
@@ -89,7 +98,9 @@ package struct CSVTraceReader: TraceReader {
         guard let time, let lat, let lon else {
             throw TraceReadError(
                 file: source.name, line: 1,
-                reason: "CSV header needs time (time|timestamp|date), latitude (lat|latitude) and longitude (lon|lng|longitude) columns, or their names given (--time-column, --lat-column, --lon-column); found: \(names.joined(separator: ", "))")
+                reason:
+                    "CSV header needs time (time|timestamp|date), latitude (lat|latitude) and longitude (lon|lng|longitude) columns, or their names given (--time-column, --lat-column, --lon-column); found: \(names.joined(separator: ", "))"
+            )
         }
         var columns = Columns(roles: Array(repeating: .none, count: names.count))
         if let altitude = index(["altitude", "alt", "ele", "elevation"]) { columns.roles[altitude] = .altitude }
@@ -123,7 +134,9 @@ package struct CSVTraceReader: TraceReader {
 
     /// The header line (its bytes, without the line break), reading chunks until it is whole;
     /// what follows it is left in `rest`.
-    private static func readHeader(_ source: ByteSource, rest: inout [UInt8], finished: inout Bool) throws(TraceReadError) -> [UInt8]? {
+    private static func readHeader(_ source: ByteSource, rest: inout [UInt8], finished: inout Bool)
+        throws(TraceReadError) -> [UInt8]?
+    {
         var bytes: [UInt8] = []
         while true {
             if let newline = bytes.firstIndex(of: 0x0A) {
@@ -235,7 +248,8 @@ package struct CSVTraceReader: TraceReader {
         // Quoted fields take the general path: the fields unquoted, laid end to end.
         var unquoted: [UInt8] = []
         fields = Fields()
-        for (index, field) in Self.fields(ArraySlice(line), separator: separator).enumerated() where index < columns.roles.count {
+        for (index, field) in Self.fields(ArraySlice(line), separator: separator).enumerated()
+        where index < columns.roles.count {
             fields.set(columns.roles[index], unquoted.count..<(unquoted.count + field.count))
             unquoted.append(contentsOf: field)
         }
@@ -263,9 +277,10 @@ package struct CSVTraceReader: TraceReader {
         var accuracy = number(fields.accuracy)
         if columns.accuracyIsHDOP, let hdop = accuracy { accuracy = hdop * 5 }
         let device = bytes(fields.device).map { deviceName($0) } ?? self.device
-        parsed.append(Fix(
-            device: device, time: time, lat: lat, lon: lon, accuracy: accuracy, altitude: number(fields.altitude),
-            speed: number(fields.speed)))
+        parsed.append(
+            Fix(
+                device: device, time: time, lat: lat, lon: lon, accuracy: accuracy, altitude: number(fields.altitude),
+                speed: number(fields.speed)))
     }
 
     /// The device named by a device column's bytes, made into a string the first time.
@@ -280,7 +295,8 @@ package struct CSVTraceReader: TraceReader {
     }
 
     private static func trim(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        var start = 0, end = bytes.count
+        var start = 0
+        var end = bytes.count
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         return UnsafeBufferPointer(rebasing: bytes[start..<end])

@@ -43,7 +43,9 @@ package struct GPXTraceReader: TraceReader {
             case .start(let name, let attributes):
                 if !sawRoot {
                     guard name == "gpx" else {
-                        throw TraceReadError(file: parser.name, line: parser.line, reason: "not a GPX file: the root element is <\(name)>")
+                        throw TraceReadError(
+                            file: parser.name, line: parser.line,
+                            reason: "not a GPX file: the root element is <\(name)>")
                     }
                     sawRoot = true
                 }
@@ -51,7 +53,8 @@ package struct GPXTraceReader: TraceReader {
                     inTrack = true
                     trackName = nil
                 } else if Self.pointElements.contains(name) {
-                    point = Point(lat: attributes["lat"].flatMap(Double.init), lon: attributes["lon"].flatMap(Double.init))
+                    point = Point(
+                        lat: attributes["lat"].flatMap(Double.init), lon: attributes["lon"].flatMap(Double.init))
                 } else if Self.fields.contains(name) {
                     field = name
                 }

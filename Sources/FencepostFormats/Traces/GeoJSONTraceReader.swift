@@ -38,7 +38,9 @@ package struct GeoJSONTraceReader: TraceReader {
 
     private mutating func read(_ feature: JSONValue) {
         let properties = feature["properties"]?.objectValue ?? [:]
-        let device = deviceOverride ?? deviceProperties.lazy.compactMap { properties[$0].flatMap(Self.deviceText) }.first ?? fallbackDevice
+        let device =
+            deviceOverride ?? deviceProperties.lazy.compactMap { properties[$0].flatMap(Self.deviceText) }.first
+            ?? fallbackDevice
         let accuracy = (properties["accuracy"] ?? properties["acc"])?.numberValue
         guard let geometry = feature["geometry"], let type = geometry["type"]?.stringValue,
             let coordinates = geometry["coordinates"]?.arrayValue
@@ -59,7 +61,8 @@ package struct GeoJSONTraceReader: TraceReader {
         case "MultiLineString":
             let times = Self.times(properties)
             for (index, line) in coordinates.enumerated() {
-                addLine(line.arrayValue ?? [], times: times.flatMap { index < $0.count ? $0[index] : nil }, device: device)
+                addLine(
+                    line.arrayValue ?? [], times: times.flatMap { index < $0.count ? $0[index] : nil }, device: device)
             }
         default:
             skipped["unsupported_geometry", default: 0] += 1
@@ -85,8 +88,10 @@ package struct GeoJSONTraceReader: TraceReader {
             skipped["missing_or_bad_coordinates", default: 0] += 1
             return
         }
-        pending.append(Fix(device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
-                           altitude: position.count > 2 ? position[2].numberValue : nil))
+        pending.append(
+            Fix(
+                device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
+                altitude: position.count > 2 ? position[2].numberValue : nil))
     }
 
     /// `coordTimes`/`times` as one array per line (a LineString's single array is wrapped).

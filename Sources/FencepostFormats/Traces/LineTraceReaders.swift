@@ -1,4 +1,5 @@
 package import FencepostCore
+import Foundation
 
 /// GeoLife `.plt`: six header lines, then `lat,lon,0,altitude_ft,days,date,time` in UTC.
 package struct PLTTraceReader: TraceReader {
@@ -15,7 +16,8 @@ package struct PLTTraceReader: TraceReader {
         while let line = try lines.next() {
             if lines.lineNumber <= 6 {
                 if lines.lineNumber == 1, !line.starts(with: Array("Geolife trajectory".utf8)) {
-                    throw TraceReadError(file: lines.name, line: 1, reason: "not a GeoLife .plt file: expected 'Geolife trajectory'")
+                    throw TraceReadError(
+                        file: lines.name, line: 1, reason: "not a GeoLife .plt file: expected 'Geolife trajectory'")
                 }
                 continue
             }
@@ -65,7 +67,9 @@ package struct OwnTracksTraceReader: TraceReader {
     /// `USER/DEVICE` of a path `…/rec/USER/DEVICE/FILE.rec`, the recorder's store layout.
     static func recorderDevice(path: String) -> String? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true)
-        guard parts.count >= 4, parts[parts.count - 4] == "rec", parts[parts.count - 1].hasSuffix(".rec") else { return nil }
+        guard parts.count >= 4, parts[parts.count - 4] == "rec", parts[parts.count - 1].hasSuffix(".rec") else {
+            return nil
+        }
         return "\(parts[parts.count - 3])/\(parts[parts.count - 2])"
     }
 
@@ -88,7 +92,9 @@ package struct OwnTracksTraceReader: TraceReader {
                 continue
             }
             guard record["_type"]?.stringValue == "location" else { continue }  // lwt, transition, …
-            let tst = record["tst"].flatMap { value -> Double? in value.numberValue ?? value.stringValue.flatMap(Double.init) }
+            let tst = record["tst"].flatMap { value -> Double? in
+                value.numberValue ?? value.stringValue.flatMap(Double.init)
+            }
             guard let time = tst else {
                 skipped["missing_or_bad_time", default: 0] += 1
                 continue
@@ -99,12 +105,11 @@ package struct OwnTracksTraceReader: TraceReader {
             }
             let speed = record["vel"]?.numberValue.flatMap { $0 < 0 ? nil : $0 / 3.6 }
             return Fix(
-                device: deviceOverride ?? Self.topicDevice(record) ?? recorderDevice ?? record["tid"]?.stringValue ?? fallbackDevice,
+                device: deviceOverride ?? Self.topicDevice(record) ?? recorderDevice ?? record["tid"]?.stringValue
+                    ?? fallbackDevice,
                 time: time, lat: lat, lon: lon,
                 accuracy: record["acc"]?.numberValue, altitude: record["alt"]?.numberValue, speed: speed)
         }
         return nil
     }
 }
-
-import Foundation

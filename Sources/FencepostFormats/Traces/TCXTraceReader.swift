@@ -24,11 +24,17 @@ package struct TCXTraceReader: TraceReader {
             case .start(let name, _):
                 if !sawRoot {
                     guard name == "TrainingCenterDatabase" else {
-                        throw TraceReadError(file: parser.name, line: parser.line, reason: "not a TCX file: the root element is <\(name)>")
+                        throw TraceReadError(
+                            file: parser.name, line: parser.line,
+                            reason: "not a TCX file: the root element is <\(name)>")
                     }
                     sawRoot = true
                 }
-                if name == "Trackpoint" { point = [:] } else if point != nil, Self.fields.contains(name) { field = name }
+                if name == "Trackpoint" {
+                    point = [:]
+                } else if point != nil, Self.fields.contains(name) {
+                    field = name
+                }
             case .text(let text):
                 if let field, point != nil { point?[field] = text.trimmed() }
             case .end(let name):
@@ -39,12 +45,16 @@ package struct TCXTraceReader: TraceReader {
                         skipped["missing_or_bad_time", default: 0] += 1
                         continue
                     }
-                    guard let lat = values["LatitudeDegrees"].flatMap(Double.init), let lon = values["LongitudeDegrees"].flatMap(Double.init) else {
+                    guard let lat = values["LatitudeDegrees"].flatMap(Double.init),
+                        let lon = values["LongitudeDegrees"].flatMap(Double.init)
+                    else {
                         skipped["no_position", default: 0] += 1
                         continue
                     }
-                    return Fix(device: device, time: time, lat: lat, lon: lon,
-                               altitude: values["AltitudeMeters"].flatMap(Double.init), speed: values["Speed"].flatMap(Double.init))
+                    return Fix(
+                        device: device, time: time, lat: lat, lon: lon,
+                        altitude: values["AltitudeMeters"].flatMap(Double.init),
+                        speed: values["Speed"].flatMap(Double.init))
                 }
             }
         }

@@ -15,13 +15,15 @@ package struct TakeoutTraceReader: TraceReader {
 
     package mutating func next() throws(TraceReadError) -> Fix? {
         while let location = try stream.next() {
-            let time = location["timestamp"]?.stringValue.flatMap(Timestamp.parse)
+            let time =
+                location["timestamp"]?.stringValue.flatMap(Timestamp.parse)
                 ?? location["timestampMs"]?.stringValue.flatMap(Double.init).map { $0 / 1000 }
             guard let time else {
                 skipped["missing_or_bad_time", default: 0] += 1
                 continue
             }
-            guard let latE7 = location["latitudeE7"]?.numberValue, let lonE7 = location["longitudeE7"]?.numberValue else {
+            guard let latE7 = location["latitudeE7"]?.numberValue, let lonE7 = location["longitudeE7"]?.numberValue
+            else {
                 skipped["missing_or_bad_coordinates", default: 0] += 1
                 continue
             }

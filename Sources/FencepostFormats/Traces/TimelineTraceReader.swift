@@ -39,7 +39,8 @@ package struct TimelineTraceReader: TraceReader {
         let head = try source.peek()
         let start = head.first { ![0x20, 0x09, 0x0D, 0x0A, 0xEF, 0xBB, 0xBF].contains($0) }
         hasRawSignals = start != UInt8(ascii: "[")
-        stream = hasRawSignals
+        stream =
+            hasRawSignals
             ? JSONArrayStream(source: source, keys: ["semanticSegments", "rawSignals"])
             : JSONArrayStream(topLevelArrayOf: source)
         self.device = device
@@ -161,7 +162,8 @@ struct TimeCoverage {
     private var ends: [Double] = []
 
     mutating func insert(_ time: Double, margin: Double) {
-        var low = time - margin, high = time + margin
+        var low = time - margin
+        var high = time + margin
         // The first interval reaching `low`, then every one that overlaps the new one.
         let first = firstEnd(atLeast: low)
         var last = first
@@ -181,7 +183,8 @@ struct TimeCoverage {
 
     /// The index of the first interval whose end is at or after `time` (binary search).
     private func firstEnd(atLeast time: Double) -> Int {
-        var low = 0, high = ends.count
+        var low = 0
+        var high = ends.count
         while low < high {
             let middle = (low + high) / 2
             if ends[middle] < time { low = middle + 1 } else { high = middle }

@@ -5,19 +5,25 @@ import Foundation
 package enum TraceOpener {
     /// A reader for `path` (`-` for standard input). `format` nil detects it; `device` nil names
     /// fixes after the file's own device or track name, else the file name.
-    package static func open(_ path: String, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
+    package static func open(_ path: String, format: TraceFormat?, device: String?) throws(TraceReadError)
+        -> any TraceReader
+    {
         try open(ByteSource(path: path), format: format, options: TraceReaderOptions(device: device))
     }
 
     /// A reader over an opened source (whose `bytesRead` can report progress).
-    package static func open(_ source: ByteSource, format: TraceFormat?, device: String?) throws(TraceReadError) -> any TraceReader {
+    package static func open(_ source: ByteSource, format: TraceFormat?, device: String?) throws(TraceReadError)
+        -> any TraceReader
+    {
         try open(source, format: format, options: TraceReaderOptions(device: device))
     }
 
     /// A reader over an opened source, read as `options` say: fixes without a device of their
     /// own (a CSV device column, a GeoJSON device property, an OwnTracks user/device or `tid`)
     /// are named after the file.
-    package static func open(_ source: ByteSource, format: TraceFormat?, options: TraceReaderOptions) throws(TraceReadError) -> any TraceReader {
+    package static func open(_ source: ByteSource, format: TraceFormat?, options: TraceReaderOptions)
+        throws(TraceReadError) -> any TraceReader
+    {
         let path = source.name
         let detected: TraceFormat
         if let format { detected = format } else { detected = try detect(source) }
@@ -55,12 +61,16 @@ package enum TraceOpener {
             if text.contains("\"features\"") || text.contains("FeatureCollection") { return .geojson }
             throw TraceReadError(
                 file: source.name, line: 1,
-                reason: "unsupported JSON trace (GeoJSON FeatureCollection, Takeout Records.json or Google Timeline expected)")
+                reason:
+                    "unsupported JSON trace (GeoJSON FeatureCollection, Takeout Records.json or Google Timeline expected)"
+            )
         }
         if start.hasPrefix("[") {
             // iOS's Timeline export: an array of segments with "geo:lat,lon" positions.
             if text.contains("\"startTime\""), text.contains("geo:") { return .timeline }
-            throw TraceReadError(file: source.name, line: 1, reason: "unsupported JSON array (a Google Timeline export from iOS expected)")
+            throw TraceReadError(
+                file: source.name, line: 1,
+                reason: "unsupported JSON array (a Google Timeline export from iOS expected)")
         }
         if start.hasPrefix("Geolife trajectory") { return .plt }
         let firstLine = start.split(separator: "\n", maxSplits: 1).first ?? ""

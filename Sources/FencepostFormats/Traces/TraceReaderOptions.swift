@@ -24,7 +24,8 @@ package struct TraceReaderOptions: Sendable {
 
     package init(
         device: String? = nil, deviceColumn: String? = nil, timeColumn: String? = nil, latColumn: String? = nil,
-        lonColumn: String? = nil, accuracyColumn: String? = nil, deviceProperty: String? = nil, zone: LocalTimeZone? = nil
+        lonColumn: String? = nil, accuracyColumn: String? = nil, deviceProperty: String? = nil,
+        zone: LocalTimeZone? = nil
     ) {
         self.device = device
         self.deviceColumn = deviceColumn

@@ -30,7 +30,8 @@ package struct HealthDate: Sendable, Hashable, Comparable {
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
             let offsetHours = number(21..<23), let offsetMinutes = number(23..<25),
-            (1...12).contains(month), (1...Timestamp.daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60, second < 61,
+            (1...12).contains(month), (1...Timestamp.daysIn(month: month, year: year)).contains(day), hour < 24,
+            minute < 60, second < 61,
             offsetHours < 24, offsetMinutes < 60
         else { return nil }
         let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60)
@@ -51,7 +52,8 @@ package struct HealthDate: Sendable, Hashable, Comparable {
     package var offsetText: String {
         let minutes = abs(offset) / 60
         let sign = offset < 0 ? "-" : "+"
-        return sign + (minutes / 60 < 10 ? "0" : "") + "\(minutes / 60):" + (minutes % 60 < 10 ? "0" : "") + "\(minutes % 60)"
+        return sign + (minutes / 60 < 10 ? "0" : "") + "\(minutes / 60):" + (minutes % 60 < 10 ? "0" : "")
+            + "\(minutes % 60)"
     }
 
     /// `2023-01-14` for a count of days since 1970-01-01.

@@ -46,7 +46,8 @@ package final class HealthExportFile {
     package func document() throws(TraceReadError) -> ByteSource {
         guard let xmlEntry, let archive, let entry = archive[xmlEntry] else { return try ByteSource(path: path) }
         let stream = ZipEntryStream(archivePath: path, entryPath: xmlEntry, name: documentName)
-        return ByteSource(name: documentName, size: Int(entry.uncompressedSize)) { () throws(TraceReadError) -> [UInt8]? in
+        return ByteSource(name: documentName, size: Int(entry.uncompressedSize)) {
+            () throws(TraceReadError) -> [UInt8]? in
             try stream.next()
         }
     }
@@ -98,7 +99,8 @@ private final class ZipEntryStream {
             } catch is Cancelled {
                 chunks.finish(failure: nil)
             } catch {
-                chunks.finish(failure: TraceReadError(file: name, line: nil, reason: "corrupt or truncated zip data: \(error)"))
+                chunks.finish(
+                    failure: TraceReadError(file: name, line: nil, reason: "corrupt or truncated zip data: \(error)"))
             }
         }
         thread.start()

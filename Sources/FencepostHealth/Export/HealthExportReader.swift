@@ -56,7 +56,8 @@ package struct HealthExportReader {
 
     private func record(_ attributes: [String: String]) throws(TraceReadError) -> HealthRecord {
         HealthRecord(
-            type: try required("type", of: "Record", attributes), source: try required("sourceName", of: "Record", attributes),
+            type: try required("type", of: "Record", attributes),
+            source: try required("sourceName", of: "Record", attributes),
             unit: attributes["unit"], value: attributes["value"],
             start: try date("startDate", of: "Record", attributes), end: try date("endDate", of: "Record", attributes),
             creation: try optionalDate("creationDate", of: "Record", attributes))
@@ -66,7 +67,8 @@ package struct HealthExportReader {
         var correlation = HealthCorrelation(
             type: try required("type", of: "Correlation", attributes),
             source: try required("sourceName", of: "Correlation", attributes),
-            start: try date("startDate", of: "Correlation", attributes), end: try date("endDate", of: "Correlation", attributes),
+            start: try date("startDate", of: "Correlation", attributes),
+            end: try date("endDate", of: "Correlation", attributes),
             creation: try optionalDate("creationDate", of: "Correlation", attributes), records: [])
         for (name, attributes) in try children(of: "Correlation") where name == "Record" {
             correlation.records.append(try record(attributes))
@@ -78,11 +80,13 @@ package struct HealthExportReader {
         var workout = HealthWorkout(
             activityType: try required("workoutActivityType", of: "Workout", attributes),
             source: try required("sourceName", of: "Workout", attributes),
-            start: try date("startDate", of: "Workout", attributes), end: try date("endDate", of: "Workout", attributes),
+            start: try date("startDate", of: "Workout", attributes),
+            end: try date("endDate", of: "Workout", attributes),
             creation: try optionalDate("creationDate", of: "Workout", attributes))
         workout.duration = HealthUnits.seconds(attributes["duration"], unit: attributes["durationUnit"])
         workout.distanceMetres = HealthUnits.metres(attributes["totalDistance"], unit: attributes["totalDistanceUnit"])
-        workout.energyKilocalories = HealthUnits.kilocalories(attributes["totalEnergyBurned"], unit: attributes["totalEnergyBurnedUnit"])
+        workout.energyKilocalories = HealthUnits.kilocalories(
+            attributes["totalEnergyBurned"], unit: attributes["totalEnergyBurnedUnit"])
         var routeSource: String?
         var routeFile: String?
         var routeFixes: [Fix] = []
@@ -105,13 +109,17 @@ package struct HealthExportReader {
                 routeFile = attributes["path"]
             case "Location":
                 let time = try date("date", of: "Location", attributes)
-                guard let lat = attributes["latitude"].flatMap(Double.init), let lon = attributes["longitude"].flatMap(Double.init) else {
+                guard let lat = attributes["latitude"].flatMap(Double.init),
+                    let lon = attributes["longitude"].flatMap(Double.init)
+                else {
                     throw failure("<Location> without a numeric latitude and longitude")
                 }
-                routeFixes.append(Fix(
-                    device: routeSource ?? workout.source, time: time.seconds, lat: lat, lon: lon,
-                    accuracy: attributes["horizontalAccuracy"].flatMap(Double.init), altitude: attributes["altitude"].flatMap(Double.init),
-                    speed: attributes["speed"].flatMap(Double.init).flatMap { $0 >= 0 ? $0 : nil }))
+                routeFixes.append(
+                    Fix(
+                        device: routeSource ?? workout.source, time: time.seconds, lat: lat, lon: lon,
+                        accuracy: attributes["horizontalAccuracy"].flatMap(Double.init),
+                        altitude: attributes["altitude"].flatMap(Double.init),
+                        speed: attributes["speed"].flatMap(Double.init).flatMap { $0 >= 0 ? $0 : nil }))
             default:
                 break
             }
@@ -155,20 +163,27 @@ package struct HealthExportReader {
 
     // MARK: - Attributes
 
-    private func required(_ key: String, of element: String, _ attributes: [String: String]) throws(TraceReadError) -> String {
+    private func required(_ key: String, of element: String, _ attributes: [String: String]) throws(TraceReadError)
+        -> String
+    {
         guard let value = attributes[key] else { throw failure("<\(element)> has no \(key)") }
         return value
     }
 
-    private func date(_ key: String, of element: String, _ attributes: [String: String]) throws(TraceReadError) -> HealthDate {
+    private func date(_ key: String, of element: String, _ attributes: [String: String]) throws(TraceReadError)
+        -> HealthDate
+    {
         let text = try required(key, of: element, attributes)
         guard let date = HealthDate(text) else {
-            throw failure("unknown date format \"\(text)\" in \(key) of <\(element)> (expected YYYY-MM-DD HH:MM:SS ±HHMM)")
+            throw failure(
+                "unknown date format \"\(text)\" in \(key) of <\(element)> (expected YYYY-MM-DD HH:MM:SS ±HHMM)")
         }
         return date
     }
 
-    private func optionalDate(_ key: String, of element: String, _ attributes: [String: String]) throws(TraceReadError) -> HealthDate? {
+    private func optionalDate(_ key: String, of element: String, _ attributes: [String: String]) throws(TraceReadError)
+        -> HealthDate?
+    {
         attributes[key] == nil ? nil : try date(key, of: element, attributes)
     }
 

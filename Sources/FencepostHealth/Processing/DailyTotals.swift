@@ -24,9 +24,10 @@ struct DailyTotals {
     }
 
     mutating func add(_ record: HealthRecord, value: Double, source: Int32) {
-        samples.append(DailySample(
-            start: record.start.seconds, end: max(record.end.seconds, record.start.seconds), value: value,
-            source: source, offset: Int32(record.start.offset)))
+        samples.append(
+            DailySample(
+                start: record.start.seconds, end: max(record.end.seconds, record.start.seconds), value: value,
+                source: source, offset: Int32(record.start.offset)))
     }
 
     /// One event per local day in `days` (all days when nil).
@@ -60,11 +61,13 @@ struct DailyTotals {
                     let piece = Interval(start: pieceStart, end: pieceEnd)
                     let share = span > 0 ? piece.length / span : 1
                     let blocking = blocked[sample.source] ?? IntervalSet()
-                    let uncovered = piece.length > 0
+                    let uncovered =
+                        piece.length > 0
                         ? 1 - blocking.overlap(with: piece) / piece.length
                         : (blocking.contains(piece.start) ? 0 : 1)
                     let amount = sample.value * share * uncovered
-                    totals[day, default: Day(start: Double(day) * 86_400 - offset, offset: Int(offset))].add(amount, source: sample.source)
+                    totals[day, default: Day(start: Double(day) * 86_400 - offset, offset: Int(offset))].add(
+                        amount, source: sample.source)
                 }
                 pieceStart = pieceEnd
             } while pieceStart < sample.end
@@ -76,7 +79,8 @@ struct DailyTotals {
             for (source, amount) in total.bySource { sources[sourceNames[Int(source)]] = .number(Self.rounded(amount)) }
             let date = HealthDate.dateText(day: day)
             return HealthEvent(
-                id: HealthEvent.dailyID(owner: owner, kind: kind.eventKind, date: date), kind: kind.eventKind, owner: owner,
+                id: HealthEvent.dailyID(owner: owner, kind: kind.eventKind, date: date), kind: kind.eventKind,
+                owner: owner,
                 time: total.start,
                 properties: [
                     "date": .string(date), "value": .number(Self.rounded(total.value)), "unit": .string(kind.unit),
@@ -88,7 +92,9 @@ struct DailyTotals {
 
     /// Per source, the time its own samples of this kind cover.
     private func ownPresence() -> [Int32: IntervalSet] {
-        Dictionary(grouping: samples, by: \.source).mapValues { IntervalSet($0.map { Interval(start: $0.start, end: $0.end) }) }
+        Dictionary(grouping: samples, by: \.source).mapValues {
+            IntervalSet($0.map { Interval(start: $0.start, end: $0.end) })
+        }
     }
 
     /// Two decimals: enough for any of these units, and stable from run to run.

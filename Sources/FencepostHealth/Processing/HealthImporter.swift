@@ -11,7 +11,10 @@ package struct HealthImportOptions: Sendable {
     package var kinds: Set<HealthKind>
     package var priority: SourcePriority
 
-    package init(owner: String = "me", since: Double? = nil, kinds: Set<HealthKind> = Set(HealthKind.allCases), priority: SourcePriority = .standard) {
+    package init(
+        owner: String = "me", since: Double? = nil, kinds: Set<HealthKind> = Set(HealthKind.allCases),
+        priority: SourcePriority = .standard
+    ) {
         self.owner = owner
         self.since = since
         self.kinds = kinds
@@ -179,33 +182,43 @@ package struct HealthImporter {
                     "utc_offset": .string(record.start.offsetText),
                 ]
                 if let metric { properties["metric"] = .string(metric) }
-                plan.events.append(HealthEvent(
-                    id: HealthEvent.measurementID(owner: options.owner, kind: kind.eventKind, key: record.dedupeKey),
-                    kind: kind.eventKind, owner: options.owner, time: record.start.seconds, properties: properties))
+                plan.events.append(
+                    HealthEvent(
+                        id: HealthEvent.measurementID(
+                            owner: options.owner, kind: kind.eventKind, key: record.dedupeKey),
+                        kind: kind.eventKind, owner: options.owner, time: record.start.seconds, properties: properties))
             }
         }
 
         private mutating func take(_ correlation: HealthCorrelation) {
-            guard correlation.type == "HKCorrelationTypeIdentifierBloodPressure" else { return skip("correlation not imported") }
+            guard correlation.type == "HKCorrelationTypeIdentifierBloodPressure" else {
+                return skip("correlation not imported")
+            }
             guard options.kinds.contains(.bloodPressure) else { return skip("kind not selected") }
             if let since = options.since, correlation.start.seconds < since { return skip("before --since") }
             func reading(_ suffix: String) -> HealthRecord? {
                 correlation.records.first { $0.type == "HKQuantityTypeIdentifierBloodPressure" + suffix }
             }
             guard let systolic = reading("Systolic"), let diastolic = reading("Diastolic"),
-                let high = HealthKind.bloodPressure.value(of: systolic), let low = HealthKind.bloodPressure.value(of: diastolic)
+                let high = HealthKind.bloodPressure.value(of: systolic),
+                let low = HealthKind.bloodPressure.value(of: diastolic)
             else { return skip("blood pressure without both values") }
             guard isNew(.bloodPressure, created: correlation.creation, end: correlation.end) else { return }
-            plan.events.append(HealthEvent(
-                id: HealthEvent.measurementID(
-                    owner: options.owner, kind: .bloodPressure,
-                    key: [correlation.type, correlation.source, "\(correlation.start.seconds)", "\(correlation.end.seconds)", "\(high)/\(low)"]),
-                kind: .bloodPressure, owner: options.owner, time: correlation.start.seconds,
-                properties: [
-                    "systolic": .number(high), "diastolic": .number(low), "unit": .string("mmHg"),
-                    "source": .string(correlation.source), "start": .string(Timestamp.format(seconds: correlation.start.seconds)),
-                    "utc_offset": .string(correlation.start.offsetText),
-                ]))
+            plan.events.append(
+                HealthEvent(
+                    id: HealthEvent.measurementID(
+                        owner: options.owner, kind: .bloodPressure,
+                        key: [
+                            correlation.type, correlation.source, "\(correlation.start.seconds)",
+                            "\(correlation.end.seconds)", "\(high)/\(low)",
+                        ]),
+                    kind: .bloodPressure, owner: options.owner, time: correlation.start.seconds,
+                    properties: [
+                        "systolic": .number(high), "diastolic": .number(low), "unit": .string("mmHg"),
+                        "source": .string(correlation.source),
+                        "start": .string(Timestamp.format(seconds: correlation.start.seconds)),
+                        "utc_offset": .string(correlation.start.offsetText),
+                    ]))
         }
 
         private mutating func take(_ workout: HealthWorkout) {
@@ -221,18 +234,25 @@ package struct HealthImporter {
                 "type": .string(type), "source": .string(workout.source),
                 "start": .string(Timestamp.format(seconds: workout.start.seconds)),
                 "end": .string(Timestamp.format(seconds: workout.end.seconds)),
-                "duration_s": .number(DailyTotals.rounded(workout.duration ?? workout.end.seconds - workout.start.seconds)),
+                "duration_s": .number(
+                    DailyTotals.rounded(workout.duration ?? workout.end.seconds - workout.start.seconds)),
                 "utc_offset": .string(workout.start.offsetText),
                 "events": .number(Double(workout.eventCount)),
             ]
-            if let distance = workout.distanceMetres { properties["distance_m"] = .number(DailyTotals.rounded(distance)) }
-            if let energy = workout.energyKilocalories { properties["energy_kcal"] = .number(DailyTotals.rounded(energy)) }
+            if let distance = workout.distanceMetres {
+                properties["distance_m"] = .number(DailyTotals.rounded(distance))
+            }
+            if let energy = workout.energyKilocalories {
+                properties["energy_kcal"] = .number(DailyTotals.rounded(energy))
+            }
             if let zone = workout.timeZone { properties["time_zone"] = .string(zone) }
             if let route = workout.route {
                 properties["route_device"] = .string(route.source)
                 plan.routes.append(WorkoutRouteInput(workoutID: id, route: route))
             }
-            plan.events.append(HealthEvent(id: id, kind: .workout, owner: options.owner, time: workout.start.seconds, properties: properties))
+            plan.events.append(
+                HealthEvent(
+                    id: id, kind: .workout, owner: options.owner, time: workout.start.seconds, properties: properties))
         }
 
         mutating func finish() -> HealthImportPlan {
@@ -240,7 +260,8 @@ package struct HealthImporter {
             for (source, spans) in presence { present[source] = IntervalSet(spans, joining: 60) }
             for kind in totals.keys.sorted() {
                 plan.events += totals[kind]!.events(
-                    owner: options.owner, days: affectedDays, sourceNames: sourceNames, presence: present, priority: options.priority)
+                    owner: options.owner, days: affectedDays, sourceNames: sourceNames, presence: present,
+                    priority: options.priority)
             }
             plan.events += sleep.events(owner: options.owner, days: affectedDays)
             return plan

@@ -93,7 +93,8 @@ enum HealthUnits {
     }
 
     static func millilitres(_ value: String?, unit: String?) -> Double? {
-        scaled(value, unit, ["mL": 1, "L": 1000, "dL": 100, "fl_oz_us": 29.5735, "fl_oz_imp": 28.4131, "cup_us": 236.588])
+        scaled(
+            value, unit, ["mL": 1, "L": 1000, "dL": 100, "fl_oz_us": 29.5735, "fl_oz_imp": 28.4131, "cup_us": 236.588])
     }
 
     static func kilograms(_ value: String?, unit: String?) -> Double? {
@@ -105,7 +106,9 @@ enum HealthUnits {
     }
 
     private static func scaled(_ value: String?, _ unit: String?, _ factors: [String: Double]) -> Double? {
-        guard let value, let number = Double(value), number.isFinite, let factor = factors[unit ?? ""] else { return nil }
+        guard let value, let number = Double(value), number.isFinite, let factor = factors[unit ?? ""] else {
+            return nil
+        }
         return number * factor
     }
 }

@@ -69,7 +69,8 @@ struct IntervalSet: Sendable {
 
     /// The index of the first span whose end is after `time` (binary search).
     private func firstSpan(endingAfter time: Double) -> Int {
-        var low = 0, high = spans.count
+        var low = 0
+        var high = spans.count
         while low < high {
             let middle = (low + high) / 2
             if spans[middle].end <= time { low = middle + 1 } else { high = middle }

@@ -38,9 +38,10 @@ struct SleepNights {
     static let nightGap = 3.0 * 3600
 
     mutating func add(_ record: HealthRecord, isNew: Bool) {
-        samples.append(Sample(
-            interval: Interval(start: record.start.seconds, end: max(record.end.seconds, record.start.seconds)),
-            end: record.end, stage: Stage(category: record.value ?? ""), source: record.source, isNew: isNew))
+        samples.append(
+            Sample(
+                interval: Interval(start: record.start.seconds, end: max(record.end.seconds, record.start.seconds)),
+                end: record.end, stage: Stage(category: record.value ?? ""), source: record.source, isNew: isNew))
     }
 
     /// Events for the nights holding a new sample or ending on one of `days` (every night when

@@ -15,7 +15,8 @@ package struct SourcePriority: Sendable, Hashable {
     /// The sources in priority order, best first.
     func ordered(_ sources: [String]) -> [String] {
         sources.sorted { a, b in
-            let ra = rank(a), rb = rank(b)
+            let ra = rank(a)
+            let rb = rank(b)
             return ra != rb ? ra < rb : a < b
         }
     }

@@ -63,8 +63,10 @@ package enum MapPage {
         var events: [String: JSONValue] = [:]
         for event in scene.events {
             events[event.id] = .object([
-                "id": .string(event.id), "kind": .string(event.kind), "time": .string(Timestamp.format(seconds: event.time)),
-                "device": .string(event.device), "region": .string(event.regionID), "visit_id": event.visitID.map(JSONValue.string) ?? .null,
+                "id": .string(event.id), "kind": .string(event.kind),
+                "time": .string(Timestamp.format(seconds: event.time)),
+                "device": .string(event.device), "region": .string(event.regionID),
+                "visit_id": event.visitID.map(JSONValue.string) ?? .null,
                 "flags": .array(event.flags.map(JSONValue.string)),
             ])
         }
@@ -77,7 +79,9 @@ package enum MapPage {
         }
         var devices: [String: JSONValue] = [:]
         for track in scene.tracks {
-            var fields: [String: JSONValue] = ["points drawn": .number(Double(track.points.count)), "source": .string(track.source.rawValue)]
+            var fields: [String: JSONValue] = [
+                "points drawn": .number(Double(track.points.count)), "source": .string(track.source.rawValue),
+            ]
             if let last = track.last {
                 fields["last seen"] = .string(Timestamp.format(seconds: last.time))
                 fields["last position"] = .string("\(last.lat), \(last.lon)")
@@ -90,7 +94,8 @@ package enum MapPage {
             devices[track.device] = .object(fields)
         }
         return .object([
-            "regions": .object(regions), "events": .object(events), "visits": .object(visits), "devices": .object(devices),
+            "regions": .object(regions), "events": .object(events), "visits": .object(visits),
+            "devices": .object(devices),
             "problems": .array((scene.refused?.problems ?? []).map(JSONValue.string)),
         ])
     }

@@ -22,7 +22,9 @@ package struct DeviceTrack: Sendable {
     /// The device's last known position.
     package var last: TrackPoint?
 
-    package init(device: String, source: Source, points: [TrackPoint], dropped: [DroppedFix] = [], last: TrackPoint? = nil) {
+    package init(
+        device: String, source: Source, points: [TrackPoint], dropped: [DroppedFix] = [], last: TrackPoint? = nil
+    ) {
         self.device = device
         self.source = source
         self.points = points
@@ -40,13 +42,17 @@ package struct DeviceTrack: Sendable {
 
     /// The track's position at a time, interpolated between its points; nil outside them.
     func position(at time: Double) -> Position? {
-        guard let first = points.first, let final = points.last, time >= first.time, time <= final.time else { return nil }
-        var low = 0, high = points.count - 1
+        guard let first = points.first, let final = points.last, time >= first.time, time <= final.time else {
+            return nil
+        }
+        var low = 0
+        var high = points.count - 1
         while high - low > 1 {
             let middle = (low + high) / 2
             if points[middle].time <= time { low = middle } else { high = middle }
         }
-        let a = points[low], b = points[high]
+        let a = points[low]
+        let b = points[high]
         let fraction = b.time > a.time ? (time - a.time) / (b.time - a.time) : 0
         return Position(lon: a.lon + (b.lon - a.lon) * fraction, lat: a.lat + (b.lat - a.lat) * fraction)
     }
@@ -144,7 +150,8 @@ package struct TrackRecorder {
     }
 
     private static func separation(_ a: TrackPoint, _ b: TrackPoint) -> Double {
-        let dx = (a.lon - b.lon) * cos(a.lat * .pi / 180), dy = a.lat - b.lat
+        let dx = (a.lon - b.lon) * cos(a.lat * .pi / 180)
+        let dy = a.lat - b.lat
         return (dx * dx + dy * dy).squareRoot()
     }
 }

@@ -40,7 +40,8 @@ struct LabelPlacer {
 
     func box(of text: String, at spot: Spot, zoom: Double) -> Box {
         let width = textWidth(text)
-        let x = spot.at.x * zoom, y = spot.at.y * zoom
+        let x = spot.at.x * zoom
+        let y = spot.at.y * zoom
         let left: Double
         switch spot.anchor {
         case "end": left = x - width
@@ -58,7 +59,9 @@ struct LabelPlacer {
             var grid = BoxGrid(cell: 64)
             if zoom == 1 { for obstacle in obstacles { grid.insert(obstacle) } }
             for marker in markers {
-                let x = marker.at.x * zoom, y = marker.at.y * zoom, r = marker.radius
+                let x = marker.at.x * zoom
+                let y = marker.at.y * zoom
+                let r = marker.radius
                 grid.insert(Box(minX: x - r, minY: y - r, maxX: x + r, maxY: y + r))
             }
             // Labels shown at a lower zoom keep their spot.
@@ -99,8 +102,10 @@ struct BoxGrid {
     }
 
     private func cells(_ box: Box) -> [Int64] {
-        let x0 = Int64((box.minX / cell).rounded(.down)), x1 = Int64((box.maxX / cell).rounded(.down))
-        let y0 = Int64((box.minY / cell).rounded(.down)), y1 = Int64((box.maxY / cell).rounded(.down))
+        let x0 = Int64((box.minX / cell).rounded(.down))
+        let x1 = Int64((box.maxX / cell).rounded(.down))
+        let y0 = Int64((box.minY / cell).rounded(.down))
+        let y1 = Int64((box.maxY / cell).rounded(.down))
         var keys: [Int64] = []
         for x in x0...x1 {
             for y in y0...y1 { keys.append(x &* 1_000_003 &+ y) }

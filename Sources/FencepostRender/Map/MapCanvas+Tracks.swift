@@ -18,34 +18,50 @@ extension MapCanvas {
             for fix in track.dropped {
                 let point = frame.point(fix.position)
                 guard frame.contains(point) else { continue }
-                emit("circle", [
-                    ("class", "dropped-fix fixed-size"), ("data-reason", fix.reason.rawValue),
-                    ("transform", "translate(\(px(point.x)) \(px(point.y)))"), ("r", "2"),
-                ], title: "dropped (\(fix.reason.rawValue)) at \(Timestamp.format(seconds: fix.time))")
+                emit(
+                    "circle",
+                    [
+                        ("class", "dropped-fix fixed-size"), ("data-reason", fix.reason.rawValue),
+                        ("transform", "translate(\(px(point.x)) \(px(point.y)))"), ("r", "2"),
+                    ], title: "dropped (\(fix.reason.rawValue)) at \(Timestamp.format(seconds: fix.time))")
             }
             svg.end()
         }
         for track in scene.tracks {
             let points = PathGeometry.simplify(track.points.map { frame.point($0.position) }, tolerance: 0.5)
             let source = track.source == .crossings ? "track crossings" : "track"
-            let title = track.source == .crossings
+            let title =
+                track.source == .crossings
                 ? "\(track.device): its boundary crossings joined in time order (the store keeps no fixes)"
                 : "\(track.device): \(track.points.count) fixes drawn"
-            emit("path", [
-                ("class", source), ("data-device", track.device), ("stroke", colour(of: track.device)),
-                ("d", points.count > 1 ? PathGeometry.data(points, closed: false) : points.first.map { "M\(px($0.x)) \(px($0.y))" } ?? ""),
-            ], title: title)
+            emit(
+                "path",
+                [
+                    ("class", source), ("data-device", track.device), ("stroke", colour(of: track.device)),
+                    (
+                        "d",
+                        points.count > 1
+                            ? PathGeometry.data(points, closed: false)
+                            : points.first.map { "M\(px($0.x)) \(px($0.y))" } ?? ""
+                    ),
+                ], title: title)
         }
         for track in scene.tracks {
             guard let last = track.last else { continue }
             let point = frame.point(last.position)
-            emit("circle", [
-                ("class", "device-position fixed-size"), ("data-device", track.device), ("fill", colour(of: track.device)),
-                ("transform", "translate(\(px(point.x)) \(px(point.y)))"), ("r", "5"),
-            ], title: "\(track.device) last seen \(Timestamp.format(seconds: last.time))")
+            emit(
+                "circle",
+                [
+                    ("class", "device-position fixed-size"), ("data-device", track.device),
+                    ("fill", colour(of: track.device)),
+                    ("transform", "translate(\(px(point.x)) \(px(point.y)))"), ("r", "5"),
+                ], title: "\(track.device) last seen \(Timestamp.format(seconds: last.time))")
             let box = Box(minX: point.x - 5, minY: point.y - 5, maxX: point.x + 5, maxY: point.y + 5)
             // Devices are labelled before any region.
-            labels.insert(LabelPlacer.Request(text: track.device, spots: Self.spots(around: DrawnShape(form: .path(""), box: box), text: track.device)), at: 0)
+            labels.insert(
+                LabelPlacer.Request(
+                    text: track.device,
+                    spots: Self.spots(around: DrawnShape(form: .path(""), box: box), text: track.device)), at: 0)
             labelTargets.insert(("device", track.device), at: 0)
         }
         svg.end()
@@ -70,18 +86,29 @@ extension MapCanvas {
         let tracks = Dictionary(scene.tracks.map { ($0.device, $0) }, uniquingKeysWith: { first, _ in first })
         svg.start("g", ["class": "events"])
         for event in scene.events {
-            let onTrack = event.position ?? tracks[event.device].flatMap { $0.source == .fixes ? $0.position(at: event.time) : nil }
-            guard let position = onTrack ?? event.visitID.flatMap({ enterPositions[$0] }) ?? regionCentres[event.regionID] else { continue }
+            let onTrack =
+                event.position
+                ?? tracks[event.device].flatMap { $0.source == .fixes ? $0.position(at: event.time) : nil }
+            guard
+                let position = onTrack ?? event.visitID.flatMap({ enterPositions[$0] }) ?? regionCentres[event.regionID]
+            else { continue }
             var point = frame.point(position)
             // A dwell placed at its visit's enter is set beside the enter's marker, not on it.
             if onTrack == nil { point = Point(x: point.x + 7, y: point.y - 7) }
             let classes = (["event", event.kind] + event.flags + ["fixed-size"]).joined(separator: " ")
             let flags = event.flags.isEmpty ? "" : " (\(event.flags.joined(separator: ", ")))"
-            emit("path", [
-                ("class", classes), ("data-event-id", event.id), ("data-kind", event.kind), ("data-device", event.device),
-                ("data-region", event.regionID), ("data-visit", event.visitID),
-                ("transform", "translate(\(px(point.x)) \(px(point.y)))"), ("d", Self.marker(event.kind, at: Point(x: 0, y: 0))),
-            ], title: "\(event.kind)\(flags) · \(event.device) · \(event.regionID) · \(Timestamp.format(seconds: event.time))")
+            emit(
+                "path",
+                [
+                    ("class", classes), ("data-event-id", event.id), ("data-kind", event.kind),
+                    ("data-device", event.device),
+                    ("data-region", event.regionID), ("data-visit", event.visitID),
+                    ("transform", "translate(\(px(point.x)) \(px(point.y)))"),
+                    ("d", Self.marker(event.kind, at: Point(x: 0, y: 0))),
+                ],
+                title:
+                    "\(event.kind)\(flags) · \(event.device) · \(event.regionID) · \(Timestamp.format(seconds: event.time))"
+            )
         }
         svg.end()
         svg.newline()
@@ -89,7 +116,8 @@ extension MapCanvas {
 
     /// Enter: a circle; exit: a square; dwell: a diamond; about 9 pixels across.
     static func marker(_ kind: String, at point: Point) -> String {
-        let x = px(point.x), y = px(point.y)
+        let x = px(point.x)
+        let y = px(point.y)
         switch kind {
         case "exit": return "M\(px(point.x - 4)) \(px(point.y - 4))h8v8h-8Z"
         case "dwell": return "M\(x) \(px(point.y - 5.5))l5.5 5.5l-5.5 5.5l-5.5 -5.5Z"
@@ -113,11 +141,15 @@ extension MapCanvas {
             if placement.minZoom == 1 { shown += 1 } else if !options.zoomableLabels { continue }
             let target = labelTargets[placement.request]
             let classes = ["device": "label device-label", "refused": "label refused-label"][target.kind] ?? "label"
-            svg.element("text", [
-                "class": classes, "x": px(placement.spot.at.x), "y": px(placement.spot.at.y), "text-anchor": placement.spot.anchor,
-                ["device": "data-label-device", "refused": "data-label-refused"][target.kind] ?? "data-label-for": target.id,
-                "data-min-zoom": placement.minZoom == 1 ? nil : px(placement.minZoom),
-            ], content: labels[placement.request].text)
+            svg.element(
+                "text",
+                [
+                    "class": classes, "x": px(placement.spot.at.x), "y": px(placement.spot.at.y),
+                    "text-anchor": placement.spot.anchor,
+                    ["device": "data-label-device", "refused": "data-label-refused"][target.kind] ?? "data-label-for":
+                        target.id,
+                    "data-min-zoom": placement.minZoom == 1 ? nil : px(placement.minZoom),
+                ], content: labels[placement.request].text)
         }
         svg.end()
         svg.newline()

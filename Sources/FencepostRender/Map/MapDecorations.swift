@@ -75,7 +75,8 @@ struct MapDecorations {
     /// Where the legend's entries go under the map: right of the scale bar, in rows.
     private func legendLayout(_ legend: Legend) -> [(entry: (swatch: String, text: String), x: Double, row: Int)] {
         var placed: [((String, String), Double, Int)] = []
-        var x = Self.legendLeft, row = 0
+        var x = Self.legendLeft
+        var row = 0
         for entry in legend.entries {
             let width = 22 + Double(entry.text.count) * 11 * 0.6 + 16
             if x + width > frame.width - 8, x > Self.legendLeft {
@@ -99,13 +100,25 @@ struct MapDecorations {
     func drawKey(into svg: inout SVGDocument, top: Double, legend: Legend) {
         let bar = scaleBar
         let y = 22.0
-        svg.start("g", [
-            "class": "scale-bar", "transform": "translate(0 \(px(top)))", "data-metres": px(bar.metres),
-            "data-pixels-per-metre": String(frame.pixelsPerMetre(atLatitude: frame.middleLatitude)),
-        ])
-        svg.element("rect", ["class": "scale-back", "x": "12", "y": px(y - 14), "width": px(bar.pixels + 62), "height": "28", "rx": "3"])
+        svg.start(
+            "g",
+            [
+                "class": "scale-bar", "transform": "translate(0 \(px(top)))", "data-metres": px(bar.metres),
+                "data-pixels-per-metre": String(frame.pixelsPerMetre(atLatitude: frame.middleLatitude)),
+            ])
+        svg.element(
+            "rect",
+            [
+                "class": "scale-back", "x": "12", "y": px(y - 14), "width": px(bar.pixels + 62), "height": "28",
+                "rx": "3",
+            ])
         svg.element("rect", ["class": "scale-dark", "x": "20", "y": px(y), "width": px(bar.pixels / 2), "height": "5"])
-        svg.element("rect", ["class": "scale-light", "x": px(20 + bar.pixels / 2), "y": px(y), "width": px(bar.pixels / 2), "height": "5"])
+        svg.element(
+            "rect",
+            [
+                "class": "scale-light", "x": px(20 + bar.pixels / 2), "y": px(y), "width": px(bar.pixels / 2),
+                "height": "5",
+            ])
         svg.element("text", ["x": px(20 + bar.pixels + 6), "y": px(y + 6)], content: Self.distanceText(bar.metres))
         svg.element("text", ["class": "scale-zero", "x": "20", "y": px(y - 3)], content: "0")
         svg.end()
@@ -119,15 +132,30 @@ struct MapDecorations {
             // map's regions or events by class never counts the legend.
             switch entry.swatch {
             case "region", "open-visit", "refused":
-                svg.element("rect", ["class": "swatch swatch-\(entry.swatch)", "x": px(sx - 7), "y": px(cy - 5), "width": "14", "height": "10"])
+                svg.element(
+                    "rect",
+                    [
+                        "class": "swatch swatch-\(entry.swatch)", "x": px(sx - 7), "y": px(cy - 5), "width": "14",
+                        "height": "10",
+                    ])
             case "cluster":
                 svg.element("circle", ["class": "swatch swatch-cluster", "cx": px(sx), "cy": px(cy), "r": "5"])
             case "track", "crossings":
-                svg.element("path", ["class": "swatch swatch-\(entry.swatch)", "stroke": MapRenderer.deviceColours[0], "d": "M\(px(sx - 8)) \(px(cy))h16"])
+                svg.element(
+                    "path",
+                    [
+                        "class": "swatch swatch-\(entry.swatch)", "stroke": MapRenderer.deviceColours[0],
+                        "d": "M\(px(sx - 8)) \(px(cy))h16",
+                    ])
             case "dropped":
                 svg.element("circle", ["class": "swatch swatch-dropped", "cx": px(sx), "cy": px(cy), "r": "2"])
             default:
-                svg.element("path", ["class": "swatch swatch-\(entry.swatch)", "d": MapCanvas.marker(entry.swatch, at: Point(x: sx, y: cy))])
+                svg.element(
+                    "path",
+                    [
+                        "class": "swatch swatch-\(entry.swatch)",
+                        "d": MapCanvas.marker(entry.swatch, at: Point(x: sx, y: cy)),
+                    ])
             }
             svg.element("text", ["x": px(sx + 14), "y": px(cy + 4)], content: entry.text)
         }
@@ -152,7 +180,11 @@ struct Footer {
         var lines: [(String, String)] = []
         if let caption = scene.caption { lines.append((caption, "caption")) }
         if let refused = scene.refused {
-            lines.append(("Refused: \(refused.problems.count) problem\(refused.problems.count == 1 ? "" : "s") in the region config", "problem-head"))
+            lines.append(
+                (
+                    "Refused: \(refused.problems.count) problem\(refused.problems.count == 1 ? "" : "s") in the region config",
+                    "problem-head"
+                ))
             for (index, problem) in refused.problems.prefix(100).enumerated() {
                 lines.append(("\(index + 1). \(problem)", "problem"))
             }
@@ -194,7 +226,8 @@ struct Footer {
         let textTop = top + decorations.keyHeight(legend)
         let all = wrapped(lines + notes.prefix(2).map { ($0, "note") })
         for (row, line) in all.enumerated() {
-            svg.element("text", ["class": line.kind, "x": "12", "y": px(textTop + 14 + Double(row) * 17)], content: line.text)
+            svg.element(
+                "text", ["class": line.kind, "x": "12", "y": px(textTop + 14 + Double(row) * 17)], content: line.text)
         }
         svg.end()
         svg.newline()

@@ -92,15 +92,21 @@ struct MapCanvas {
         let totalHeight = frame.height + footer.height
         svg.raw(#"<?xml version="1.0" encoding="UTF-8"?>"#)
         svg.newline()
-        svg.start("svg", [
-            "xmlns": "http://www.w3.org/2000/svg", "width": px(frame.width), "height": px(totalHeight),
-            "viewBox": "0 0 \(px(frame.width)) \(px(totalHeight))", "class": "fencepost-map",
-            "data-projection": "EPSG:3857", "data-scale": String(frame.scale), "data-origin-x": String(frame.originX),
-            "data-origin-y": String(frame.originY), "data-map-width": px(frame.width), "data-map-height": px(frame.height),
-        ])
+        svg.start(
+            "svg",
+            [
+                "xmlns": "http://www.w3.org/2000/svg", "width": px(frame.width), "height": px(totalHeight),
+                "viewBox": "0 0 \(px(frame.width)) \(px(totalHeight))", "class": "fencepost-map",
+                "data-projection": "EPSG:3857", "data-scale": String(frame.scale),
+                "data-origin-x": String(frame.originX),
+                "data-origin-y": String(frame.originY), "data-map-width": px(frame.width),
+                "data-map-height": px(frame.height),
+            ])
         svg.element("title", content: scene.caption ?? "Fencepost map")
         svg.element("style", content: MapStyle.css)
-        svg.raw(#"<defs><clipPath id="map-clip"><rect width="\#(px(frame.width))" height="\#(px(frame.height))"/></clipPath></defs>"#)
+        svg.raw(
+            #"<defs><clipPath id="map-clip"><rect width="\#(px(frame.width))" height="\#(px(frame.height))"/></clipPath></defs>"#
+        )
         svg.element("rect", ["class": "background", "width": px(frame.width), "height": px(frame.height)])
         svg.newline()
         svg.start("g", ["clip-path": "url(#map-clip)"])
@@ -114,22 +120,30 @@ struct MapCanvas {
         let (shown, total) = drawLabels()
         svg.end()
         svg.end()
-        svg.element("rect", ["class": "frame", "x": "0.5", "y": "0.5", "width": px(frame.width - 1), "height": px(frame.height - 1)])
+        svg.element(
+            "rect",
+            ["class": "frame", "x": "0.5", "y": "0.5", "width": px(frame.width - 1), "height": px(frame.height - 1)])
         svg.newline()
         decorations.draw(into: &svg)
         var notes: [String] = []
         if total > shown {
             notes.append(
-                "\(shown) of \(total) labels shown" + (options.zoomableLabels ? "; zoom in for the rest" : "; the others would overlap or label specks (the HTML form shows them as you zoom)"))
+                "\(shown) of \(total) labels shown"
+                    + (options.zoomableLabels
+                        ? "; zoom in for the rest"
+                        : "; the others would overlap or label specks (the HTML form shows them as you zoom)"))
         }
         let clustered = layout.clusters.reduce(0) { $0 + $1.members.count }
         if clustered > 0 {
-            notes.append("\(clustered) regions too small to see at this scale are drawn as \(layout.clusters.count) numbered clusters")
+            notes.append(
+                "\(clustered) regions too small to see at this scale are drawn as \(layout.clusters.count) numbered clusters"
+            )
         }
         footer.draw(into: &svg, top: frame.height, notes: notes)
         svg.end()
         svg.newline()
-        return MapRenderer.Drawing(svg: svg.text, frame: frame, labelsShown: shown, labelsTotal: total, clusteredRegions: clustered)
+        return MapRenderer.Drawing(
+            svg: svg.text, frame: frame, labelsShown: shown, labelsTotal: total, clusteredRegions: clustered)
     }
 
     // MARK: - Regions
@@ -148,10 +162,13 @@ struct MapCanvas {
             if open.contains(region.id) { classes.append("has-open-visit") }
             if item.isDot { classes.append("fixed-size") }
             drawShape(
-                item.shape, attributes: ["class": classes.joined(separator: " "), "data-region-id": region.id], title: Self.title(of: region),
+                item.shape, attributes: ["class": classes.joined(separator: " "), "data-region-id": region.id],
+                title: Self.title(of: region),
                 fixedSize: item.isDot)
             let text = region.name ?? region.id
-            labels.append(LabelPlacer.Request(text: text, spots: Self.spots(around: item.shape, text: text), minZoom: labelFloor(item.shape)))
+            labels.append(
+                LabelPlacer.Request(
+                    text: text, spots: Self.spots(around: item.shape, text: text), minZoom: labelFloor(item.shape)))
             labelTargets.append(("region", region.id))
         }
         svg.end()
@@ -161,11 +178,13 @@ struct MapCanvas {
             for cluster in layout.clusters {
                 let count = cluster.members.count
                 let radius = 7 + 3 * log10(Double(count))
-                svg.start("g", [
-                    "class": "region-cluster fixed-size", "data-region-count": String(count),
-                    "data-region-ids": cluster.members.map(\.id).joined(separator: " "),
-                    "transform": "translate(\(px(cluster.center.x)) \(px(cluster.center.y)))",
-                ])
+                svg.start(
+                    "g",
+                    [
+                        "class": "region-cluster fixed-size", "data-region-count": String(count),
+                        "data-region-ids": cluster.members.map(\.id).joined(separator: " "),
+                        "transform": "translate(\(px(cluster.center.x)) \(px(cluster.center.y)))",
+                    ])
                 let names = cluster.members.prefix(8).map { $0.name ?? $0.id }.joined(separator: ", ")
                 svg.element("title", content: "\(count) regions: \(names)\(count > 8 ? ", …" : "")")
                 svg.element("circle", ["r": px(radius)])
@@ -188,7 +207,9 @@ struct MapCanvas {
 
     /// A shape; with `fixedSize`, a circle is drawn around the origin and moved into place by
     /// its transform, so the HTML form can keep it the same size on screen at any zoom.
-    mutating func drawShape(_ shape: DrawnShape, attributes: KeyValuePairs<String, String?>, title: String?, fixedSize: Bool = false) {
+    mutating func drawShape(
+        _ shape: DrawnShape, attributes: KeyValuePairs<String, String?>, title: String?, fixedSize: Bool = false
+    ) {
         var list = Array(attributes)
         switch shape.form {
         case .circle(let center, let radius) where fixedSize:
@@ -220,7 +241,11 @@ struct MapCanvas {
 
     static func title(of region: Region) -> String {
         var parts = [region.name.map { "\($0) (\(region.id))" } ?? region.id]
-        if case .circle(_, let radius) = region.shape { parts.append("circle, radius \(px(radius)) m") } else { parts.append(region.shape.kind) }
+        if case .circle(_, let radius) = region.shape {
+            parts.append("circle, radius \(px(radius)) m")
+        } else {
+            parts.append(region.shape.kind)
+        }
         if !region.tags.isEmpty { parts.append("tags: " + region.tags.joined(separator: ", ")) }
         if !region.settings.enabled { parts.append("disabled") }
         return parts.joined(separator: " · ")
@@ -229,7 +254,8 @@ struct MapCanvas {
     /// Where a region's label may go: inside a shape roomy enough for it, else right of it,
     /// left, above or below.
     static func spots(around shape: DrawnShape, text: String, inside: Bool = true) -> [LabelPlacer.Spot] {
-        let box = shape.box, gap = 3.0
+        let box = shape.box
+        let gap = 3.0
         let middle = box.centre
         var spots = [
             LabelPlacer.Spot(at: Point(x: box.maxX + gap, y: middle.y + 4), anchor: "start"),
@@ -237,7 +263,9 @@ struct MapCanvas {
             LabelPlacer.Spot(at: Point(x: middle.x, y: box.minY - gap - 1), anchor: "middle"),
             LabelPlacer.Spot(at: Point(x: middle.x, y: box.maxY + gap + 9), anchor: "middle"),
         ]
-        if inside, box.width > Double(text.count) * MapRenderer.fontSize * 0.6 + 8, box.height > MapRenderer.fontSize * 2 {
+        if inside, box.width > Double(text.count) * MapRenderer.fontSize * 0.6 + 8,
+            box.height > MapRenderer.fontSize * 2
+        {
             spots.insert(LabelPlacer.Spot(at: Point(x: middle.x, y: middle.y + 4), anchor: "middle"), at: 0)
         }
         return spots

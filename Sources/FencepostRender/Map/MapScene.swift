@@ -80,7 +80,8 @@ package struct MapEvent: Sendable, Hashable {
 
     package init(_ event: GeofenceEvent) {
         self.init(
-            id: event.id, kind: event.kind.rawValue, device: event.device, regionID: event.regionID, visitID: event.visitID,
+            id: event.id, kind: event.kind.rawValue, device: event.device, regionID: event.regionID,
+            visitID: event.visitID,
             time: event.time, flags: event.flags.names, position: event.position)
     }
 }
@@ -100,7 +101,8 @@ package struct MapVisit: Sendable, Hashable {
     package var flags: Set<String>
 
     package init(
-        id: String, device: String, regionID: String, enteredAt: Double, exitedAt: Double? = nil, exitReason: String? = nil,
+        id: String, device: String, regionID: String, enteredAt: Double, exitedAt: Double? = nil,
+        exitReason: String? = nil,
         flags: Set<String> = []
     ) {
         self.id = id
@@ -124,8 +126,10 @@ package struct MapVisit: Sendable, Hashable {
             switch event.kind {
             case "enter":
                 index[visitID] = visits.count
-                visits.append(MapVisit(
-                    id: visitID, device: event.device, regionID: event.regionID, enteredAt: event.time, flags: Set(event.flags)))
+                visits.append(
+                    MapVisit(
+                        id: visitID, device: event.device, regionID: event.regionID, enteredAt: event.time,
+                        flags: Set(event.flags)))
             case "exit":
                 guard let at = index[visitID] else { continue }
                 visits[at].exitedAt = event.time

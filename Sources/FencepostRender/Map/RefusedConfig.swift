@@ -37,7 +37,9 @@ package struct RefusedConfig: Sendable {
 
     /// Sketches the refused features. `sources` holds each file's bytes by the name the issues
     /// use; a file missing there, or a feature without readable coordinates, is only listed.
-    package static func sketch(_ error: RegionConfigError, sources: [String: Data], context: GEOSContext = GEOSContext()) -> RefusedConfig {
+    package static func sketch(
+        _ error: RegionConfigError, sources: [String: Data], context: GEOSContext = GEOSContext()
+    ) -> RefusedConfig {
         var documents: [String: [JSONValue]] = [:]
         for (file, data) in sources {
             documents[file] = (try? JSONParser.parse(data))?["features"]?.arrayValue
@@ -45,7 +47,9 @@ package struct RefusedConfig: Sendable {
         var features: [Feature] = []
         var slot: [String: Int] = [:]  // "file\u{0}index" → features index
         for (offset, issue) in error.issues.enumerated() {
-            guard let index = issue.featureIndex, let items = documents[issue.file], index < items.count else { continue }
+            guard let index = issue.featureIndex, let items = documents[issue.file], index < items.count else {
+                continue
+            }
             let key = "\(issue.file)\u{0}\(index)"
             if let existing = slot[key] {
                 features[existing].numbers.append(offset + 1)
@@ -53,7 +57,13 @@ package struct RefusedConfig: Sendable {
             }
             let swapped = error.issues.contains {
                 $0.file == issue.file && $0.featureIndex == index
-                    && { if case .coordinateOutOfRange(_, _, .swapped?) = $0.problem { return true } else { return false } }($0)
+                    && {
+                        if case .coordinateOutOfRange(_, _, .swapped?) = $0.problem {
+                            return true
+                        } else {
+                            return false
+                        }
+                    }($0)
             }
             guard var feature = read(items[index], swapped: swapped) else { continue }
             feature.numbers = [offset + 1]
@@ -76,16 +86,20 @@ package struct RefusedConfig: Sendable {
             let coordinates = geometry["coordinates"]
         else { return nil }
         func position(_ value: JSONValue) -> Position? {
-            guard let items = value.arrayValue, items.count >= 2, let a = items[0].numberValue, let b = items[1].numberValue
+            guard let items = value.arrayValue, items.count >= 2, let a = items[0].numberValue,
+                let b = items[1].numberValue
             else { return nil }
             let candidate = swapped ? Position(lon: b, lat: a) : Position(lon: a, lat: b)
             guard (-180...180).contains(candidate.lon), (-90...90).contains(candidate.lat) else { return nil }
             return candidate
         }
         func rings(_ polygon: JSONValue) -> [[Position]] {
-            (polygon.arrayValue ?? []).map { ring in (ring.arrayValue ?? []).compactMap(position) }.filter { !$0.isEmpty }
+            (polygon.arrayValue ?? []).map { ring in (ring.arrayValue ?? []).compactMap(position) }.filter {
+                !$0.isEmpty
+            }
         }
-        var sketch = Feature(numbers: [], file: "", index: 0, id: nil, polygons: [], circle: nil, swapped: swapped, marks: [])
+        var sketch = Feature(
+            numbers: [], file: "", index: 0, id: nil, polygons: [], circle: nil, swapped: swapped, marks: [])
         switch type {
         case "Point":
             guard let center = position(coordinates) else { return nil }
@@ -112,10 +126,12 @@ package struct RefusedConfig: Sendable {
         let polygons = feature.polygons.filter { !$0.isEmpty }.map(PolygonCoordinates.init(rings:))
         // The whole shape first; then each ring alone, which still finds a self-intersection
         // when the whole cannot be built.
-        let shapes: [Shape] = [polygons.count == 1 ? .polygon(polygons[0]) : .multiPolygon(polygons)]
+        let shapes: [Shape] =
+            [polygons.count == 1 ? .polygon(polygons[0]) : .multiPolygon(polygons)]
             + feature.rings.map { .polygon(PolygonCoordinates(rings: [$0])) }
         for shape in shapes {
-            if let geometry = try? Geometry(shape: shape, context: context), let problem = try? geometry.validityProblem(),
+            if let geometry = try? Geometry(shape: shape, context: context),
+                let problem = try? geometry.validityProblem(),
                 let location = problem.location
             {
                 return [location]

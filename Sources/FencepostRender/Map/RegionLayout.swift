@@ -51,7 +51,8 @@ struct RegionLayout {
                 items.append(Item(region: region, shape: shape, isDot: false))
             } else {
                 let centre = shape.box.centre
-                let key = Int64((centre.x / Self.clusterCell).rounded(.down)) &* 1_000_003
+                let key =
+                    Int64((centre.x / Self.clusterCell).rounded(.down)) &* 1_000_003
                     &+ Int64((centre.y / Self.clusterCell).rounded(.down))
                 small[key, default: []].append((region, centre))
             }
@@ -63,9 +64,14 @@ struct RegionLayout {
             if members.count <= Self.crowd {
                 for (region, centre) in members {
                     let box = Box(
-                        minX: centre.x - Self.dotRadius, minY: centre.y - Self.dotRadius, maxX: centre.x + Self.dotRadius,
+                        minX: centre.x - Self.dotRadius, minY: centre.y - Self.dotRadius,
+                        maxX: centre.x + Self.dotRadius,
                         maxY: centre.y + Self.dotRadius)
-                    items.append(Item(region: region, shape: DrawnShape(form: .circle(center: centre, radius: Self.dotRadius), box: box), isDot: true))
+                    items.append(
+                        Item(
+                            region: region,
+                            shape: DrawnShape(form: .circle(center: centre, radius: Self.dotRadius), box: box),
+                            isDot: true))
                 }
             } else {
                 let x = members.map(\.1.x).reduce(0, +) / Double(members.count)
@@ -82,7 +88,8 @@ struct RegionLayout {
             let middle = frame.point(center)
             let pixels = radius * frame.pixelsPerMetre(atLatitude: center.lat)
             if GeodesicCircle.distortion(center: center, radius: radius, radiusPixels: pixels) < 0.25 {
-                let box = Box(minX: middle.x - pixels, minY: middle.y - pixels, maxX: middle.x + pixels, maxY: middle.y + pixels)
+                let box = Box(
+                    minX: middle.x - pixels, minY: middle.y - pixels, maxX: middle.x + pixels, maxY: middle.y + pixels)
                 return DrawnShape(form: .circle(center: middle, radius: pixels), box: box)
             }
             let count = min(max(Int(pixels / 2), 48), 360)

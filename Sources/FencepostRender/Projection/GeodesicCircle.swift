@@ -8,7 +8,8 @@ enum GeodesicCircle {
     /// Fencepost's sphere. Latitudes are clamped short of the poles.
     static func ring(center: Position, radius: Double, count: Int) -> [Position] {
         let angular = radius / Geodesy.earthRadius
-        let lat1 = center.lat * .pi / 180, lon1 = center.lon * .pi / 180
+        let lat1 = center.lat * .pi / 180
+        let lon1 = center.lon * .pi / 180
         return (0..<count).map { step in
             let bearing = Double(step) / Double(count) * 2 * .pi
             let lat2 = asin(min(1, max(-1, sin(lat1) * cos(angular) + cos(lat1) * sin(angular) * cos(bearing))))

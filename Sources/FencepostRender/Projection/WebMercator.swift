@@ -50,11 +50,13 @@ package struct MapFrame: Sendable, Hashable {
         let middleLat = (bounds.minY + bounds.maxY) / 2
         // At least 1 km of ground across, so a lone point is not a zoom into nothing.
         let minimumSpan = 1_000 / WebMercator.groundMetresPerProjectedMetre(atLatitude: middleLat)
-        let spanX = max(x1 - x0, minimumSpan), spanY = max(y1 - y0, minimumSpan / 2)
+        let spanX = max(x1 - x0, minimumSpan)
+        let spanY = max(y1 - y0, minimumSpan / 2)
         let inner = max(width - 2 * padding, 1)
         let height = min(max(inner * spanY / spanX + 2 * padding, width * 0.5), width * 1.25)
         let scale = min(inner / spanX, max(height - 2 * padding, 1) / spanY)
-        let centreX = (x0 + x1) / 2, centreY = (y0 + y1) / 2
+        let centreX = (x0 + x1) / 2
+        let centreY = (y0 + y1) / 2
         self.init(
             width: width, height: height.rounded(), scale: scale,
             originX: centreX - width / 2 / scale, originY: centreY + height.rounded() / 2 / scale)

@@ -12,7 +12,8 @@ enum PathGeometry {
         var stack = [(0, points.count - 1)]
         while let (first, last) = stack.popLast() {
             guard last > first + 1 else { continue }
-            var farthest = first, distance = 0.0
+            var farthest = first
+            var distance = 0.0
             for index in (first + 1)..<last {
                 let d = segmentDistance(points[index], points[first], points[last])
                 if d > distance { (farthest, distance) = (index, d) }
@@ -27,7 +28,8 @@ enum PathGeometry {
     }
 
     static func segmentDistance(_ p: Point, _ a: Point, _ b: Point) -> Double {
-        let dx = b.x - a.x, dy = b.y - a.y
+        let dx = b.x - a.x
+        let dy = b.y - a.y
         let length = dx * dx + dy * dy
         guard length > 0 else { return p.distance(to: a) }
         let t = min(max(((p.x - a.x) * dx + (p.y - a.y) * dy) / length, 0), 1)

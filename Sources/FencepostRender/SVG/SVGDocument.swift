@@ -59,7 +59,9 @@ struct SVGDocument {
             case "'": out += "&#39;"
             case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
             default:
-                if scalar.value >= 0x20, scalar.value != 0xFFFE, scalar.value != 0xFFFF { out.unicodeScalars.append(scalar) }
+                if scalar.value >= 0x20, scalar.value != 0xFFFE, scalar.value != 0xFFFF {
+                    out.unicodeScalars.append(scalar)
+                }
             }
         }
         return out
@@ -71,7 +73,8 @@ struct SVGDocument {
 func px(_ value: Double) -> String {
     guard value.isFinite, abs(value) < 1e13 else { return "0" }
     let hundredths = Int64((value * 100).rounded())
-    let whole = abs(hundredths) / 100, fraction = abs(hundredths) % 100
+    let whole = abs(hundredths) / 100
+    let fraction = abs(hundredths) % 100
     var text = hundredths < 0 ? "-" : ""
     text += String(whole)
     if fraction != 0 {

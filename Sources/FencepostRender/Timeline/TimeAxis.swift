@@ -34,7 +34,8 @@ struct TimeAxis {
     /// `07:45`, `Feb 18 06:00`, `2019-02-18`: a tick's label at this step, in UTC.
     func label(_ time: Double) -> String {
         let text = Timestamp.format(seconds: time)  // 2019-02-18T07:45:00.000Z
-        let date = String(text.prefix(10)), clock = String(text.dropFirst(11).prefix(5))
+        let date = String(text.prefix(10))
+        let clock = String(text.dropFirst(11).prefix(5))
         if step >= 86_400 { return date }
         if clock == "00:00" { return date }
         return clock

@@ -22,7 +22,8 @@ package struct TimelineRenderer: Sendable {
         let regionRows = Self.regionRows(scene)
         let healthRows = Self.healthRows.filter { row in scene.health.contains { $0.row == row } }
         let (start, end) = Self.span(scene)
-        let plotLeft = Self.labelWidth, plotWidth = max(width - Self.labelWidth - 20, 100)
+        let plotLeft = Self.labelWidth
+        let plotWidth = max(width - Self.labelWidth - 20, 100)
         let axis = TimeAxis(start: start, end: end, target: max(Int(plotWidth / 110), 2))
         func x(_ time: Double) -> Double { plotLeft + (min(max(time, start), end) - start) / (end - start) * plotWidth }
         let rowCount = regionRows.count + healthRows.count
@@ -32,11 +33,13 @@ package struct TimelineRenderer: Sendable {
         var svg = SVGDocument()
         svg.raw(#"<?xml version="1.0" encoding="UTF-8"?>"#)
         svg.newline()
-        svg.start("svg", [
-            "xmlns": "http://www.w3.org/2000/svg", "width": px(width), "height": px(height),
-            "viewBox": "0 0 \(px(width)) \(px(height))", "class": "fencepost-timeline",
-            "data-start": Timestamp.format(seconds: start), "data-end": Timestamp.format(seconds: end),
-        ])
+        svg.start(
+            "svg",
+            [
+                "xmlns": "http://www.w3.org/2000/svg", "width": px(width), "height": px(height),
+                "viewBox": "0 0 \(px(width)) \(px(height))", "class": "fencepost-timeline",
+                "data-start": Timestamp.format(seconds: start), "data-end": Timestamp.format(seconds: end),
+            ])
         svg.element("title", content: scene.caption ?? "Fencepost timeline")
         svg.element("style", content: Self.css)
         svg.element("rect", ["class": "background", "width": px(width), "height": px(height)])
@@ -46,8 +49,11 @@ package struct TimelineRenderer: Sendable {
         svg.start("g", ["class": "axis"])
         for tick in axis.ticks {
             let tx = x(tick)
-            svg.element("line", ["class": "grid", "x1": px(tx), "x2": px(tx), "y1": px(Self.top - 6), "y2": px(Self.top + plotHeight)])
-            svg.element("text", ["x": px(tx), "y": px(Self.top - 10), "text-anchor": "middle"], content: axis.label(tick))
+            svg.element(
+                "line",
+                ["class": "grid", "x1": px(tx), "x2": px(tx), "y1": px(Self.top - 6), "y2": px(Self.top + plotHeight)])
+            svg.element(
+                "text", ["x": px(tx), "y": px(Self.top - 10), "text-anchor": "middle"], content: axis.label(tick))
         }
         svg.element("text", ["class": "axis-note", "x": "12", "y": px(Self.top - 10)], content: "UTC")
         svg.end()
@@ -57,9 +63,14 @@ package struct TimelineRenderer: Sendable {
         for (index, row) in regionRows.enumerated() {
             let y = Self.top + Double(index) * Self.rowHeight
             svg.start("g", ["class": "row region-row", "data-region": row.region])
-            if index % 2 == 0 { svg.element("rect", ["class": "stripe", "x": "0", "y": px(y), "width": px(width), "height": px(Self.rowHeight)]) }
+            if index % 2 == 0 {
+                svg.element(
+                    "rect", ["class": "stripe", "x": "0", "y": px(y), "width": px(width), "height": px(Self.rowHeight)])
+            }
             let name = scene.regionNames[row.region].map { "\($0)" } ?? row.region
-            svg.element("text", ["class": "row-label", "x": "10", "y": px(y + 15)], content: Self.clip(name, to: Self.labelWidth - 16))
+            svg.element(
+                "text", ["class": "row-label", "x": "10", "y": px(y + 15)],
+                content: Self.clip(name, to: Self.labelWidth - 16))
             for visit in row.visits {
                 drawVisit(visit, scene: scene, y: y, x: x, into: &svg)
             }
@@ -71,28 +82,44 @@ package struct TimelineRenderer: Sendable {
             let bars = scene.health.filter { $0.row == row }
             let largest = bars.compactMap(\.value).max() ?? 1
             svg.start("g", ["class": "row health-row", "data-row": row])
-            svg.element("rect", ["class": "stripe health-stripe", "x": "0", "y": px(y), "width": px(width), "height": px(Self.rowHeight)])
-            svg.element("text", ["class": "row-label", "x": "10", "y": px(y + 15)], content: Self.healthTitles[row] ?? row)
-            for bar in bars {
-                let left = x(bar.start), right = max(x(bar.end), left + 1.5)
-                let shade = bar.value.map { 0.25 + 0.75 * min($0 / max(largest, 1), 1) }
-                var body = "\(row): \(bar.label) · \(Timestamp.format(seconds: bar.start)) – \(Timestamp.format(seconds: bar.end))"
-                if row == "steps" { body = "steps: \(bar.label) on \(Timestamp.format(seconds: bar.start).prefix(10))" }
-                svg.start("rect", [
-                    "class": "health \(row)", "data-event-id": bar.eventID, "x": px(left), "y": px(y + 4),
-                    "width": px(right - left), "height": px(Self.rowHeight - 8), "fill-opacity": shade.map { px($0) },
+            svg.element(
+                "rect",
+                [
+                    "class": "stripe health-stripe", "x": "0", "y": px(y), "width": px(width),
+                    "height": px(Self.rowHeight),
                 ])
+            svg.element(
+                "text", ["class": "row-label", "x": "10", "y": px(y + 15)], content: Self.healthTitles[row] ?? row)
+            for bar in bars {
+                let left = x(bar.start)
+                let right = max(x(bar.end), left + 1.5)
+                let shade = bar.value.map { 0.25 + 0.75 * min($0 / max(largest, 1), 1) }
+                var body =
+                    "\(row): \(bar.label) · \(Timestamp.format(seconds: bar.start)) – \(Timestamp.format(seconds: bar.end))"
+                if row == "steps" { body = "steps: \(bar.label) on \(Timestamp.format(seconds: bar.start).prefix(10))" }
+                svg.start(
+                    "rect",
+                    [
+                        "class": "health \(row)", "data-event-id": bar.eventID, "x": px(left), "y": px(y + 4),
+                        "width": px(right - left), "height": px(Self.rowHeight - 8),
+                        "fill-opacity": shade.map { px($0) },
+                    ])
                 svg.element("title", content: body)
                 svg.end()
                 if right - left > Double(bar.label.count) * 6.5 + 6 {
-                    svg.element("text", ["class": "bar-text", "x": px((left + right) / 2), "y": px(y + 15), "text-anchor": "middle"], content: bar.label)
+                    svg.element(
+                        "text",
+                        ["class": "bar-text", "x": px((left + right) / 2), "y": px(y + 15), "text-anchor": "middle"],
+                        content: bar.label)
                 }
             }
             svg.end()
             svg.newline()
         }
         if rowCount == 0 {
-            svg.element("text", ["class": "empty", "x": px(plotLeft), "y": px(Self.top + 15)], content: "No visits or health events in this window.")
+            svg.element(
+                "text", ["class": "empty", "x": px(plotLeft), "y": px(Self.top + 15)],
+                content: "No visits or health events in this window.")
         }
 
         // Legend and caption.
@@ -101,7 +128,8 @@ package struct TimelineRenderer: Sendable {
         var lx = plotLeft
         // Swatches have classes of their own: counting bars by class never counts the legend.
         for (classes, text) in [
-            ("swatch swatch-visit", "visit"), ("swatch swatch-open", "open (to the last fix)"), ("swatch swatch-pass", "pass-through"),
+            ("swatch swatch-visit", "visit"), ("swatch swatch-open", "open (to the last fix)"),
+            ("swatch swatch-pass", "pass-through"),
             ("swatch swatch-gap", "crossing across a gap (not interpolated)"),
         ] {
             svg.element("rect", ["class": classes, "x": px(lx), "y": px(legendY - 9), "width": "18", "height": "10"])
@@ -117,21 +145,28 @@ package struct TimelineRenderer: Sendable {
         return svg.text
     }
 
-    private func drawVisit(_ visit: MapVisit, scene: TimelineScene, y: Double, x: (Double) -> Double, into svg: inout SVGDocument) {
-        let left = x(visit.enteredAt), right = max(x(scene.end(of: visit)), left + 2)
+    private func drawVisit(
+        _ visit: MapVisit, scene: TimelineScene, y: Double, x: (Double) -> Double, into svg: inout SVGDocument
+    ) {
+        let left = x(visit.enteredAt)
+        let right = max(x(scene.end(of: visit)), left + 2)
         var classes = ["visit"]
         if visit.isOpen { classes.append("open") }
         if visit.flags.contains("pass") { classes.append("pass") }
         if visit.flags.contains("gap") { classes.append("gap") }
-        let exited = visit.exitedAt.map { Timestamp.format(seconds: $0) } ?? "open (last fix \(scene.lastFix[visit.device].map { Timestamp.format(seconds: $0) } ?? "unknown"))"
+        let exited =
+            visit.exitedAt.map { Timestamp.format(seconds: $0) }
+            ?? "open (last fix \(scene.lastFix[visit.device].map { Timestamp.format(seconds: $0) } ?? "unknown"))"
         var title = "\(visit.device) in \(visit.regionID): \(Timestamp.format(seconds: visit.enteredAt)) – \(exited)"
         if let reason = visit.exitReason, reason != "exit" { title += " · closed: \(reason)" }
         if !visit.flags.isEmpty { title += " · " + visit.flags.sorted().joined(separator: ", ") }
         title += " · visit \(visit.id)"
-        svg.start("rect", [
-            "class": classes.joined(separator: " "), "data-visit-id": visit.id, "data-device": visit.device,
-            "x": px(left), "y": px(y + 5), "width": px(right - left), "height": px(Self.rowHeight - 10),
-        ])
+        svg.start(
+            "rect",
+            [
+                "class": classes.joined(separator: " "), "data-visit-id": visit.id, "data-device": visit.device,
+                "x": px(left), "y": px(y + 5), "width": px(right - left), "height": px(Self.rowHeight - 10),
+            ])
         svg.element("title", content: title)
         svg.end()
         if visit.flags.contains("pass") {

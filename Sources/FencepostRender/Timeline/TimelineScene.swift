@@ -13,7 +13,8 @@ package struct TimelineScene: Sendable {
     package var caption: String?
 
     package init(
-        visits: [MapVisit] = [], lastFix: [String: Double] = [:], regionNames: [String: String] = [:], health: [HealthBar] = [],
+        visits: [MapVisit] = [], lastFix: [String: Double] = [:], regionNames: [String: String] = [:],
+        health: [HealthBar] = [],
         since: Double? = nil, until: Double? = nil, caption: String? = nil
     ) {
         self.visits = visits

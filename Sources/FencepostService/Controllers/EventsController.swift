@@ -37,16 +37,22 @@ struct EventsController {
         }
         var limit = Self.defaultLimit
         if let text = request.query("limit") {
-            guard let value = Int(text), value > 0 else { throw APIError.badRequest("limit must be a positive integer") }
+            guard let value = Int(text), value > 0 else {
+                throw APIError.badRequest("limit must be a positive integer")
+            }
             limit = min(value, Self.maximumLimit)
         }
         var cursor: EventCursor?
         if let token = request.query("cursor") {
-            guard let parsed = EventCursor(token: token) else { throw APIError.badRequest("cursor is not one this service gave out") }
+            guard let parsed = EventCursor(token: token) else {
+                throw APIError.badRequest("cursor is not one this service gave out")
+            }
             cursor = parsed
         }
         let page = try await store.events(query, after: cursor, limit: limit)
-        let next: JSONValue = page.count == limit ? page.last.map { .string(EventCursor(timeMs: $0.timeMs, id: $0.id).token) } ?? .null : .null
+        let next: JSONValue =
+            page.count == limit
+            ? page.last.map { .string(EventCursor(timeMs: $0.timeMs, id: $0.id).token) } ?? .null : .null
         let body = JSONValue.object(["events": .array(page.map { EventExport.json($0) }), "next_cursor": next])
         return .json(body.canonicalText())
     }
@@ -58,21 +64,26 @@ struct EventsController {
         switch format {
         case .csv, .jsonl:
             let store = self.store
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                if format == .csv { try await writer.write(ByteBuffer(string: EventExport.csvHeader(zone: zone))) }
-                var cursor: EventCursor?
-                while true {
-                    let page = try await store.events(query, after: cursor, limit: 2_000)
-                    var text = ""
-                    for event in page {
-                        text += format == .csv ? EventExport.csvLine(event, zone: zone) : EventExport.json(event, zone: zone).canonicalText() + "\n"
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    if format == .csv { try await writer.write(ByteBuffer(string: EventExport.csvHeader(zone: zone))) }
+                    var cursor: EventCursor?
+                    while true {
+                        let page = try await store.events(query, after: cursor, limit: 2_000)
+                        var text = ""
+                        for event in page {
+                            text +=
+                                format == .csv
+                                ? EventExport.csvLine(event, zone: zone)
+                                : EventExport.json(event, zone: zone).canonicalText() + "\n"
+                        }
+                        if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
+                        guard page.count == 2_000, let last = page.last else { break }
+                        cursor = EventCursor(timeMs: last.timeMs, id: last.id)
                     }
-                    if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
-                    guard page.count == 2_000, let last = page.last else { break }
-                    cursor = EventCursor(timeMs: last.timeMs, id: last.id)
-                }
-                try await writer.finish(nil)
-            })
+                    try await writer.finish(nil)
+                })
         case .geojson, .ics:
             var sink = StringSink()
             try await EventExport.write(format, query: query, zone: zone, store: store, to: &sink)
@@ -85,7 +96,9 @@ struct EventsController {
         let caller = try context.requireCaller()
         let device = try Self.device(request, caller: caller)
         var visits: [JSONValue] = []
-        try await store.forEachVisit(openOnly: request.query("open") == "true", device: device, region: request.query("region")) { visit in
+        try await store.forEachVisit(
+            openOnly: request.query("open") == "true", device: device, region: request.query("region")
+        ) { visit in
             visits.append(visit.json)
         }
         return .json(JSONValue.object(["visits": .array(visits)]).canonicalText())
@@ -99,44 +112,51 @@ struct EventsController {
         let device = try Self.device(request, caller: caller)
         let start: Int64
         if let last = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("last_event_id") {
-            guard let value = Int64(last), value >= 0 else { throw APIError.badRequest("Last-Event-ID must be an id this stream sent") }
+            guard let value = Int64(last), value >= 0 else {
+                throw APIError.badRequest("Last-Event-ID must be an id this stream sent")
+            }
             start = value
         } else {
             start = try await store.latestEventSeq()
         }
-        let store = self.store, signal = self.signal, pollInterval = self.pollInterval
+        let store = self.store
+        let signal = self.signal
+        let pollInterval = self.pollInterval
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await writer.write(ByteBuffer(string: ": fencepost event stream\nretry: 2000\n\n"))
-            var seq = start
-            var quiet = Duration.zero
-            // Ends with the client (a failed write), a store failure, or the service's shutdown,
-            // which the stream notices within one poll interval.
-            while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                do {
-                    let feed = try await store.eventFeed(after: seq, device: device, limit: 500)
-                    if feed.isEmpty {
-                        if quiet >= .seconds(15) {
-                            try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-                            quiet = .zero
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: ": fencepost event stream\nretry: 2000\n\n"))
+                var seq = start
+                var quiet = Duration.zero
+                // Ends with the client (a failed write), a store failure, or the service's shutdown,
+                // which the stream notices within one poll interval.
+                while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                    do {
+                        let feed = try await store.eventFeed(after: seq, device: device, limit: 500)
+                        if feed.isEmpty {
+                            if quiet >= .seconds(15) {
+                                try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                                quiet = .zero
+                            }
+                            await signal.wait(timeout: pollInterval)
+                            quiet += pollInterval
+                            continue
                         }
-                        await signal.wait(timeout: pollInterval)
-                        quiet += pollInterval
-                        continue
+                        var text = ""
+                        for item in feed {
+                            text +=
+                                "id: \(item.seq)\nevent: \(item.event.kind)\ndata: \(EventExport.json(item.event).canonicalText())\n\n"
+                        }
+                        try await writer.write(ByteBuffer(string: text))
+                        seq = feed.last!.seq
+                        quiet = .zero
+                    } catch {
+                        break
                     }
-                    var text = ""
-                    for item in feed {
-                        text += "id: \(item.seq)\nevent: \(item.event.kind)\ndata: \(EventExport.json(item.event).canonicalText())\n\n"
-                    }
-                    try await writer.write(ByteBuffer(string: text))
-                    seq = feed.last!.seq
-                    quiet = .zero
-                } catch {
-                    break
                 }
-            }
-            try await writer.finish(nil)
-        })
+                try await writer.finish(nil)
+            })
     }
 
     // MARK: - Parameters
@@ -144,7 +164,9 @@ struct EventsController {
     static func query(_ request: Request, caller: Caller) throws -> EventQuery {
         func time(_ name: String) throws -> Double? {
             guard let text = request.query(name) else { return nil }
-            guard let value = Timestamp.parse(text) else { throw APIError.badRequest("\(name) is not an RFC 3339 time: \(text)") }
+            guard let value = Timestamp.parse(text) else {
+                throw APIError.badRequest("\(name) is not an RFC 3339 time: \(text)")
+            }
             return value
         }
         return EventQuery(

@@ -54,7 +54,9 @@ struct LocationsController {
     @Sendable func osmAnd(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
         var form: [String: String] = [:]
-        if request.method == .post, request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
+        if request.method == .post,
+            request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true
+        {
             form = LocationPayloads.formParameters(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         }
         let parameter: (String) -> String? = { name in request.query(name) ?? form[name] }

@@ -26,7 +26,8 @@ struct RegionsController {
     @Sendable func list(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         _ = try context.requireCaller()
         let features = try await store.monitoredRegions().map { Self.feature($0) }
-        return .json(JSONValue.object(["type": .string("FeatureCollection"), "features": .array(features)]).canonicalText())
+        return .json(
+            JSONValue.object(["type": .string("FeatureCollection"), "features": .array(features)]).canonicalText())
     }
 
     @Sendable func get(_ request: Request, context: FencepostRequestContext) async throws -> Response {
@@ -46,11 +47,14 @@ struct RegionsController {
         let body = try await request.collectBody(limit: maxBodyBytes)
         let region: Region
         do {
-            region = try RegionConfigParser().region(fromFeature: Data(buffer: body), source: "request body", defaultID: id)
+            region = try RegionConfigParser().region(
+                fromFeature: Data(buffer: body), source: "request body", defaultID: id)
         } catch {
             throw Self.refused(error)
         }
-        guard region.id == id else { throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)") }
+        guard region.id == id else {
+            throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)")
+        }
         let plan = try await store.applyRegions { monitored in try monitored().filter { $0.id != id } + [region] }
         try await durability.ensure()
         return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
@@ -118,7 +122,8 @@ struct RegionsRefused: HTTPResponseError {
         let body = JSONValue.object([
             "error": .object([
                 "code": .string("invalid_regions"),
-                "message": .string("\(count) problem\(count == 1 ? "" : "s") in the region config; nothing was applied"),
+                "message": .string(
+                    "\(count) problem\(count == 1 ? "" : "s") in the region config; nothing was applied"),
                 "issues": .array(issues.prefix(100).map(\.json)),
             ])
         ])

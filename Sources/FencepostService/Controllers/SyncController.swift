@@ -53,16 +53,20 @@ struct SyncController {
 
     @Sendable func changes(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        let cursor: Int64 = try request.query("cursor").map { text in
-            guard let seq = Int64(text), seq >= 0 else { throw APIError.badRequest("cursor must be a number from next_cursor") }
-            return seq
-        } ?? 0
-        let limit: Int = try request.query("limit").map { text in
-            guard let limit = Int(text), (1...Self.maxPage).contains(limit) else {
-                throw APIError.badRequest("limit must be between 1 and \(Self.maxPage)")
-            }
-            return limit
-        } ?? 500
+        let cursor: Int64 =
+            try request.query("cursor").map { text in
+                guard let seq = Int64(text), seq >= 0 else {
+                    throw APIError.badRequest("cursor must be a number from next_cursor")
+                }
+                return seq
+            } ?? 0
+        let limit: Int =
+            try request.query("limit").map { text in
+                guard let limit = Int(text), (1...Self.maxPage).contains(limit) else {
+                    throw APIError.badRequest("limit must be between 1 and \(Self.maxPage)")
+                }
+                return limit
+            } ?? 500
         let entities = try request.query("entity").map { text in
             let entities = Set(text.split(separator: ",").map { SyncEntity(String($0)) })
             guard !entities.isEmpty, entities.isSubset(of: SyncEntity.known) else {
@@ -70,7 +74,8 @@ struct SyncController {
             }
             return entities
         }
-        let page = try await store.syncChanges(after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
+        let page = try await store.syncChanges(
+            after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
         let changes = Array(page.prefix(limit))
         let next = changes.last?.seq ?? cursor
         return .json(SyncWire.changesBody(changes, nextCursor: next, hasMore: page.count > limit))

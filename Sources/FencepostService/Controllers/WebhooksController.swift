@@ -28,7 +28,11 @@ private struct DeadLetterJSON: Encodable {
     var createdAt: String
 
     enum CodingKeys: String, CodingKey {
-        case id, webhook, eventID = "event_id", attempts, lastError = "last_error", createdAt = "created_at"
+        case id, webhook
+        case eventID = "event_id"
+        case attempts
+        case lastError = "last_error"
+        case createdAt = "created_at"
     }
 
     init(_ letter: WebhookDeadLetter) {

@@ -1,8 +1,8 @@
-package import Hummingbird
 import FencepostCore
 import FencepostFormats
 import FencepostStore
 import Foundation
+package import Hummingbird
 
 /// Every failure the API reports: a status and `{"error":{"code","message"}}`.
 ///

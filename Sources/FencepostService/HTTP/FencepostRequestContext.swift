@@ -1,5 +1,5 @@
-import Hummingbird
 import FencepostStore
+import Hummingbird
 
 /// The service's request context: Hummingbird's, with the caller ``TokenAuthentication`` found
 /// for the request (nil when no valid token came with it).
@@ -35,7 +35,8 @@ struct TokenAuthentication: RouterMiddleware {
     var allowQueryToken = false
 
     func handle(
-        _ request: Request, context: FencepostRequestContext, next: (Request, FencepostRequestContext) async throws -> Response
+        _ request: Request, context: FencepostRequestContext,
+        next: (Request, FencepostRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
         context.caller = try await auth.caller(presentedWith: request, allowQueryToken: allowQueryToken)

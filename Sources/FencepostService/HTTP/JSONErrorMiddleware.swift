@@ -2,7 +2,6 @@ import FencepostFormats
 import FencepostStore
 import Foundation
 import Hummingbird
-import Foundation
 import Logging
 
 /// Every error leaves as a JSON error body: Hummingbird's own (unknown route, missing
@@ -10,7 +9,9 @@ import Logging
 /// too long, a database that is away) answers 503; anything unexpected (a store failure) is
 /// logged with an id and answered 500 with that id, never the error's text.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -35,7 +36,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // The error's own text (SQL, a table's or a file's name) goes to the log only; the
             // answer carries an id that finds it there.
             let id = Self.errorID()
-            context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)", "error_id": "\(id)"])
+            context.logger.error(
+                "request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)", "error_id": "\(id)"])
             throw APIError(.internalServerError, "internal", "the request failed (error id \(id) in the service's log)")
         }
     }

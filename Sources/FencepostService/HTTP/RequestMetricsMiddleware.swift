@@ -17,19 +17,23 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let clock = ContinuousClock()
         let start = clock.now
         do {
             let response = try await next(request, context)
             metrics.recordRequest(
-                route: context.endpointPath ?? "unmatched", method: Self.methodLabel(request.method), status: response.status.code,
+                route: context.endpointPath ?? "unmatched", method: Self.methodLabel(request.method),
+                status: response.status.code,
                 duration: clock.now - start)
             return response
         } catch {
             let status = (error as? any HTTPResponseError)?.status.code ?? 500
             metrics.recordRequest(
-                route: context.endpointPath ?? "unmatched", method: Self.methodLabel(request.method), status: status, duration: clock.now - start)
+                route: context.endpointPath ?? "unmatched", method: Self.methodLabel(request.method), status: status,
+                duration: clock.now - start)
             throw error
         }
     }

@@ -1,8 +1,8 @@
 import FencepostCore
 import FencepostStore
 import Foundation
-import ServiceLifecycle
 import HTTPTypes
+import ServiceLifecycle
 
 /// The one writer of live fixes: requests queue their (validated) batches, and the writer
 /// takes everything queued, ingests it in one transaction off the async threads, and answers
@@ -29,7 +29,8 @@ final class LiveIngestor: Service, Sendable {
     private static let groupFixes = 20_000
 
     init(
-        store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal, durability: CommitDurability,
+        store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal,
+        durability: CommitDurability,
         log: WriteAheadLog?
     ) async throws {
         self.session = SessionBox(try await IngestSession(store: store, options: options))
@@ -120,7 +121,9 @@ struct PendingBatch {
 extension BatchingQueue where Item == PendingBatch {
     /// Queues a request's batch and waits for its answer; refused once closed (shutting down).
     func submit(_ fixes: [Fix]) async throws -> BatchOutcome {
-        guard !closed else { throw APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry") }
+        guard !closed else {
+            throw APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry")
+        }
         return try await withCheckedThrowingContinuation { continuation in
             append([PendingBatch(fixes: fixes, continuation: continuation)])
         }

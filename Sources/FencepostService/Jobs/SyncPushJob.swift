@@ -33,13 +33,22 @@ struct SyncPushJob: Service {
         do {
             // Another process (a CLI push, another instance) may hold the sync lock: skip the round.
             let logger = self.logger
-            guard let report = try await store.exclusively("sync", wait: false, {
-                try await pusher.push { report in
-                    if report.failedRequests > 0 { logger.warning("sync push retrying", metadata: ["failed_requests": "\(report.failedRequests)"]) }
-                }
-            }) else { return }
+            guard
+                let report = try await store.exclusively(
+                    "sync", wait: false,
+                    {
+                        try await pusher.push { report in
+                            if report.failedRequests > 0 {
+                                logger.warning(
+                                    "sync push retrying", metadata: ["failed_requests": "\(report.failedRequests)"])
+                            }
+                        }
+                    })
+            else { return }
             if report.delivered > 0 || report.deadLettered > 0 {
-                logger.info("sync push", metadata: ["delivered": "\(report.delivered)", "dead_lettered": "\(report.deadLettered)"])
+                logger.info(
+                    "sync push",
+                    metadata: ["delivered": "\(report.delivered)", "dead_lettered": "\(report.deadLettered)"])
             }
             if case .refused(let reason) = report.ending {
                 logger.error("the sync backend refuses this instance's requests", metadata: ["reason": "\(reason)"])

@@ -16,7 +16,9 @@ struct WatchJob: Service {
     static let lookInterval = 0.25
 
     /// `metrics` nil: no service around it (`fencepost watch`).
-    init(store: Store, folders: Watcher.Folders, options: FileImport.Options, metrics: ServiceMetrics?, logger: Logger) async throws {
+    init(store: Store, folders: Watcher.Folders, options: FileImport.Options, metrics: ServiceMetrics?, logger: Logger)
+        async throws
+    {
         let box = WatcherBox()
         box.watcher = try await Watcher(store: store, folders: folders, options: options) { [weak box] report in
             for line in report.lines {

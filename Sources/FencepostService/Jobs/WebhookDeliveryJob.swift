@@ -75,16 +75,20 @@ struct WebhookDeliveryJob: Service {
                     cursor = item.seq
                 }
             } catch {
-                logger.error("webhook delivery: store failed", metadata: ["webhook": "\(webhook.key)", "error": "\(error)"])
+                logger.error(
+                    "webhook delivery: store failed", metadata: ["webhook": "\(webhook.key)", "error": "\(error)"])
                 try? await Task.sleep(for: .seconds(5))
             }
         }
     }
 
     /// Sends one event until it is acknowledged or given up on; false if cancelled first.
-    private func send(_ item: FeedEvent, to webhook: ServiceConfiguration.Webhook, client: HTTPClient) async throws -> Bool {
+    private func send(_ item: FeedEvent, to webhook: ServiceConfiguration.Webhook, client: HTTPClient) async throws
+        -> Bool
+    {
         let body = EventExport.json(item.event).canonicalText()
-        let signature = HMAC<SHA256>.authenticationCode(for: Data(body.utf8), using: SymmetricKey(data: Data(webhook.secret.utf8)))
+        let signature = HMAC<SHA256>.authenticationCode(
+            for: Data(body.utf8), using: SymmetricKey(data: Data(webhook.secret.utf8)))
         var attempt = 0
         while true {
             attempt += 1
@@ -93,7 +97,9 @@ struct WebhookDeliveryJob: Service {
                 var request = HTTPClientRequest(url: webhook.url)
                 request.method = .POST
                 request.headers.add(name: "Content-Type", value: "application/json")
-                request.headers.add(name: "X-Fencepost-Signature", value: "sha256=" + signature.map { String(format: "%02x", $0) }.joined())
+                request.headers.add(
+                    name: "X-Fencepost-Signature",
+                    value: "sha256=" + signature.map { String(format: "%02x", $0) }.joined())
                 request.headers.add(name: "X-Fencepost-Event-ID", value: item.event.id)
                 request.headers.add(name: "X-Fencepost-Attempt", value: String(attempt))
                 request.body = .bytes(ByteBuffer(string: body))
@@ -110,11 +116,15 @@ struct WebhookDeliveryJob: Service {
                 failure = ("\(error)", false)
             }
             if failure.permanent || attempt >= maxAttempts {
-                logger.warning("webhook gave up on an event", metadata: [
-                    "webhook": "\(webhook.key)", "event": "\(item.event.id)", "attempts": "\(attempt)", "error": "\(failure.message)",
-                ])
+                logger.warning(
+                    "webhook gave up on an event",
+                    metadata: [
+                        "webhook": "\(webhook.key)", "event": "\(item.event.id)", "attempts": "\(attempt)",
+                        "error": "\(failure.message)",
+                    ])
                 try await store.deadLetterWebhook(
-                    webhook.key, seq: item.seq, eventID: item.event.id, payload: body, attempts: attempt, error: failure.message)
+                    webhook.key, seq: item.seq, eventID: item.event.id, payload: body, attempts: attempt,
+                    error: failure.message)
                 return true
             }
             do {

@@ -51,15 +51,21 @@ struct LiveController {
 
     /// Scripts and styles only from this service; images also from the tile server, if any.
     var contentSecurityPolicy: String {
-        let tiles = mapTiles.flatMap { URL(string: $0.url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")) }
-            .flatMap { url in url.scheme.flatMap { scheme in url.host.map { "\(scheme)://\($0)\(url.port.map { ":\($0)" } ?? "")" } } }
-        return "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:\(tiles.map { " " + $0 } ?? ""); "
+        let tiles = mapTiles.flatMap {
+            URL(string: $0.url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: ""))
+        }
+        .flatMap { url in
+            url.scheme.flatMap { scheme in url.host.map { "\(scheme)://\($0)\(url.port.map { ":\($0)" } ?? "")" } }
+        }
+        return
+            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:\(tiles.map { " " + $0 } ?? ""); "
             + "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     }
 
     static func asset(_ text: String, type: String) -> Response {
         Response(
-            status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"], body: .init(byteBuffer: ByteBuffer(string: text)))
+            status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     /// The regions drawn by the same renderer as `render map`, cached until they change.
@@ -91,10 +97,12 @@ struct LiveController {
         for (device, _) in anchors.sorted(by: { $0.value > $1.value }).prefix(500) {
             guard let last = try await store.deviceState(device)?.monitor.lastFix else { continue }
             devices[device, default: ["device": .string(device), "track": .array([])]]["last"] = .object([
-                "lat": .number(last.lat), "lon": .number(last.lon), "time": .string(Timestamp.format(seconds: last.time)),
+                "lat": .number(last.lat), "lon": .number(last.lon),
+                "time": .string(Timestamp.format(seconds: last.time)),
             ])
         }
-        let tiles: JSONValue = mapTiles.map { .object(["url": .string($0.url), "attribution": .string($0.attribution ?? "")]) } ?? .null
+        let tiles: JSONValue =
+            mapTiles.map { .object(["url": .string($0.url), "attribution": .string($0.attribution ?? "")]) } ?? .null
         let body = JSONValue.object([
             "seq": .number(Double(latest)), "tracks_seq": .number(Double(trackSeq)),
             "events": .array(recent.map { EventExport.json($0.event) }),
@@ -107,7 +115,9 @@ struct LiveController {
     /// The tracks that moved since `after` (the page polls this about once a second).
     @Sendable func trackChanges(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        guard let after = Int64(request.query("after") ?? "0"), after >= 0 else { throw APIError.badRequest("after must be a sequence number") }
+        guard let after = Int64(request.query("after") ?? "0"), after >= 0 else {
+            throw APIError.badRequest("after must be a sequence number")
+        }
         let (seq, changed) = tracks.changes(after: after, device: caller.confinedDevice)
         let body = JSONValue.object([
             "tracks_seq": .number(Double(seq)),

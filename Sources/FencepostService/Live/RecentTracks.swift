@@ -47,7 +47,8 @@ final class RecentTracks: Sendable {
         let limit = pointsPerDevice
         state.withLock { state in
             // The ingest processes a request's fixes in time order per device.
-            let ordered = fixes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+            let ordered = fixes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(
+                \.element)
             for fix in ordered {
                 var track = state.tracks[fix.device] ?? Track()
                 guard FixFilter.check(fix, state: &track.filter, anchorAtStart: nil, settings: settings) == nil else {
@@ -70,7 +71,8 @@ final class RecentTracks: Sendable {
                 state.tracks[fix.device] = track
             }
             if state.tracks.count > maxDevices {
-                let stalest = state.tracks.sorted { $0.value.seq < $1.value.seq }.prefix(state.tracks.count - maxDevices)
+                let stalest = state.tracks.sorted { $0.value.seq < $1.value.seq }.prefix(
+                    state.tracks.count - maxDevices)
                 for (device, _) in stalest { state.tracks[device] = nil }
             }
         }
@@ -81,7 +83,8 @@ final class RecentTracks: Sendable {
     func changes(after seq: Int64, device: String?) -> (seq: Int64, tracks: [(device: String, points: [TrackPoint])]) {
         state.withLock { state in
             var changed: [(String, [TrackPoint])] = []
-            for (name, track) in state.tracks where track.seq > seq && (device == nil || device == name) && !track.points.isEmpty {
+            for (name, track) in state.tracks
+            where track.seq > seq && (device == nil || device == name) && !track.points.isEmpty {
                 changed.append((name, track.points))
             }
             return (state.seq, changed.sorted { $0.0 < $1.0 })

@@ -25,23 +25,34 @@ final class ServiceMetrics: Sendable {
     private let regionRefusals: Counter
     private static let latencyBuckets: [Duration] = [
         .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5),
+        .seconds(5),
     ]
 
     init() {
         let registry = self.registry
         func counter(_ name: String, _ help: String) -> Counter {
-            registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "fencepost", metricName: name, unitName: "total", helpText: help))
+            registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "fencepost", metricName: name, unitName: "total", helpText: help))
         }
-        inboxImported = counter("inbox_files_imported", "Files of the watched inbox imported (traces and Apple Health exports).")
+        inboxImported = counter(
+            "inbox_files_imported", "Files of the watched inbox imported (traces and Apple Health exports).")
         inboxRefused = counter("inbox_files_refused", "Files of the watched inbox refused, moved to failed/.")
-        inboxDuplicates = counter("inbox_files_already_imported", "Files of the watched inbox whose content was already imported, moved to done/.")
-        inboxPending = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "fencepost", metricName: "inbox_files_pending", unitName: "files", helpText: "Files waiting in the watched inbox, complete or not."))
+        inboxDuplicates = counter(
+            "inbox_files_already_imported",
+            "Files of the watched inbox whose content was already imported, moved to done/.")
+        inboxPending = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "fencepost", metricName: "inbox_files_pending", unitName: "files",
+                helpText: "Files waiting in the watched inbox, complete or not."))
         regionApplies = counter("watch_region_applies", "Region configs of the watched folder applied.")
-        regionRefusals = counter("watch_region_refusals", "Region configs of the watched folder refused (the monitored set kept).")
-        fixesIngested = registry.makeCounter(descriptor: MetricNameDescriptor(
-            namespace: "fencepost", metricName: "fixes_ingested", unitName: "total", helpText: "Fixes received by the service."))
+        regionRefusals = counter(
+            "watch_region_refusals", "Region configs of the watched folder refused (the monitored set kept).")
+        fixesIngested = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "fencepost", metricName: "fixes_ingested", unitName: "total",
+                helpText: "Fixes received by the service."))
         groupFixes = registry.makeValueHistogram(
             descriptor: MetricNameDescriptor(
                 namespace: "fencepost", metricName: "writer_group", unitName: "fixes",
@@ -55,7 +66,9 @@ final class ServiceMetrics: Sendable {
         syncTime = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(
                 namespace: "fencepost", metricName: "writer_sync", unitName: "seconds",
-                helpText: "Time to put the write-ahead log on disk before durable answers (one fdatasync for all groups since the last)."),
+                helpText:
+                    "Time to put the write-ahead log on disk before durable answers (one fdatasync for all groups since the last)."
+            ),
             buckets: Self.latencyBuckets)
         restartTime = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(
@@ -117,7 +130,8 @@ final class ServiceMetrics: Sendable {
         Self.metric(in: eventsByKind, for: kind) {
             registry.makeCounter(
                 descriptor: MetricNameDescriptor(
-                    namespace: "fencepost", metricName: "events", unitName: "total", helpText: "Events the service created, by kind."),
+                    namespace: "fencepost", metricName: "events", unitName: "total",
+                    helpText: "Events the service created, by kind."),
                 labels: [("kind", kind)])
         }
     }
@@ -154,7 +168,8 @@ final class ServiceMetrics: Sendable {
         for status in OutboxStatus.allCases {
             registry.makeGauge(
                 descriptor: MetricNameDescriptor(
-                    namespace: "fencepost", metricName: "outbox_depth", unitName: "rows", helpText: "Outbox rows by status."),
+                    namespace: "fencepost", metricName: "outbox_depth", unitName: "rows",
+                    helpText: "Outbox rows by status."),
                 labels: [("status", status.rawValue)]
             ).set(to: Double(counts[status] ?? 0))
         }

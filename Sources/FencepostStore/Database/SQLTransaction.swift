@@ -44,8 +44,11 @@ package struct OutboxRow {
         """
 
     var values: [SQLValue] {
-        [.text(entity.name), .text(id), .text(op.rawValue), .integer(Int64(version)), key.map(SQLValue.text) ?? .null,
-         payload.map(SQLValue.text) ?? .null, .text(createdAt)]
+        [
+            .text(entity.name), .text(id), .text(op.rawValue), .integer(Int64(version)),
+            key.map(SQLValue.text) ?? .null,
+            payload.map(SQLValue.text) ?? .null, .text(createdAt),
+        ]
     }
 }
 
@@ -64,7 +67,9 @@ extension SQLTransaction {
     }
 
     /// The first column of the first row, nil when there is no row (or it is NULL).
-    package func value<Value: SQLValueConvertible>(_ sql: String, _ arguments: (any SQLValueConvertible)...) throws -> Value? {
+    package func value<Value: SQLValueConvertible>(_ sql: String, _ arguments: (any SQLValueConvertible)...) throws
+        -> Value?
+    {
         try rows(sql, arguments.map(\.sqlValue)).first.flatMap { $0.first(Value.self) }
     }
 

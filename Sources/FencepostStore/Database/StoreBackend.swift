@@ -12,7 +12,8 @@ protocol StoreBackend: Sendable {
     func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T
 
     /// Runs `body` holding the store-wide lock `name` (see ``Store/exclusively(_:wait:_:)``).
-    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T?
+    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T?
 
     /// Calls `onChange` whenever another process commits outbox rows (and once at the start),
     /// until the task is cancelled; false where the backend cannot tell (SQLite: other

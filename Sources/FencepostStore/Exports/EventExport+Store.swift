@@ -18,20 +18,29 @@ extension EventExport {
         case .geojson:
             var features = GeoJSONExport()
             try sink.write(GeoJSONExport.header)
-            try await store.forEachEvent(query) { event in try sink.write(features.feature(GeoJSONExport.feature(event))) }
+            try await store.forEachEvent(query) { event in
+                try sink.write(features.feature(GeoJSONExport.feature(event)))
+            }
             if query.kind == nil {
-                let regions = Dictionary(uniqueKeysWithValues: try await store.monitoredRegions().map { ($0.region.id, $0.region) })
+                let regions = Dictionary(
+                    uniqueKeysWithValues: try await store.monitoredRegions().map { ($0.region.id, $0.region) })
                 try await VisitSelection(query).forEach(store) { visit in
                     try sink.write(features.feature(GeoJSONExport.feature(visit, region: regions[visit.region])))
                 }
             }
             try sink.write(GeoJSONExport.footer)
         case .ics:
-            let names = Dictionary(uniqueKeysWithValues: try await store.monitoredRegions().map { ($0.region.id, $0.region.name ?? $0.region.id) })
+            let names = Dictionary(
+                uniqueKeysWithValues: try await store.monitoredRegions().map {
+                    ($0.region.id, $0.region.name ?? $0.region.id)
+                })
             let lastFix = try await store.deviceAnchors()
             try sink.write(ICSExport.text(ICSExport.header))
             try await VisitSelection(query).forEach(store) { visit in
-                try sink.write(ICSExport.text(ICSExport.vevent(visit, regionName: names[visit.region] ?? visit.region, lastFix: lastFix[visit.device])))
+                try sink.write(
+                    ICSExport.text(
+                        ICSExport.vevent(
+                            visit, regionName: names[visit.region] ?? visit.region, lastFix: lastFix[visit.device])))
             }
             try sink.write(ICSExport.text(ICSExport.footer))
         }
@@ -47,7 +56,8 @@ struct VisitSelection {
     }
 
     func forEach(_ store: Store, _ body: (VisitRow) throws -> Void) async throws {
-        let since = query.since.map(Timestamp.milliseconds), until = query.until.map(Timestamp.milliseconds)
+        let since = query.since.map(Timestamp.milliseconds)
+        let until = query.until.map(Timestamp.milliseconds)
         try await store.forEachVisit(device: query.device, region: query.region) { visit in
             if let since, visit.enteredMs < since { return }
             if let until, visit.enteredMs >= until { return }

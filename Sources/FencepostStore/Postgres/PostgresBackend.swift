@@ -1,3 +1,4 @@
+import FencepostCore
 import Foundation
 import Logging
 import NIOCore
@@ -30,15 +31,18 @@ final class PostgresBackend: StoreBackend {
     static func open(_ url: PostgresURL, timeout: Duration = .seconds(10)) async throws -> PostgresBackend {
         var configuration: PostgresClient.Configuration
         if let socket = url.socket {
-            configuration = .init(unixSocketPath: socket, username: url.user, password: url.password, database: url.database)
+            configuration = .init(
+                unixSocketPath: socket, username: url.user, password: url.password, database: url.database)
         } else {
             configuration = .init(
-                host: url.host ?? "localhost", port: url.port, username: url.user, password: url.password, database: url.database,
+                host: url.host ?? "localhost", port: url.port, username: url.user, password: url.password,
+                database: url.database,
                 tls: url.requireTLS ? .require(.makeClientConfiguration()) : .disable)
         }
         configuration.options.connectTimeout = timeout
         configuration.options.maximumConnections = 16
-        let backend = PostgresBackend(client: PostgresClient(configuration: configuration, backgroundLogger: logger), url: url)
+        let backend = PostgresBackend(
+            client: PostgresClient(configuration: configuration, backgroundLogger: logger), url: url)
         do {
             try await backend.firstConnection(timeout: timeout)
             try await backend.migrate()
@@ -93,7 +97,8 @@ final class PostgresBackend: StoreBackend {
             throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(error.message)")
         } catch let error as PSQLError {
             // postgres-nio's own description says nothing; its kind and cause do.
-            throw PostgresStatementError(message: Self.describe(error), sqlState: error.serverInfo?[.sqlState] ?? "", underlying: error)
+            throw PostgresStatementError(
+                message: Self.describe(error), sqlState: error.serverInfo?[.sqlState] ?? "", underlying: error)
         }
     }
 
@@ -102,11 +107,15 @@ final class PostgresBackend: StoreBackend {
     /// another instance may take it, so `body` is cancelled at once (at most ``lockCheck``
     /// later) rather than go on as if it still held it. A process that dies releases the lock
     /// with its connection.
-    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+    func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T?
+    {
         let key = PostgresBindings.key(name)
         return try await client.withConnection { connection in
-            let lock = PostgresQuery(unsafeSQL: wait ? "SELECT pg_advisory_lock(\(key))" : "SELECT pg_try_advisory_lock(\(key))")
-            let taken = try await connection.query(lock, logger: Self.logger).collect().first?.decode(Bool?.self) ?? true
+            let lock = PostgresQuery(
+                unsafeSQL: wait ? "SELECT pg_advisory_lock(\(key))" : "SELECT pg_try_advisory_lock(\(key))")
+            let taken =
+                try await connection.query(lock, logger: Self.logger).collect().first?.decode(Bool?.self) ?? true
             guard wait || taken else { return nil }
             let result: Result<T, any Error>
             do {
@@ -115,7 +124,8 @@ final class PostgresBackend: StoreBackend {
                 result = .failure(error)
             }
             // Released before the connection goes back to the pool (a lost connection took it).
-            _ = try? await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Self.logger)
+            _ = try? await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(key))"), logger: Self.logger)
             return try result.get()
         }
     }
@@ -179,15 +189,18 @@ final class PostgresBackend: StoreBackend {
     private func firstConnection(timeout: Duration) async throws {
         var configuration: PostgresConnection.Configuration
         if let socket = url.socket {
-            configuration = .init(unixSocketPath: socket, username: url.user, password: url.password, database: url.database)
+            configuration = .init(
+                unixSocketPath: socket, username: url.user, password: url.password, database: url.database)
         } else {
             configuration = .init(
-                host: url.host ?? "localhost", port: url.port, username: url.user, password: url.password, database: url.database,
+                host: url.host ?? "localhost", port: url.port, username: url.user, password: url.password,
+                database: url.database,
                 tls: url.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
         }
         configuration.options.connectTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
         do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: Self.logger)
+            let connection = try await PostgresConnection.connect(
+                configuration: configuration, id: 0, logger: Self.logger)
             try? await connection.close()
         } catch let error as PSQLError {
             throw StoreOpenError.unreachable("cannot open PostgreSQL at \(location): \(Self.describe(error))")
@@ -203,9 +216,12 @@ final class PostgresBackend: StoreBackend {
             try await client.withConnection { connection in
                 let transaction = PostgresTransaction(connection)
                 try transaction.execute("SELECT pg_advisory_lock(\(PostgresBindings.key("migrations")))", [])
-                defer { _ = try? transaction.execute("SELECT pg_advisory_unlock(\(PostgresBindings.key("migrations")))", []) }
+                defer {
+                    _ = try? transaction.execute("SELECT pg_advisory_unlock(\(PostgresBindings.key("migrations")))", [])
+                }
                 try transaction.execute(
-                    "CREATE TABLE IF NOT EXISTS fencepost_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", [])
+                    "CREATE TABLE IF NOT EXISTS fencepost_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+                    [])
                 let applied = Set(try transaction.values("SELECT name FROM fencepost_migrations") as [String])
                 let known = PostgresMigrations.all.map(\.name)
                 let unknown = applied.subtracting(known)
@@ -214,11 +230,13 @@ final class PostgresBackend: StoreBackend {
                     try transaction.execute("BEGIN", [])
                     do {
                         // One statement at a time: the extended protocol takes one per query.
-                        for statement in migration.sql.components(separatedBy: ";\n") where !statement.allSatisfy(\.isWhitespace) {
+                        for statement in migration.sql.components(separatedBy: ";\n")
+                        where !statement.allSatisfy(\.isWhitespace) {
                             try transaction.execute(statement, [])
                         }
                         try transaction.execute(
-                            "INSERT INTO fencepost_migrations (name, applied_at) VALUES (?, ?)", migration.name, Timestamp.format(Date()))
+                            "INSERT INTO fencepost_migrations (name, applied_at) VALUES (?, ?)", migration.name,
+                            Timestamp.format(Date()))
                         try transaction.execute("COMMIT", [])
                     } catch {
                         _ = try? transaction.execute("ROLLBACK", [])
@@ -253,8 +271,6 @@ package struct StoreUnavailable: Error, CustomStringConvertible {
     package var reason: String
     package var description: String { reason }
 }
-
-import FencepostCore
 
 extension PostgresBindings {
     /// A store-wide advisory lock's key, as SQL: a 64-bit hash of its name.

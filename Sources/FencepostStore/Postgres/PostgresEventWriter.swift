@@ -70,19 +70,22 @@ struct PostgresEventWriter: EventWriting {
             values.reserveCapacity(chunk.count * 11)
             for event in chunk {
                 values += [
-                    .text(event.id), .text(event.kind.rawValue), .text(event.device), .text(event.regionID), .text(event.visitID),
+                    .text(event.id), .text(event.kind.rawValue), .text(event.device), .text(event.regionID),
+                    .text(event.visitID),
                     .integer(Timestamp.milliseconds(event.time)), .text(Timestamp.format(seconds: event.time)),
                     event.position.map { .double($0.lat) } ?? .null, event.position.map { .double($0.lon) } ?? .null,
                     .text(event.flags.names.joined(separator: ",")), .text(now),
                 ]
             }
-            let rows = Self.placeholders(rows: chunk.count, columns: 11, template: "(?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)")
-            inserted.formUnion(try transaction.values(
-                """
-                INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
-                VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id
-                """,
-                values) as [String])
+            let rows = Self.placeholders(
+                rows: chunk.count, columns: 11, template: "(?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)")
+            inserted.formUnion(
+                try transaction.values(
+                    """
+                    INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
+                    VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id
+                    """,
+                    values) as [String])
         }
         return inserted
     }
@@ -96,10 +99,13 @@ struct PostgresEventWriter: EventWriting {
             for enter in chunk {
                 let exit = exits[enter.visitID]
                 values += [
-                    .text(enter.visitID), .text(enter.device), .text(enter.regionID), .integer(Timestamp.milliseconds(enter.time)),
-                    .text(Timestamp.format(seconds: enter.time)), exit.map { .integer(Timestamp.milliseconds($0)) } ?? .null,
+                    .text(enter.visitID), .text(enter.device), .text(enter.regionID),
+                    .integer(Timestamp.milliseconds(enter.time)),
+                    .text(Timestamp.format(seconds: enter.time)),
+                    exit.map { .integer(Timestamp.milliseconds($0)) } ?? .null,
                     exit.map { .text(Timestamp.format(seconds: $0)) } ?? .null, .text(exit == nil ? "open" : "closed"),
-                    exit == nil ? .null : .text(VisitExitReason.exit.rawValue), .integer(exit == nil ? 1 : 2), .text(now),
+                    exit == nil ? .null : .text(VisitExitReason.exit.rawValue), .integer(exit == nil ? 1 : 2),
+                    .text(now),
                 ]
             }
             let rows = Self.placeholders(rows: chunk.count, columns: 11, template: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -124,11 +130,13 @@ struct PostgresEventWriter: EventWriting {
             var values: [SQLValue] = [.text(now)]
             for close in chunk {
                 values += [
-                    .text(close.id), .integer(Timestamp.milliseconds(close.at)), .text(Timestamp.format(seconds: close.at)),
+                    .text(close.id), .integer(Timestamp.milliseconds(close.at)),
+                    .text(Timestamp.format(seconds: close.at)),
                     .text(close.reason.rawValue),
                 ]
             }
-            let rows = Self.placeholders(rows: chunk.count, columns: 4, template: "(?::text, ?::bigint, ?::text, ?::text)")
+            let rows = Self.placeholders(
+                rows: chunk.count, columns: 4, template: "(?::text, ?::bigint, ?::text, ?::text)")
             for row in try transaction.rows(
                 """
                 UPDATE visits AS v SET exited_ms = c.exited_ms, exited_at = c.exited_at, status = 'closed',
@@ -153,7 +161,9 @@ struct PostgresEventWriter: EventWriting {
     }
 
     private static func chunks<Element>(_ elements: [Element]) -> [ArraySlice<Element>] {
-        stride(from: 0, to: elements.count, by: rowsPerStatement).map { elements[$0..<min($0 + rowsPerStatement, elements.count)] }
+        stride(from: 0, to: elements.count, by: rowsPerStatement).map {
+            elements[$0..<min($0 + rowsPerStatement, elements.count)]
+        }
     }
 
     /// `template` (one row's `(?, ...)`) repeated for `rows` rows.

@@ -10,152 +10,158 @@ enum PostgresMigrations {
     }
 
     static let all: [Migration] = [
-        Migration(name: "v1-schema", sql: """
-            CREATE TABLE regions (
-                id TEXT PRIMARY KEY,
-                name TEXT,
-                kind TEXT NOT NULL,
-                enabled BOOLEAN NOT NULL,
-                feature TEXT NOT NULL,
-                content_hash TEXT NOT NULL,
-                geometry_hash TEXT NOT NULL,
-                version INTEGER NOT NULL,
-                min_lon DOUBLE PRECISION NOT NULL,
-                min_lat DOUBLE PRECISION NOT NULL,
-                max_lon DOUBLE PRECISION NOT NULL,
-                max_lat DOUBLE PRECISION NOT NULL,
-                created_at TEXT NOT NULL,
-                updated_at TEXT NOT NULL
-            );
-            CREATE TABLE events (
-                id TEXT PRIMARY KEY,
-                kind TEXT NOT NULL,
-                source TEXT NOT NULL,
-                device TEXT NOT NULL,
-                region TEXT,
-                visit_id TEXT,
-                time_ms BIGINT NOT NULL,
-                time TEXT NOT NULL,
-                flags TEXT NOT NULL DEFAULT '',
-                properties TEXT NOT NULL DEFAULT '{}',
-                version INTEGER NOT NULL DEFAULT 1,
-                created_at TEXT NOT NULL,
-                lat DOUBLE PRECISION,
-                lon DOUBLE PRECISION
-            );
-            CREATE INDEX events_by_time ON events (time_ms, id);
-            CREATE INDEX events_by_device ON events (device, time_ms);
-            CREATE INDEX events_by_region ON events (region, time_ms);
-            CREATE TABLE visits (
-                id TEXT PRIMARY KEY,
-                device TEXT NOT NULL,
-                region TEXT NOT NULL,
-                entered_ms BIGINT NOT NULL,
-                entered_at TEXT NOT NULL,
-                exited_ms BIGINT,
-                exited_at TEXT,
-                status TEXT NOT NULL CHECK (status = 'open' OR status = 'closed'),
-                exit_reason TEXT,
-                version INTEGER NOT NULL,
-                updated_at TEXT NOT NULL
-            );
-            CREATE INDEX visits_by_time ON visits (entered_ms, id);
-            CREATE INDEX visits_open_by_region ON visits (region) WHERE status = 'open';
-            CREATE TABLE outbox (
-                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                entity TEXT NOT NULL,
-                entity_id TEXT NOT NULL,
-                op TEXT NOT NULL CHECK (op = 'upsert' OR op = 'delete'),
-                version INTEGER NOT NULL,
-                idempotency_key TEXT,
-                payload TEXT,
-                status TEXT NOT NULL DEFAULT 'pending'
-                    CHECK (status = 'pending' OR status = 'inflight' OR status = 'delivered' OR status = 'dead'),
-                attempts INTEGER NOT NULL DEFAULT 0,
-                next_attempt_at TEXT,
-                last_error TEXT,
-                created_at TEXT NOT NULL,
-                delivered_at TEXT,
-                txid xid8 NOT NULL DEFAULT pg_current_xact_id()
-            );
-            CREATE INDEX outbox_by_status ON outbox (status, seq);
-            CREATE INDEX outbox_by_entity ON outbox (entity, seq);
-            CREATE UNIQUE INDEX outbox_by_key ON outbox (idempotency_key) WHERE idempotency_key IS NOT NULL;
-            CREATE TABLE devices (
-                device TEXT PRIMARY KEY,
-                anchor_ms BIGINT,
-                state TEXT NOT NULL,
-                updated_at TEXT NOT NULL,
-                version BIGINT NOT NULL DEFAULT 0
-            );
-            CREATE TABLE health_anchors (
-                owner TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                anchor_ms BIGINT NOT NULL,
-                updated_at TEXT NOT NULL,
-                PRIMARY KEY (owner, kind)
-            );
-            CREATE TABLE health_sources (
-                owner TEXT NOT NULL,
-                source TEXT NOT NULL,
-                records BIGINT NOT NULL,
-                updated_at TEXT NOT NULL,
-                PRIMARY KEY (owner, source)
-            );
-            CREATE TABLE tokens (
-                name TEXT PRIMARY KEY,
-                token_hash TEXT NOT NULL UNIQUE,
-                scope TEXT NOT NULL,
-                created_at TEXT NOT NULL
-            );
-            CREATE TABLE store_meta (
-                key TEXT PRIMARY KEY,
-                value BIGINT NOT NULL
-            );
-            CREATE TABLE webhook_cursors (
-                webhook TEXT PRIMARY KEY,
-                last_seq BIGINT NOT NULL,
-                updated_at TEXT NOT NULL
-            );
-            CREATE TABLE webhook_dead_letters (
-                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                webhook TEXT NOT NULL,
-                outbox_seq BIGINT NOT NULL,
-                event_id TEXT NOT NULL,
-                payload TEXT NOT NULL,
-                attempts INTEGER NOT NULL,
-                last_error TEXT NOT NULL,
-                created_at TEXT NOT NULL,
-                UNIQUE (webhook, outbox_seq)
-            );
-            CREATE TABLE sync_applied (
-                idempotency_key TEXT PRIMARY KEY,
-                entity TEXT NOT NULL,
-                entity_id TEXT NOT NULL,
-                version INTEGER NOT NULL,
-                applied_at TEXT NOT NULL
-            );
-            CREATE TABLE sync_state (
-                key TEXT PRIMARY KEY,
-                value TEXT NOT NULL
-            );
-            CREATE TABLE leases (
-                name TEXT PRIMARY KEY,
-                holder TEXT NOT NULL,
-                expires_ms BIGINT NOT NULL
-            );
-            """),
-        Migration(name: "v10-imported-files", sql: """
-            CREATE TABLE imported_files (
-                sha256 TEXT PRIMARY KEY,
-                name TEXT NOT NULL,
-                kind TEXT NOT NULL CHECK (kind = 'trace' OR kind = 'health'),
-                bytes BIGINT NOT NULL,
-                imported_at TEXT NOT NULL
-            );
-            """),
-        Migration(name: "v11-outbox-references-by-entity", sql: """
-            CREATE INDEX outbox_references ON outbox (entity_id) WHERE payload IS NULL;
-            """),
+        Migration(
+            name: "v1-schema",
+            sql: """
+                CREATE TABLE regions (
+                    id TEXT PRIMARY KEY,
+                    name TEXT,
+                    kind TEXT NOT NULL,
+                    enabled BOOLEAN NOT NULL,
+                    feature TEXT NOT NULL,
+                    content_hash TEXT NOT NULL,
+                    geometry_hash TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    min_lon DOUBLE PRECISION NOT NULL,
+                    min_lat DOUBLE PRECISION NOT NULL,
+                    max_lon DOUBLE PRECISION NOT NULL,
+                    max_lat DOUBLE PRECISION NOT NULL,
+                    created_at TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE TABLE events (
+                    id TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    region TEXT,
+                    visit_id TEXT,
+                    time_ms BIGINT NOT NULL,
+                    time TEXT NOT NULL,
+                    flags TEXT NOT NULL DEFAULT '',
+                    properties TEXT NOT NULL DEFAULT '{}',
+                    version INTEGER NOT NULL DEFAULT 1,
+                    created_at TEXT NOT NULL,
+                    lat DOUBLE PRECISION,
+                    lon DOUBLE PRECISION
+                );
+                CREATE INDEX events_by_time ON events (time_ms, id);
+                CREATE INDEX events_by_device ON events (device, time_ms);
+                CREATE INDEX events_by_region ON events (region, time_ms);
+                CREATE TABLE visits (
+                    id TEXT PRIMARY KEY,
+                    device TEXT NOT NULL,
+                    region TEXT NOT NULL,
+                    entered_ms BIGINT NOT NULL,
+                    entered_at TEXT NOT NULL,
+                    exited_ms BIGINT,
+                    exited_at TEXT,
+                    status TEXT NOT NULL CHECK (status = 'open' OR status = 'closed'),
+                    exit_reason TEXT,
+                    version INTEGER NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE INDEX visits_by_time ON visits (entered_ms, id);
+                CREATE INDEX visits_open_by_region ON visits (region) WHERE status = 'open';
+                CREATE TABLE outbox (
+                    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    op TEXT NOT NULL CHECK (op = 'upsert' OR op = 'delete'),
+                    version INTEGER NOT NULL,
+                    idempotency_key TEXT,
+                    payload TEXT,
+                    status TEXT NOT NULL DEFAULT 'pending'
+                        CHECK (status = 'pending' OR status = 'inflight' OR status = 'delivered' OR status = 'dead'),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at TEXT,
+                    last_error TEXT,
+                    created_at TEXT NOT NULL,
+                    delivered_at TEXT,
+                    txid xid8 NOT NULL DEFAULT pg_current_xact_id()
+                );
+                CREATE INDEX outbox_by_status ON outbox (status, seq);
+                CREATE INDEX outbox_by_entity ON outbox (entity, seq);
+                CREATE UNIQUE INDEX outbox_by_key ON outbox (idempotency_key) WHERE idempotency_key IS NOT NULL;
+                CREATE TABLE devices (
+                    device TEXT PRIMARY KEY,
+                    anchor_ms BIGINT,
+                    state TEXT NOT NULL,
+                    updated_at TEXT NOT NULL,
+                    version BIGINT NOT NULL DEFAULT 0
+                );
+                CREATE TABLE health_anchors (
+                    owner TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    anchor_ms BIGINT NOT NULL,
+                    updated_at TEXT NOT NULL,
+                    PRIMARY KEY (owner, kind)
+                );
+                CREATE TABLE health_sources (
+                    owner TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    records BIGINT NOT NULL,
+                    updated_at TEXT NOT NULL,
+                    PRIMARY KEY (owner, source)
+                );
+                CREATE TABLE tokens (
+                    name TEXT PRIMARY KEY,
+                    token_hash TEXT NOT NULL UNIQUE,
+                    scope TEXT NOT NULL,
+                    created_at TEXT NOT NULL
+                );
+                CREATE TABLE store_meta (
+                    key TEXT PRIMARY KEY,
+                    value BIGINT NOT NULL
+                );
+                CREATE TABLE webhook_cursors (
+                    webhook TEXT PRIMARY KEY,
+                    last_seq BIGINT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE TABLE webhook_dead_letters (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    webhook TEXT NOT NULL,
+                    outbox_seq BIGINT NOT NULL,
+                    event_id TEXT NOT NULL,
+                    payload TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    last_error TEXT NOT NULL,
+                    created_at TEXT NOT NULL,
+                    UNIQUE (webhook, outbox_seq)
+                );
+                CREATE TABLE sync_applied (
+                    idempotency_key TEXT PRIMARY KEY,
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    applied_at TEXT NOT NULL
+                );
+                CREATE TABLE sync_state (
+                    key TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                CREATE TABLE leases (
+                    name TEXT PRIMARY KEY,
+                    holder TEXT NOT NULL,
+                    expires_ms BIGINT NOT NULL
+                );
+                """),
+        Migration(
+            name: "v10-imported-files",
+            sql: """
+                CREATE TABLE imported_files (
+                    sha256 TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind = 'trace' OR kind = 'health'),
+                    bytes BIGINT NOT NULL,
+                    imported_at TEXT NOT NULL
+                );
+                """),
+        Migration(
+            name: "v11-outbox-references-by-entity",
+            sql: """
+                CREATE INDEX outbox_references ON outbox (entity_id) WHERE payload IS NULL;
+                """),
     ]
 }

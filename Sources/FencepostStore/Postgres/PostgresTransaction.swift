@@ -74,7 +74,8 @@ final class PostgresTransaction: SQLTransaction {
         try execute("SELECT pg_advisory_xact_lock(\(PostgresBindings.key("outbox")))", [])
         if spilledOutbox > 0 {
             try spillOutbox()
-            try execute("""
+            try execute(
+                """
                 INSERT INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
                 SELECT entity, entity_id, op, version, idempotency_key, payload, created_at FROM fencepost_outbox_pending ORDER BY ord
                 ON CONFLICT DO NOTHING
@@ -82,7 +83,9 @@ final class PostgresTransaction: SQLTransaction {
             try execute("DROP TABLE fencepost_outbox_pending", [])
             spilledOutbox = 0
         } else {
-            try insertRows(into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox) { $0.values }
+            try insertRows(
+                into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox
+            ) { $0.values }
             pendingOutbox = []
         }
         // Delivered to every listening instance when the transaction commits (``PostgresBackend/watchChanges(_:)``).
@@ -91,14 +94,19 @@ final class PostgresTransaction: SQLTransaction {
 
     private func spillOutbox() throws {
         if spilledOutbox == 0 {
-            try execute("""
+            try execute(
+                """
                 CREATE TEMPORARY TABLE fencepost_outbox_pending (ord BIGINT PRIMARY KEY, entity TEXT, entity_id TEXT, op TEXT,
                     version INTEGER, idempotency_key TEXT, payload TEXT, created_at TEXT) ON COMMIT DROP
                 """, [])
         }
         let first = spilledOutbox
         let rows = pendingOutbox.enumerated().map { (first + $0.offset, $0.element) }
-        try insertRows(into: "fencepost_outbox_pending (ord, entity, entity_id, op, version, idempotency_key, payload, created_at)", rows) {
+        try insertRows(
+            into:
+                "fencepost_outbox_pending (ord, entity, entity_id, op, version, idempotency_key, payload, created_at)",
+            rows
+        ) {
             [.integer(Int64($0.0))] + $0.1.values
         }
         spilledOutbox += pendingOutbox.count
@@ -117,7 +125,8 @@ final class PostgresTransaction: SQLTransaction {
                 arguments += rowValues
                 tuples.append("(" + Array(repeating: "?", count: rowValues.count).joined(separator: ", ") + ")")
             }
-            try execute("INSERT INTO \(table) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", arguments)
+            try execute(
+                "INSERT INTO \(table) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", arguments)
             start += chunk.count
         }
     }
@@ -143,7 +152,8 @@ final class PostgresTransaction: SQLTransaction {
         } catch let error as PSQLError where error.serverInfo?[.message] != nil {
             // postgres-nio hides the server's words from `description`; they are what a user needs.
             throw PostgresStatementError(
-                message: error.serverInfo?[.message] ?? "", sqlState: error.serverInfo?[.sqlState] ?? "", underlying: error)
+                message: error.serverInfo?[.message] ?? "", sqlState: error.serverInfo?[.sqlState] ?? "",
+                underlying: error)
         }
     }
 

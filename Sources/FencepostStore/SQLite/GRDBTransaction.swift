@@ -43,15 +43,16 @@ final class GRDBTransaction: SQLTransaction {
     }
 
     private static func arguments(_ values: [SQLValue]) -> StatementArguments {
-        StatementArguments(values.map { value -> DatabaseValue in
-            switch value {
-            case .null: return .null
-            case .integer(let integer): return integer.databaseValue
-            case .double(let double): return double.databaseValue
-            case .text(let text): return text.databaseValue
-            case .bool(let bool): return (bool ? 1 : 0).databaseValue
-            }
-        })
+        StatementArguments(
+            values.map { value -> DatabaseValue in
+                switch value {
+                case .null: return .null
+                case .integer(let integer): return integer.databaseValue
+                case .double(let double): return double.databaseValue
+                case .text(let text): return text.databaseValue
+                case .bool(let bool): return (bool ? 1 : 0).databaseValue
+                }
+            })
     }
 
     private static func value(_ value: DatabaseValue) -> SQLValue {

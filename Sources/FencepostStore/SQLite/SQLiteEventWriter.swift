@@ -1,7 +1,7 @@
 import FencepostCore
+import FencepostGeometry
 import Foundation
 import GRDB
-import FencepostGeometry
 
 /// SQLite's fast path for an ingest's writes (``EventWriting``): the statements are looked up
 /// once per writer and bound directly (``DirectStatement``), run for every event.
@@ -15,21 +15,25 @@ struct SQLiteEventWriter: EventWriting {
 
     init(now: String, db: Database) throws {
         self.now = now
-        insertEvent = try DirectStatement("""
+        insertEvent = try DirectStatement(
+            """
             INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
             VALUES (?1, ?2, 'geofence', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11)
             """, db: db)
-        openVisit = try DirectStatement("""
+        openVisit = try DirectStatement(
+            """
             INSERT OR IGNORE INTO visits (id, device, region, entered_ms, entered_at, status, version, updated_at)
             VALUES (?1, ?2, ?3, ?4, ?5, 'open', 1, ?6)
             """, db: db)
-        closeVisit = try DirectStatement("""
+        closeVisit = try DirectStatement(
+            """
             UPDATE visits SET exited_ms = ?1, exited_at = ?2, status = 'closed', exit_reason = ?3,
                 version = version + 1, updated_at = ?4
             WHERE id = ?5 AND status = 'open'
             RETURNING version
             """, db: db)
-        insertClosedVisit = try DirectStatement("""
+        insertClosedVisit = try DirectStatement(
+            """
             INSERT OR IGNORE INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason,
                 version, updated_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'closed', ?8, 2, ?9)
@@ -151,7 +155,8 @@ private struct OutboxWriter {
 
     init(now: String, db: Database) throws {
         self.now = now
-        insert = try DirectStatement("""
+        insert = try DirectStatement(
+            """
             INSERT OR IGNORE INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """, db: db)
@@ -160,7 +165,10 @@ private struct OutboxWriter {
     /// `payload` is the entity as canonical JSON text, nil to refer to the entity at `version`
     /// instead (see ``OutboxPayload``): only for geofence events and visits written by the
     /// tracker. `key` nil is the default `entity:id:vN`, the same on every machine.
-    func enqueue(entity: SyncEntity, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String? = nil) throws {
+    func enqueue(
+        entity: SyncEntity, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil,
+        payload: String? = nil
+    ) throws {
         insert.bind(1, entity.name)
         insert.bind(2, id)
         insert.bind(3, op.rawValue)
@@ -171,4 +179,3 @@ private struct OutboxWriter {
         try insert.execute()
     }
 }
-

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import GRDB
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Recognises the SQLite failures that come from outside the store — a full disk, a write lock
 /// another process holds — so they reach users as ``StoreBlocked`` with what to do about
@@ -26,7 +27,8 @@ enum SQLiteFailures {
             guard let free = freeBytes(near: path), free < nearlyFull else { return error }
             return StoreBlocked.diskFull(path: path, freeBytes: free)
         case .SQLITE_BUSY:
-            return StoreBlocked.locked(path: path, holder: writeLockHolder(of: path), waitedSeconds: (waited * 10).rounded() / 10)
+            return StoreBlocked.locked(
+                path: path, holder: writeLockHolder(of: path), waitedSeconds: (waited * 10).rounded() / 10)
         default:
             return error
         }
@@ -39,7 +41,9 @@ enum SQLiteFailures {
             return try body()
         } catch {
             let waited = started.duration(to: .now)
-            throw translate(error, path: path, waited: Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)
+            throw translate(
+                error, path: path,
+                waited: Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)
         }
     }
 
@@ -52,7 +56,8 @@ enum SQLiteFailures {
         while true {
             do {
                 return try body()
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
+            {
                 Thread.sleep(forTimeInterval: Double.random(in: pause...(2 * pause)))
                 pause = min(pause * 2, 0.2)
             }
@@ -80,7 +85,9 @@ enum SQLiteFailures {
         lock.l_len = 1
         guard fcntl(descriptor, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK), lock.l_pid > 0 else { return nil }
         let pid = lock.l_pid
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else { return "pid \(pid)" }
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else {
+            return "pid \(pid)"
+        }
         let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         let command = ([(words.first as NSString?)?.lastPathComponent ?? ""] + words.dropFirst()).joined(separator: " ")
         return "pid \(pid) (\(command.count > 120 ? command.prefix(117) + "..." : command))"

@@ -24,67 +24,68 @@ extension SQLiteBackend {
             }
         }
         migrator.registerMigration("v2-events-visits-outbox") { db in
-            try db.execute(sql: """
-                CREATE TABLE events (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    kind TEXT NOT NULL,
-                    source TEXT NOT NULL,
-                    device TEXT NOT NULL,
-                    region TEXT,
-                    visit_id TEXT,
-                    time_ms INTEGER NOT NULL,
-                    time TEXT NOT NULL,
-                    flags TEXT NOT NULL DEFAULT '',
-                    properties TEXT NOT NULL DEFAULT '{}',
-                    version INTEGER NOT NULL DEFAULT 1,
-                    created_at TEXT NOT NULL
-                );
-                CREATE INDEX events_by_time ON events(time_ms, id);
-                CREATE INDEX events_by_device ON events(device, time_ms);
-                CREATE INDEX events_by_region ON events(region, time_ms);
+            try db.execute(
+                sql: """
+                    CREATE TABLE events (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        kind TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        region TEXT,
+                        visit_id TEXT,
+                        time_ms INTEGER NOT NULL,
+                        time TEXT NOT NULL,
+                        flags TEXT NOT NULL DEFAULT '',
+                        properties TEXT NOT NULL DEFAULT '{}',
+                        version INTEGER NOT NULL DEFAULT 1,
+                        created_at TEXT NOT NULL
+                    );
+                    CREATE INDEX events_by_time ON events(time_ms, id);
+                    CREATE INDEX events_by_device ON events(device, time_ms);
+                    CREATE INDEX events_by_region ON events(region, time_ms);
 
-                CREATE TABLE visits (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    device TEXT NOT NULL,
-                    region TEXT NOT NULL,
-                    entered_ms INTEGER NOT NULL,
-                    entered_at TEXT NOT NULL,
-                    exited_ms INTEGER,
-                    exited_at TEXT,
-                    status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
-                    exit_reason TEXT,
-                    version INTEGER NOT NULL,
-                    updated_at TEXT NOT NULL
-                );
-                CREATE INDEX visits_by_time ON visits(entered_ms, id);
-                CREATE INDEX visits_open_by_region ON visits(region) WHERE status = 'open';
+                    CREATE TABLE visits (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        device TEXT NOT NULL,
+                        region TEXT NOT NULL,
+                        entered_ms INTEGER NOT NULL,
+                        entered_at TEXT NOT NULL,
+                        exited_ms INTEGER,
+                        exited_at TEXT,
+                        status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+                        exit_reason TEXT,
+                        version INTEGER NOT NULL,
+                        updated_at TEXT NOT NULL
+                    );
+                    CREATE INDEX visits_by_time ON visits(entered_ms, id);
+                    CREATE INDEX visits_open_by_region ON visits(region) WHERE status = 'open';
 
-                -- Every created or changed event or visit, to be pushed to a backend.
-                CREATE TABLE outbox (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    entity TEXT NOT NULL,
-                    entity_id TEXT NOT NULL,
-                    op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
-                    version INTEGER NOT NULL,
-                    idempotency_key TEXT NOT NULL UNIQUE,
-                    payload TEXT NOT NULL,
-                    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'inflight', 'delivered', 'dead')),
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    next_attempt_at TEXT,
-                    last_error TEXT,
-                    created_at TEXT NOT NULL,
-                    delivered_at TEXT
-                );
-                CREATE INDEX outbox_by_status ON outbox(status, seq);
+                    -- Every created or changed event or visit, to be pushed to a backend.
+                    CREATE TABLE outbox (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        entity TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+                        version INTEGER NOT NULL,
+                        idempotency_key TEXT NOT NULL UNIQUE,
+                        payload TEXT NOT NULL,
+                        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'inflight', 'delivered', 'dead')),
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_at TEXT,
+                        last_error TEXT,
+                        created_at TEXT NOT NULL,
+                        delivered_at TEXT
+                    );
+                    CREATE INDEX outbox_by_status ON outbox(status, seq);
 
-                -- Per device: the last processed fix time (anchor) and the monitor's state.
-                CREATE TABLE devices (
-                    device TEXT PRIMARY KEY NOT NULL,
-                    anchor_ms INTEGER,
-                    state TEXT NOT NULL,
-                    updated_at TEXT NOT NULL
-                );
-                """)
+                    -- Per device: the last processed fix time (anchor) and the monitor's state.
+                    CREATE TABLE devices (
+                        device TEXT PRIMARY KEY NOT NULL,
+                        anchor_ms INTEGER,
+                        state TEXT NOT NULL,
+                        updated_at TEXT NOT NULL
+                    );
+                    """)
         }
         migrator.registerMigration("v3-event-positions") { db in
             // Where each crossing happened, for map exports; null for dwells.
@@ -92,81 +93,84 @@ extension SQLiteBackend {
             try db.execute(sql: "ALTER TABLE events ADD COLUMN lon REAL")
         }
         migrator.registerMigration("v4-health") { db in
-            try db.execute(sql: """
-                -- Per owner and health kind: the newest creation time imported (advanced in the
-                -- same transaction as the kind's events).
-                CREATE TABLE health_anchors (
-                    owner TEXT NOT NULL,
-                    kind TEXT NOT NULL,
-                    anchor_ms INTEGER NOT NULL,
-                    updated_at TEXT NOT NULL,
-                    PRIMARY KEY (owner, kind)
-                );
-                -- The sources of the last import and how many records each had.
-                CREATE TABLE health_sources (
-                    owner TEXT NOT NULL,
-                    source TEXT NOT NULL,
-                    records INTEGER NOT NULL,
-                    updated_at TEXT NOT NULL,
-                    PRIMARY KEY (owner, source)
-                );
-                """)
+            try db.execute(
+                sql: """
+                    -- Per owner and health kind: the newest creation time imported (advanced in the
+                    -- same transaction as the kind's events).
+                    CREATE TABLE health_anchors (
+                        owner TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        anchor_ms INTEGER NOT NULL,
+                        updated_at TEXT NOT NULL,
+                        PRIMARY KEY (owner, kind)
+                    );
+                    -- The sources of the last import and how many records each had.
+                    CREATE TABLE health_sources (
+                        owner TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        records INTEGER NOT NULL,
+                        updated_at TEXT NOT NULL,
+                        PRIMARY KEY (owner, source)
+                    );
+                    """)
         }
         migrator.registerMigration("v5-service") { db in
-            try db.execute(sql: """
-                -- Bearer tokens of the HTTP service: only a SHA-256 of each is kept.
-                CREATE TABLE tokens (
-                    name TEXT PRIMARY KEY NOT NULL,
-                    token_hash TEXT NOT NULL UNIQUE,
-                    scope TEXT NOT NULL,
-                    created_at TEXT NOT NULL
-                );
-                -- Counters other processes watch: regions_revision grows on every region change,
-                -- so a running service knows when to rebuild its monitor.
-                CREATE TABLE store_meta (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    value INTEGER NOT NULL
-                );
-                -- Per webhook: the last outbox row (seq) delivered or given up on.
-                CREATE TABLE webhook_cursors (
-                    webhook TEXT PRIMARY KEY NOT NULL,
-                    last_seq INTEGER NOT NULL,
-                    updated_at TEXT NOT NULL
-                );
-                -- Events a webhook refused (4xx) or that ran out of attempts.
-                CREATE TABLE webhook_dead_letters (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    webhook TEXT NOT NULL,
-                    outbox_seq INTEGER NOT NULL,
-                    event_id TEXT NOT NULL,
-                    payload TEXT NOT NULL,
-                    attempts INTEGER NOT NULL,
-                    last_error TEXT NOT NULL,
-                    created_at TEXT NOT NULL,
-                    UNIQUE (webhook, outbox_seq)
-                );
-                CREATE INDEX outbox_events ON outbox(seq) WHERE entity = 'event';
-                """)
+            try db.execute(
+                sql: """
+                    -- Bearer tokens of the HTTP service: only a SHA-256 of each is kept.
+                    CREATE TABLE tokens (
+                        name TEXT PRIMARY KEY NOT NULL,
+                        token_hash TEXT NOT NULL UNIQUE,
+                        scope TEXT NOT NULL,
+                        created_at TEXT NOT NULL
+                    );
+                    -- Counters other processes watch: regions_revision grows on every region change,
+                    -- so a running service knows when to rebuild its monitor.
+                    CREATE TABLE store_meta (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value INTEGER NOT NULL
+                    );
+                    -- Per webhook: the last outbox row (seq) delivered or given up on.
+                    CREATE TABLE webhook_cursors (
+                        webhook TEXT PRIMARY KEY NOT NULL,
+                        last_seq INTEGER NOT NULL,
+                        updated_at TEXT NOT NULL
+                    );
+                    -- Events a webhook refused (4xx) or that ran out of attempts.
+                    CREATE TABLE webhook_dead_letters (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        webhook TEXT NOT NULL,
+                        outbox_seq INTEGER NOT NULL,
+                        event_id TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        attempts INTEGER NOT NULL,
+                        last_error TEXT NOT NULL,
+                        created_at TEXT NOT NULL,
+                        UNIQUE (webhook, outbox_seq)
+                    );
+                    CREATE INDEX outbox_events ON outbox(seq) WHERE entity = 'event';
+                    """)
         }
         migrator.registerMigration("v6-sync") { db in
-            try db.execute(sql: """
-                -- Server side of sync: every mutation applied, by idempotency key, so a repeated
-                -- key answers "duplicate" instead of applying twice.
-                CREATE TABLE sync_applied (
-                    idempotency_key TEXT PRIMARY KEY NOT NULL,
-                    entity TEXT NOT NULL,
-                    entity_id TEXT NOT NULL,
-                    version INTEGER NOT NULL,
-                    applied_at TEXT NOT NULL
-                );
-                -- Client side: last success and error of push and pull, pull cursors per backend.
-                CREATE TABLE sync_state (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    value TEXT NOT NULL
-                );
-                -- The change feed by entity (a region-only pull skips the events).
-                CREATE INDEX outbox_by_entity ON outbox(entity, seq);
-                """)
+            try db.execute(
+                sql: """
+                    -- Server side of sync: every mutation applied, by idempotency key, so a repeated
+                    -- key answers "duplicate" instead of applying twice.
+                    CREATE TABLE sync_applied (
+                        idempotency_key TEXT PRIMARY KEY NOT NULL,
+                        entity TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        version INTEGER NOT NULL,
+                        applied_at TEXT NOT NULL
+                    );
+                    -- Client side: last success and error of push and pull, pull cursors per backend.
+                    CREATE TABLE sync_state (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value TEXT NOT NULL
+                    );
+                    -- The change feed by entity (a region-only pull skips the events).
+                    CREATE INDEX outbox_by_entity ON outbox(entity, seq);
+                    """)
         }
         migrator.registerMigration("v7-outbox-checks") { db in
             try rebuildOutbox(db)
@@ -175,39 +179,42 @@ extension SQLiteBackend {
             try rebuildOutboxWithReferences(db)
         }
         migrator.registerMigration("v9-instances") { db in
-            try db.execute(sql: """
-                -- Grows on every save of a device's state: a process that kept the state since
-                -- it last read or saved it sees whether another one changed it.
-                ALTER TABLE devices ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
-                -- Jobs that must run in one process at a time (a webhook's delivery, the sync
-                -- push, the outbox clean-up): who holds each, until when.
-                CREATE TABLE leases (
-                    name TEXT PRIMARY KEY NOT NULL,
-                    holder TEXT NOT NULL,
-                    expires_ms INTEGER NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    -- Grows on every save of a device's state: a process that kept the state since
+                    -- it last read or saved it sees whether another one changed it.
+                    ALTER TABLE devices ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+                    -- Jobs that must run in one process at a time (a webhook's delivery, the sync
+                    -- push, the outbox clean-up): who holds each, until when.
+                    CREATE TABLE leases (
+                        name TEXT PRIMARY KEY NOT NULL,
+                        holder TEXT NOT NULL,
+                        expires_ms INTEGER NOT NULL
+                    );
+                    """)
         }
         migrator.registerMigration("v10-imported-files") { db in
-            try db.execute(sql: """
-                -- Files imported whole (the watched inbox): each content once, recorded in the
-                -- transaction that commits its events.
-                CREATE TABLE imported_files (
-                    sha256 TEXT PRIMARY KEY NOT NULL,
-                    name TEXT NOT NULL,
-                    kind TEXT NOT NULL CHECK (kind = 'trace' OR kind = 'health'),
-                    bytes INTEGER NOT NULL,
-                    imported_at TEXT NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    -- Files imported whole (the watched inbox): each content once, recorded in the
+                    -- transaction that commits its events.
+                    CREATE TABLE imported_files (
+                        sha256 TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        kind TEXT NOT NULL CHECK (kind = 'trace' OR kind = 'health'),
+                        bytes INTEGER NOT NULL,
+                        imported_at TEXT NOT NULL
+                    );
+                    """)
         }
         migrator.registerMigration("v11-outbox-references-by-entity") { db in
-            try db.execute(sql: """
-                -- The rows that refer to an entity rather than hold a copy, found by the entity:
-                -- a newer version arriving by sync renders them first. Without it each such
-                -- arrival scanned the outbox, and a backend receiving a push slowed as it grew.
-                CREATE INDEX outbox_references ON outbox(entity_id) WHERE payload IS NULL;
-                """)
+            try db.execute(
+                sql: """
+                    -- The rows that refer to an entity rather than hold a copy, found by the entity:
+                    -- a newer version arriving by sync renders them first. Without it each such
+                    -- arrival scanned the outbox, and a backend receiving a push slowed as it grew.
+                    CREATE INDEX outbox_references ON outbox(entity_id) WHERE payload IS NULL;
+                    """)
         }
         return migrator
     }
@@ -217,7 +224,8 @@ extension SQLiteBackend {
     /// (about a third of an outbox insert's cost); the same checks as comparisons cost nothing.
     /// `outbox_events` goes: `outbox_by_entity` serves the same queries.
     private static func rebuildOutbox(_ db: Database) throws {
-        try replaceOutbox(db, keyAndPayload: "idempotency_key TEXT NOT NULL UNIQUE, payload TEXT NOT NULL", extraIndexes: "")
+        try replaceOutbox(
+            db, keyAndPayload: "idempotency_key TEXT NOT NULL UNIQUE, payload TEXT NOT NULL", extraIndexes: "")
     }
 
     /// The outbox again, with the same rows, where a row may refer to its event or visit instead
@@ -228,7 +236,8 @@ extension SQLiteBackend {
     private static func rebuildOutboxWithReferences(_ db: Database) throws {
         try replaceOutbox(
             db, keyAndPayload: "idempotency_key TEXT, payload TEXT",
-            extraIndexes: "CREATE UNIQUE INDEX outbox_by_key ON outbox(idempotency_key) WHERE idempotency_key IS NOT NULL;")
+            extraIndexes:
+                "CREATE UNIQUE INDEX outbox_by_key ON outbox(idempotency_key) WHERE idempotency_key IS NOT NULL;")
     }
 
     /// Copies the outbox into a table of the given key and payload columns, with its rows and
@@ -240,34 +249,36 @@ extension SQLiteBackend {
             seq, entity, entity_id, op, version, idempotency_key, payload, status, attempts, next_attempt_at,
             last_error, created_at, delivered_at
             """
-        try db.execute(sql: """
-            CREATE TABLE outbox_rebuilt (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                entity TEXT NOT NULL,
-                entity_id TEXT NOT NULL,
-                op TEXT NOT NULL CHECK (op = 'upsert' OR op = 'delete'),
-                version INTEGER NOT NULL,
-                \(keyAndPayload),
-                status TEXT NOT NULL DEFAULT 'pending'
-                    CHECK (status = 'pending' OR status = 'inflight' OR status = 'delivered' OR status = 'dead'),
-                attempts INTEGER NOT NULL DEFAULT 0,
-                next_attempt_at TEXT,
-                last_error TEXT,
-                created_at TEXT NOT NULL,
-                delivered_at TEXT
-            );
-            INSERT INTO outbox_rebuilt (\(columns)) SELECT \(columns) FROM outbox ORDER BY seq;
-            DROP TABLE outbox;
-            ALTER TABLE outbox_rebuilt RENAME TO outbox;
-            CREATE INDEX outbox_by_status ON outbox(status, seq);
-            CREATE INDEX outbox_by_entity ON outbox(entity, seq);
-            \(extraIndexes)
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE outbox_rebuilt (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    op TEXT NOT NULL CHECK (op = 'upsert' OR op = 'delete'),
+                    version INTEGER NOT NULL,
+                    \(keyAndPayload),
+                    status TEXT NOT NULL DEFAULT 'pending'
+                        CHECK (status = 'pending' OR status = 'inflight' OR status = 'delivered' OR status = 'dead'),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at TEXT,
+                    last_error TEXT,
+                    created_at TEXT NOT NULL,
+                    delivered_at TEXT
+                );
+                INSERT INTO outbox_rebuilt (\(columns)) SELECT \(columns) FROM outbox ORDER BY seq;
+                DROP TABLE outbox;
+                ALTER TABLE outbox_rebuilt RENAME TO outbox;
+                CREATE INDEX outbox_by_status ON outbox(status, seq);
+                CREATE INDEX outbox_by_entity ON outbox(entity, seq);
+                \(extraIndexes)
+                """)
         if let highWater {
             try db.execute(
                 sql: "UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'outbox'", arguments: [highWater])
             if db.changesCount == 0 {
-                try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)", arguments: [highWater])
+                try db.execute(
+                    sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('outbox', ?)", arguments: [highWater])
             }
         }
     }

@@ -56,7 +56,9 @@ package final class WriteAheadLog: Sendable {
 
     /// Puts every commit made so far on disk.
     package func sync() throws {
-        guard fdatasync(descriptor) == 0 else { throw WriteAheadLogError(operation: "fdatasync \(backend.location)-wal", code: errno) }
+        guard fdatasync(descriptor) == 0 else {
+            throw WriteAheadLogError(operation: "fdatasync \(backend.location)-wal", code: errno)
+        }
     }
 
     /// Takes checkpoints over from the writer.
@@ -81,7 +83,8 @@ package final class WriteAheadLog: Sendable {
         guard frames.load(ordering: .relaxed) > Self.restartFrames else { return false }
         let result = try backend.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         // Every frame copied: the next transaction starts over; otherwise try again next time.
-        frames.store(result.checkpointedFrameCount == result.walFrameCount ? 0 : result.walFrameCount, ordering: .relaxed)
+        frames.store(
+            result.checkpointedFrameCount == result.walFrameCount ? 0 : result.walFrameCount, ordering: .relaxed)
         return true
     }
 

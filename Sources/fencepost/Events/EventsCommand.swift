@@ -51,7 +51,9 @@ struct EventsExport: AsyncParsableCommand {
 
     func validate() throws {
         for (name, value) in [("--since", since), ("--until", until)] {
-            if let value, Timestamp.parse(value) == nil { throw ValidationError("\(name) is not an RFC 3339 time: \(value)") }
+            if let value, Timestamp.parse(value) == nil {
+                throw ValidationError("\(name) is not an RFC 3339 time: \(value)")
+            }
         }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("--tz: unknown time zone \(tz)") }
     }

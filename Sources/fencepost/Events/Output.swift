@@ -19,13 +19,17 @@ struct OutputSink: TextSink {
 
     init(path: String?) throws {
         if let path, !Self.isRegularFileOrAbsent(path) {
-            guard let handle = FileHandle(forWritingAtPath: path) else { throw CommandFailure.io("error: cannot write \(path)") }
+            guard let handle = FileHandle(forWritingAtPath: path) else {
+                throw CommandFailure.io("error: cannot write \(path)")
+            }
             self.handle = handle
             self.path = nil
             temporary = nil
         } else if let path {
             let temporary = path + ".partial"
-            guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+            guard FileManager.default.createFile(atPath: temporary, contents: nil),
+                let handle = FileHandle(forWritingAtPath: temporary)
+            else {
                 throw CommandFailure.io("error: cannot write \(path)")
             }
             self.handle = handle

@@ -22,9 +22,15 @@ struct QueueStatus: AsyncParsableCommand {
             let counts = try await store.open().outboxCounts()
             switch format {
             case .table:
-                Console.output(Table.render(header: ["STATUS", "COUNT"], rows: OutboxStatus.allCases.map { [$0.rawValue, String(counts[$0] ?? 0)] }))
+                Console.output(
+                    Table.render(
+                        header: ["STATUS", "COUNT"],
+                        rows: OutboxStatus.allCases.map { [$0.rawValue, String(counts[$0] ?? 0)] }))
             case .json:
-                Console.output(JSONValue.object(Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, .number(Double($0.value))) })).canonicalText())
+                Console.output(
+                    JSONValue.object(
+                        Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, .number(Double($0.value))) })
+                    ).canonicalText())
             }
         }
     }

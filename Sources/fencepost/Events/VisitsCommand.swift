@@ -2,6 +2,7 @@ import ArgumentParser
 import FencepostCore
 import FencepostFormats
 import FencepostStore
+import Foundation
 
 struct VisitsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,7 +42,10 @@ struct VisitsList: AsyncParsableCommand {
             try await store.open().forEachVisit(openOnly: open, device: device, region: region) { visit in
                 switch format {
                 case .table:
-                    rows.append([visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "-", visit.status, visit.exitReason ?? ""])
+                    rows.append([
+                        visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "-", visit.status,
+                        visit.exitReason ?? "",
+                    ])
                 case .csv:
                     try sink.write(VisitExport.csvLine(visit))
                 case .json:
@@ -51,7 +55,9 @@ struct VisitsList: AsyncParsableCommand {
             }
             switch format {
             case .table:
-                try sink.write(Table.render(header: ["DEVICE", "REGION", "ENTERED", "EXITED", "STATUS", "REASON"], rows: rows) + "\n")
+                try sink.write(
+                    Table.render(header: ["DEVICE", "REGION", "ENTERED", "EXITED", "STATUS", "REASON"], rows: rows)
+                        + "\n")
                 try sink.write("\(count) visit\(count == 1 ? "" : "s")\n")
             case .json: try sink.write("]\n")
             case .csv: break
@@ -72,5 +78,3 @@ enum Table {
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
 }
-
-import Foundation

@@ -61,7 +61,8 @@ struct HealthImport: AsyncParsableCommand {
     }
 
     func options() throws -> HealthImportOptions {
-        var options = HealthImportOptions(owner: owner, priority: SourcePriority(patterns: sourcePriority.split(separator: ",").map(String.init)))
+        var options = HealthImportOptions(
+            owner: owner, priority: SourcePriority(patterns: sourcePriority.split(separator: ",").map(String.init)))
         if let since {
             guard let instant = Timestamp.parse(since) ?? Timestamp.parse(since + "T00:00:00Z") else {
                 throw ValidationError("--since takes a date (2023-01-14) or an RFC 3339 time, not \"\(since)\".")
@@ -77,7 +78,9 @@ struct HealthImport: AsyncParsableCommand {
         var kinds: Set<HealthKind> = []
         for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             guard let kind = HealthKind(rawValue: name) else {
-                throw ValidationError("Unknown kind \"\(name)\" in --types; known: \(HealthKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+                throw ValidationError(
+                    "Unknown kind \"\(name)\" in --types; known: \(HealthKind.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
             }
             kinds.insert(kind)
         }
@@ -90,7 +93,8 @@ struct HealthImport: AsyncParsableCommand {
             let store = try await store.open()
             do {
                 var progress = Progress()
-                let outcome = try await HealthExportImport.run(path: file, store: store, options: options) { document, items, source in
+                let outcome = try await HealthExportImport.run(path: file, store: store, options: options) {
+                    document, items, source in
                     progress.update("\(document): \(items) items, \(Self.percent(source))")
                 }
                 progress.clear()
@@ -114,7 +118,8 @@ struct HealthImport: AsyncParsableCommand {
             return
         }
         func list(_ counts: [String: Int]) -> String {
-            counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            counts.isEmpty
+                ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         }
         var lines = [
             "read: \(read.records) records, \(read.correlations) correlations, \(read.workouts) workouts, \(read.activitySummaries) activity summaries",
@@ -123,7 +128,9 @@ struct HealthImport: AsyncParsableCommand {
             "events created: \(list(committed.created)); updated: \(list(committed.updated)); unchanged: \(committed.unchanged)",
         ]
         if let routes {
-            lines.append("routes: \(routes.fixesRead) fixes read, \(routes.fixesAccepted) accepted, geofence events: \(list(Dictionary(uniqueKeysWithValues: routes.events.map { ($0.rawValue, $1) })))")
+            lines.append(
+                "routes: \(routes.fixesRead) fixes read, \(routes.fixesAccepted) accepted, geofence events: \(list(Dictionary(uniqueKeysWithValues: routes.events.map { ($0.rawValue, $1) })))"
+            )
         }
         Console.error(lines)
     }
@@ -146,9 +153,12 @@ struct HealthSources: AsyncParsableCommand {
             let sources = try await store.open().healthSources(owner: owner)
             switch format {
             case .table:
-                Console.output(Table.render(header: ["SOURCE", "RECORDS"], rows: sources.map { [$0.source, String($0.records)] }))
+                Console.output(
+                    Table.render(header: ["SOURCE", "RECORDS"], rows: sources.map { [$0.source, String($0.records)] }))
             case .json:
-                Console.output(try JSONValueEncoder.canonicalText(sources.map { SourceJSON(source: $0.source, records: $0.records) }))
+                Console.output(
+                    try JSONValueEncoder.canonicalText(
+                        sources.map { SourceJSON(source: $0.source, records: $0.records) }))
             }
         }
     }
@@ -175,7 +185,10 @@ private struct ImportJSON: Encodable {
     var routes: Routes?
 
     enum CodingKeys: String, CodingKey {
-        case records, correlations, workouts, activitySummaries = "activity_summaries", skipped, newRecords = "new_records"
+        case records, correlations, workouts
+        case activitySummaries = "activity_summaries"
+        case skipped
+        case newRecords = "new_records"
         case created, updated, unchanged, routes
     }
 
@@ -189,7 +202,9 @@ private struct ImportJSON: Encodable {
         created = committed.created
         updated = committed.updated
         unchanged = committed.unchanged
-        self.routes = routes.map { Routes(fixes: $0.fixesRead, accepted: $0.fixesAccepted, events: $0.events.byRawValue) }
+        self.routes = routes.map {
+            Routes(fixes: $0.fixesRead, accepted: $0.fixesAccepted, events: $0.events.byRawValue)
+        }
     }
 }
 

@@ -61,10 +61,13 @@ struct IngestCommand: AsyncParsableCommand {
         try await CommandFailure.reporting {
             let session = try await IngestSession(store: store.open(), options: options)
             if session.regionCount == 0 { Console.error([IngestReport.noRegionsNote]) }
-            var feed = TraceFeed(format: format.format, options: reader.options(zone: try ReaderOptions.zone(tz, option: "--tz")))
+            var feed = TraceFeed(
+                format: format.format, options: reader.options(zone: try ReaderOptions.zone(tz, option: "--tz")))
             let refused = try await feed.feed(files, to: { try await session.ingest($0) }, skipped: session.addSkipped)
             if json {
-                Console.output(try JSONValueEncoder.canonicalText(IngestReport.JSON(session.summary, regions: session.regionCount)))
+                Console.output(
+                    try JSONValueEncoder.canonicalText(IngestReport.JSON(session.summary, regions: session.regionCount))
+                )
             } else {
                 Console.error(IngestReport.lines(session.summary, regions: session.regionCount))
             }

@@ -20,12 +20,20 @@ enum IngestReport {
                 + " (\(summary.devices.count) device\(summary.devices.count == 1 ? "" : "s"), \(regions) regions)"
         ]
         if dropped > 0 {
-            lines.append("dropped: " + summary.dropped.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", "))
+            lines.append(
+                "dropped: "
+                    + summary.dropped.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                        "\($0.key.rawValue) \($0.value)"
+                    }.joined(separator: ", "))
         }
         if skipped > 0 {
-            lines.append("skipped: " + summary.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            lines.append(
+                "skipped: "
+                    + summary.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            )
         }
-        lines.append("events: " + EventKind.allCases.map { "\($0.rawValue) \(summary.events[$0] ?? 0)" }.joined(separator: ", "))
+        lines.append(
+            "events: " + EventKind.allCases.map { "\($0.rawValue) \(summary.events[$0] ?? 0)" }.joined(separator: ", "))
         lines.append("visits: \(summary.visitsOpened) opened, \(summary.visitsClosed) closed")
         if summary.byDevice.count > 1 { lines += deviceLines(summary.byDevice) }
         return lines
@@ -74,7 +82,8 @@ enum IngestReport {
 
         enum CodingKeys: String, CodingKey {
             case fixesRead = "fixes_read", fixesAccepted = "fixes_accepted", dropped, skipped, events
-            case visitsOpened = "visits_opened", visitsClosed = "visits_closed", devices, byDevice = "by_device", regions
+            case visitsOpened = "visits_opened", visitsClosed = "visits_closed", devices, byDevice = "by_device",
+                regions
         }
 
         init(_ summary: IngestSummary, regions: Int) {
@@ -86,7 +95,9 @@ enum IngestReport {
             visitsOpened = summary.visitsOpened
             visitsClosed = summary.visitsClosed
             devices = summary.devices.sorted()
-            byDevice = summary.byDevice.mapValues { Device(fixesRead: $0.fixesRead, fixesAccepted: $0.fixesAccepted, events: $0.events.byRawValue) }
+            byDevice = summary.byDevice.mapValues {
+                Device(fixesRead: $0.fixesRead, fixesAccepted: $0.fixesAccepted, events: $0.events.byRawValue)
+            }
             self.regions = regions
         }
     }

@@ -5,7 +5,10 @@ import FencepostFormats
 /// The filter and monitor options `ingest` and `scan` share (per-region properties override
 /// the run's hysteresis and delays).
 struct MonitorOptions: ParsableArguments {
-    @Option(help: "Hysteresis band in metres (0 turns it off). Given, it is used as is; by default 20 m widened by each fix's accuracy.")
+    @Option(
+        help:
+            "Hysteresis band in metres (0 turns it off). Given, it is used as is; by default 20 m widened by each fix's accuracy."
+    )
     var hysteresis: Double?
 
     @Option(help: "Seconds an enter must hold before it is confirmed.")
@@ -14,7 +17,10 @@ struct MonitorOptions: ParsableArguments {
     @Option(help: "Seconds an exit must hold before it is confirmed.")
     var exitDelay: Double = MonitorSettings().exitDelay
 
-    @Option(help: "Widen the hysteresis band to this many times a fix's reported accuracy when that is larger (0: off; default 3, or 0 with --hysteresis).")
+    @Option(
+        help:
+            "Widen the hysteresis band to this many times a fix's reported accuracy when that is larger (0: off; default 3, or 0 with --hysteresis)."
+    )
     var accuracyBandFactor: Double?
 
     @Option(help: "A fix deeper inside than this many times its accuracy confirms an enter at once.")
@@ -36,10 +42,13 @@ struct MonitorOptions: ParsableArguments {
     var noPassThrough = false
 
     func validate() throws {
-        for (name, value) in [("--hysteresis", hysteresis ?? 0), ("--enter-delay", enterDelay), ("--exit-delay", exitDelay)] where !(value >= 0) {
+        for (name, value) in [
+            ("--hysteresis", hysteresis ?? 0), ("--enter-delay", enterDelay), ("--exit-delay", exitDelay),
+        ] where !(value >= 0) {
             throw ValidationError("\(name) must be 0 or more.")
         }
-        for (name, value) in [("--max-gap", maxGap), ("--max-accuracy", maxAccuracy), ("--max-speed", maxSpeed)] where !(value > 0) {
+        for (name, value) in [("--max-gap", maxGap), ("--max-accuracy", maxAccuracy), ("--max-speed", maxSpeed)]
+        where !(value > 0) {
             throw ValidationError("\(name) must be greater than 0.")
         }
     }

@@ -6,41 +6,58 @@ import FencepostFormats
 /// properties hold what. The zone of times written without one is each command's own option
 /// (`--tz` for ingest and watch; scan's `--tz` already names the zone of its output).
 struct ReaderOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("""
-        Device id for every fix of every file. Default: each fix's own device (a CSV device \
-        column, a GeoJSON device property, an OwnTracks user/device or tid), so one file may hold \
-        a fleet; else the track's or the file's name.
-        """, valueName: "id"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Device id for every fix of every file. Default: each fix's own device (a CSV device \
+            column, a GeoJSON device property, an OwnTracks user/device or tid), so one file may hold \
+            a fleet; else the track's or the file's name.
+            """, valueName: "id"))
     var device: String?
 
-    @Option(help: ArgumentHelp("CSV: the column naming each row's device (default: device, device_id, vehicle_id, mmsi, tid or user_id, in any case).", valueName: "column"))
+    @Option(
+        help: ArgumentHelp(
+            "CSV: the column naming each row's device (default: device, device_id, vehicle_id, mmsi, tid or user_id, in any case).",
+            valueName: "column"))
     var deviceColumn: String?
 
-    @Option(help: ArgumentHelp("CSV: the time column (default: time, timestamp, date, datetime, tracked_at or basedatetime).", valueName: "column"))
+    @Option(
+        help: ArgumentHelp(
+            "CSV: the time column (default: time, timestamp, date, datetime, tracked_at or basedatetime).",
+            valueName: "column"))
     var timeColumn: String?
 
     @Option(help: ArgumentHelp("CSV: the latitude column (default: lat or latitude).", valueName: "column"))
     var latColumn: String?
 
-    @Option(help: ArgumentHelp("CSV: the longitude column (default: lon, lng, long or longitude).", valueName: "column"))
+    @Option(
+        help: ArgumentHelp("CSV: the longitude column (default: lon, lng, long or longitude).", valueName: "column"))
     var lonColumn: String?
 
-    @Option(help: ArgumentHelp("CSV: the column of horizontal accuracy in metres (default: accuracy, acc, horizontal_accuracy or hacc; else hdop).", valueName: "column"))
+    @Option(
+        help: ArgumentHelp(
+            "CSV: the column of horizontal accuracy in metres (default: accuracy, acc, horizontal_accuracy or hacc; else hdop).",
+            valueName: "column"))
     var accuracyColumn: String?
 
-    @Option(help: ArgumentHelp("GeoJSON: the feature property naming the device (default: device, else name, else tid).", valueName: "property"))
+    @Option(
+        help: ArgumentHelp(
+            "GeoJSON: the feature property naming the device (default: device, else name, else tid).",
+            valueName: "property"))
     var deviceProperty: String?
 
     /// What the readers are given; `zone` is the command's zone of times written without one.
     func options(zone: LocalTimeZone?) -> TraceReaderOptions {
         TraceReaderOptions(
-            device: device, deviceColumn: deviceColumn, timeColumn: timeColumn, latColumn: latColumn, lonColumn: lonColumn,
+            device: device, deviceColumn: deviceColumn, timeColumn: timeColumn, latColumn: latColumn,
+            lonColumn: lonColumn,
             accuracyColumn: accuracyColumn, deviceProperty: deviceProperty, zone: zone)
     }
 
     func validate() throws {
         for (name, value) in [
-            ("--device", device), ("--device-column", deviceColumn), ("--time-column", timeColumn), ("--lat-column", latColumn),
+            ("--device", device), ("--device-column", deviceColumn), ("--time-column", timeColumn),
+            ("--lat-column", latColumn),
             ("--lon-column", lonColumn), ("--accuracy-column", accuracyColumn), ("--device-property", deviceProperty),
         ] where value?.isEmpty == true {
             throw ValidationError("\(name) must not be empty.")
@@ -51,7 +68,8 @@ struct ReaderOptions: ParsableArguments {
     static func zone(_ identifier: String?, option: String) throws -> LocalTimeZone? {
         guard let identifier else { return nil }
         guard let zone = LocalTimeZone(identifier: identifier) else {
-            throw ValidationError("\(option): unknown time zone \(identifier) (an IANA name such as Europe/Berlin or America/New_York).")
+            throw ValidationError(
+                "\(option): unknown time zone \(identifier) (an IANA name such as Europe/Berlin or America/New_York).")
         }
         return zone
     }

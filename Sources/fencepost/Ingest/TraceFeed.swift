@@ -19,7 +19,9 @@ struct TraceFeed {
 
     /// Feeds every file to `consume` and the readers' skipped-record counts to `skipped`;
     /// returns the refusal of each malformed file (the others still count).
-    mutating func feed(_ files: [String], to consume: Consumer, skipped: ([String: Int]) -> Void) async throws -> [String] {
+    mutating func feed(_ files: [String], to consume: Consumer, skipped: ([String: Int]) -> Void) async throws
+        -> [String]
+    {
         var refused: [String] = []
         for file in files {
             do {
@@ -35,7 +37,9 @@ struct TraceFeed {
     private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) async throws {
         let source = try ByteSource(path: file)
         let (format, options) = (format, options)
-        let reader = PrefetchingReader { () throws(TraceReadError) in try TraceOpener.open(source, format: format, options: options) }
+        let reader = PrefetchingReader { () throws(TraceReadError) in
+            try TraceOpener.open(source, format: format, options: options)
+        }
         var count = 0
         var progress = self.progress
         defer { self.progress = progress }

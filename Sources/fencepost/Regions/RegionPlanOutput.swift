@@ -24,7 +24,9 @@ enum RegionPlanOutput {
         if error.issues.count > maximumIssueLines {
             lines.append("error: ... and \(error.issues.count - maximumIssueLines) more problems")
         }
-        lines.append("refused: \(error.issues.count) problem\(error.issues.count == 1 ? "" : "s") in the region config; nothing was applied")
+        lines.append(
+            "refused: \(error.issues.count) problem\(error.issues.count == 1 ? "" : "s") in the region config; nothing was applied"
+        )
         return lines
     }
 }

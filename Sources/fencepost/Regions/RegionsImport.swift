@@ -51,7 +51,8 @@ struct RegionsImport: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.invalidInput(["error: \(file): invalid JSON at \(error)"])
             }
-            let options = RegionImportOptions(idProperty: idProperty, idPrefix: idPrefix, nameProperty: nameProperty, radius: radius)
+            let options = RegionImportOptions(
+                idProperty: idProperty, idPrefix: idPrefix, nameProperty: nameProperty, radius: radius)
             let config = RegionImport.convert(document, options: options).canonicalData()
             let checked = RegionConfigParser().parse(config, file: file)
             do {
@@ -62,7 +63,8 @@ struct RegionsImport: AsyncParsableCommand {
             if let output {
                 do {
                     let url = URL(fileURLWithPath: output)
-                    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try FileManager.default.createDirectory(
+                        at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                     try config.write(to: url, options: .atomic)
                 } catch {
                     throw CommandFailure.io("error: cannot write \(output): \(error.localizedDescription)")

@@ -39,11 +39,12 @@ enum MapSources {
         var recorder = ActivityRecorder(selection: selection)
         for file in files {
             var reader = try TraceOpener.open(file, format: nil, device: nil)
-            let read = try pipeline.input({ add in
-                while let fix = try reader.next() {
-                    if selection.includes(device: fix.device) { try add(fix) }
-                }
-            }, into: &recorder)
+            let read = try pipeline.input(
+                { add in
+                    while let fix = try reader.next() {
+                        if selection.includes(device: fix.device) { try add(fix) }
+                    }
+                }, into: &recorder)
             recorder.activity.fixes += read.fixes
         }
         var activity = recorder.activity
@@ -74,7 +75,9 @@ enum MapSources {
             guard selection.contains(fix.time) else { return }
             recorder(fix.device)
             recorders[fix.device]!.accept(fix)
-            activity.events += events.map { MapEvent(GeofenceEvent($0)) }.filter { selection.includes(region: $0.regionID) && selection.contains($0.time) }
+            activity.events += events.map { MapEvent(GeofenceEvent($0)) }.filter {
+                selection.includes(region: $0.regionID) && selection.contains($0.time)
+            }
         }
 
         mutating func dropped(_ fix: Fix, reason: FixDropReason) {
@@ -95,17 +98,22 @@ enum MapSources {
         try await store.forEachEvent(query) { row in
             guard row.source == "geofence", let region = row.region, selection.includes(region: region) else { return }
             let position = row.lon.flatMap { lon in row.lat.map { Position(lon: lon, lat: $0) } }
-            events.append(MapEvent(
-                id: row.id, kind: row.kind, device: row.device, regionID: region, visitID: row.visitID,
-                time: Double(row.timeMs) / 1_000, flags: row.flags, position: position))
+            events.append(
+                MapEvent(
+                    id: row.id, kind: row.kind, device: row.device, regionID: region, visitID: row.visitID,
+                    time: Double(row.timeMs) / 1_000, flags: row.flags, position: position))
         }
         var open: [MapVisit] = []
         try await store.forEachVisit(openOnly: true, device: selection.device) { visit in
             guard selection.includes(region: visit.region) else { return }
-            open.append(MapVisit(id: visit.id, device: visit.device, regionID: visit.region, enteredAt: Double(visit.enteredMs) / 1_000))
+            open.append(
+                MapVisit(
+                    id: visit.id, device: visit.device, regionID: visit.region,
+                    enteredAt: Double(visit.enteredMs) / 1_000))
         }
         var devices: [String] = []
-        for device in events.map(\.device) + open.map(\.device) + (selection.device.map { [$0] } ?? []) where !devices.contains(device) {
+        for device in events.map(\.device) + open.map(\.device) + (selection.device.map { [$0] } ?? [])
+        where !devices.contains(device) {
             devices.append(device)
         }
         var tracks: [DeviceTrack] = []

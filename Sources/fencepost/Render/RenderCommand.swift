@@ -33,9 +33,13 @@ struct RenderSelection: ParsableArguments {
 
     func validate() throws {
         for (name, value) in [("--since", since), ("--until", until)] {
-            if let value, Timestamp.parse(value) == nil { throw ValidationError("\(name) is not an RFC 3339 time: \(value)") }
+            if let value, Timestamp.parse(value) == nil {
+                throw ValidationError("\(name) is not an RFC 3339 time: \(value)")
+            }
         }
-        if let since = sinceTime, let until = untilTime, until <= since { throw ValidationError("--until must be after --since.") }
+        if let since = sinceTime, let until = untilTime, until <= since {
+            throw ValidationError("--until must be after --since.")
+        }
         guard width >= 300, width <= 20_000 else { throw ValidationError("--width must be 300…20000 pixels.") }
     }
 
@@ -61,7 +65,10 @@ struct RenderSelection: ParsableArguments {
 
 /// `-o FILE.svg|FILE.html`: where a picture goes, and in which form.
 struct PictureOutput: ParsableArguments {
-    @Option(name: [.short, .long], help: ArgumentHelp("The picture to write: FILE.svg, or FILE.html for a page with pan, zoom and details.", valueName: "file"))
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp(
+            "The picture to write: FILE.svg, or FILE.html for a page with pan, zoom and details.", valueName: "file"))
     var output: String
 
     enum Form { case svg, html }

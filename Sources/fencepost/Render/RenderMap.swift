@@ -28,17 +28,24 @@ struct RenderMap: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(parsing: .upToNextOption, help: ArgumentHelp("Region config files or directories (default: the store's regions).", valueName: "path"))
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp("Region config files or directories (default: the store's regions).", valueName: "path"))
     var regions: [String] = []
 
-    @Option(parsing: .upToNextOption, help: ArgumentHelp("Trace files to draw and run through the monitor (any format ingest reads).", valueName: "file"))
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Trace files to draw and run through the monitor (any format ingest reads).", valueName: "file"))
     var trace: [String] = []
 
     @OptionGroup var selection: RenderSelection
     @OptionGroup var output: PictureOutput
 
     func validate() throws {
-        guard output.form != nil else { throw ValidationError("-o must name a .svg or .html file, not \(output.output).") }
+        guard output.form != nil else {
+            throw ValidationError("-o must name a .svg or .html file, not \(output.output).")
+        }
         if trace.contains("-") { throw ValidationError("--trace reads files; standard input is not supported.") }
     }
 
@@ -61,7 +68,10 @@ struct RenderMap: AsyncParsableCommand {
                 let known = Set(scene.regions.map(\.id))
                 let missing = selection.region.filter { !known.contains($0) }
                 guard missing.isEmpty else {
-                    throw CommandFailure.invalidInput(missing.map { "error: no region \($0) in \(regions.isEmpty ? "the store" : regions.joined(separator: ", "))" })
+                    throw CommandFailure.invalidInput(
+                        missing.map {
+                            "error: no region \($0) in \(regions.isEmpty ? "the store" : regions.joined(separator: ", "))"
+                        })
                 }
                 scene.regions = scene.regions.filter { selection.includes(region: $0.id) }
             }
@@ -79,27 +89,33 @@ struct RenderMap: AsyncParsableCommand {
                 sources.append("\(activity.fixes) fixes from \(trace.joined(separator: ", "))")
                 if activity.outOfOrder > 0 {
                     warnings.append(
-                        "warning: \(activity.outOfOrder) fixes came after later ones of their device once the trace streamed, and were dropped (as ingest drops them)")
+                        "warning: \(activity.outOfOrder) fixes came after later ones of their device once the trace streamed, and were dropped (as ingest drops them)"
+                    )
                 }
             } else if let store = try await openExistingStore(needed: false) {
-                (scene.events, scene.openVisits, scene.tracks) = try await MapSources.storeActivity(store, selection: selection)
+                (scene.events, scene.openVisits, scene.tracks) = try await MapSources.storeActivity(
+                    store, selection: selection)
                 sources.append("events from the store")
             }
             scene.caption = caption(scene, sources: sources)
 
-            let renderer = MapRenderer(options: .init(width: Double(selection.width), zoomableLabels: output.form == .html))
+            let renderer = MapRenderer(
+                options: .init(width: Double(selection.width), zoomableLabels: output.form == .html))
             let drawing = renderer.draw(scene)
-            let text = output.form == .html
+            let text =
+                output.form == .html
                 ? MapPage.html(scene, drawing: drawing, title: "Fencepost map: " + (scene.caption ?? ""))
                 : drawing.svg
             try output.write(text)
-            Console.error(warnings + [
-                "wrote \(output.output): \(Self.count(scene.regions.count, "region")), \(Self.count(scene.tracks.count, "track")), "
-                    + "\(Self.count(scene.events.count, "event")), \(Self.count(scene.openVisits.count, "open visit")) "
-                    + "(\(Int(drawing.frame.width)) × \(Int(drawing.frame.height)) px map; \(drawing.labelsShown) of \(drawing.labelsTotal) labels shown)"
-            ])
+            Console.error(
+                warnings + [
+                    "wrote \(output.output): \(Self.count(scene.regions.count, "region")), \(Self.count(scene.tracks.count, "track")), "
+                        + "\(Self.count(scene.events.count, "event")), \(Self.count(scene.openVisits.count, "open visit")) "
+                        + "(\(Int(drawing.frame.width)) × \(Int(drawing.frame.height)) px map; \(drawing.labelsShown) of \(drawing.labelsTotal) labels shown)"
+                ])
             if !issues.isEmpty {
-                throw CommandFailure.invalidInput(issues + ["the refused features are drawn on \(output.output), numbered as above"])
+                throw CommandFailure.invalidInput(
+                    issues + ["the refused features are drawn on \(output.output), numbered as above"])
             }
         }
     }
@@ -108,7 +124,9 @@ struct RenderMap: AsyncParsableCommand {
     /// (regions from the store) is an error; missing and not needed is no events.
     private func openExistingStore(needed: Bool) async throws -> Store? {
         if case .file(let path)? = try? StoreLocation(store.path), !FileManager.default.fileExists(atPath: path) {
-            if needed { throw CommandFailure.io("error: no store at \(path); name region configs with --regions, or set --db") }
+            if needed {
+                throw CommandFailure.io("error: no store at \(path); name region configs with --regions, or set --db")
+            }
             return nil
         }
         return try await store.open()

@@ -42,18 +42,26 @@ struct RenderTimeline: AsyncParsableCommand {
 
     private func timeline(_ store: Store) async throws -> TimelineScene {
         var scene = TimelineScene(since: selection.sinceTime, until: selection.untilTime)
-        let since = selection.sinceTime ?? -.infinity, until = selection.untilTime ?? .infinity
+        let since = selection.sinceTime ?? -.infinity
+        let until = selection.untilTime ?? .infinity
         try await store.forEachVisit(device: selection.device) { row in
             guard selection.includes(region: row.region) else { return }
-            let entered = Double(row.enteredMs) / 1_000, exited = row.exitedMs.map { Double($0) / 1_000 }
+            let entered = Double(row.enteredMs) / 1_000
+            let exited = row.exitedMs.map { Double($0) / 1_000 }
             guard entered < until, (exited ?? .infinity) >= since else { return }
-            scene.visits.append(MapVisit(
-                id: row.id, device: row.device, regionID: row.region, enteredAt: entered, exitedAt: exited, exitReason: row.exitReason))
+            scene.visits.append(
+                MapVisit(
+                    id: row.id, device: row.device, regionID: row.region, enteredAt: entered, exitedAt: exited,
+                    exitReason: row.exitReason))
         }
         // The flags of the visits' enter and exit events: pass-throughs and gaps.
         var flags: [String: Set<String>] = [:]
-        try await store.forEachEvent(EventQuery(since: selection.sinceTime, until: selection.untilTime, device: selection.device)) { row in
-            if row.source == "geofence", let visit = row.visitID, !row.flags.isEmpty { flags[visit, default: []].formUnion(row.flags) }
+        try await store.forEachEvent(
+            EventQuery(since: selection.sinceTime, until: selection.untilTime, device: selection.device)
+        ) { row in
+            if row.source == "geofence", let visit = row.visitID, !row.flags.isEmpty {
+                flags[visit, default: []].formUnion(row.flags)
+            }
             if row.source == "health", let bar = Self.healthBar(row) { scene.health.append(bar) }
         }
         for index in scene.visits.indices { scene.visits[index].flags = flags[scene.visits[index].id] ?? [] }
@@ -80,11 +88,14 @@ struct RenderTimeline: AsyncParsableCommand {
             let offset = properties["utc_offset"]?.stringValue ?? "Z"
             let dayStart = Timestamp.parse("\(date)T00:00:00\(offset)") ?? start
             let value = properties["value"]?.numberValue ?? 0
-            return HealthBar(row: "steps", eventID: row.id, start: dayStart, end: dayStart + 86_400, value: value, label: Self.count(value))
+            return HealthBar(
+                row: "steps", eventID: row.id, start: dayStart, end: dayStart + 86_400, value: value,
+                label: Self.count(value))
         case "sleep", "workout":
             guard let end = properties["end"]?.stringValue.flatMap(Timestamp.parse) else { return nil }
             let from = properties["start"]?.stringValue.flatMap(Timestamp.parse) ?? start
-            let label = row.kind == "workout"
+            let label =
+                row.kind == "workout"
                 ? properties["type"]?.stringValue ?? "workout" : Self.hours(properties["asleep_minutes"]?.numberValue)
             return HealthBar(row: row.kind, eventID: row.id, start: from, end: max(end, from), label: label)
         default:

@@ -19,8 +19,10 @@ struct ScanCommand: AsyncParsableCommand {
             temporary files when there are very many, so memory stays flat.
             """)
 
-    @Option(name: .customLong("regions"), help: ArgumentHelp(
-        "A region config file, or a directory of *.geojson files; repeat for more.", valueName: "path"))
+    @Option(
+        name: .customLong("regions"),
+        help: ArgumentHelp(
+            "A region config file, or a directory of *.geojson files; repeat for more.", valueName: "path"))
     var regionPaths: [String] = []
 
     @Argument(help: ArgumentHelp("Trace files; - reads standard input.", valueName: "file"))
@@ -43,9 +45,10 @@ struct ScanCommand: AsyncParsableCommand {
 
     @OptionGroup var reader: ReaderOptions
 
-    @Option(help: ArgumentHelp(
-        "The IANA time zone of times written without a zone or offset in CSV and GeoJSON traces, such as 2020-06-30T00:05:00 (default: UTC; --tz is the output's zone).",
-        valueName: "zone"))
+    @Option(
+        help: ArgumentHelp(
+            "The IANA time zone of times written without a zone or offset in CSV and GeoJSON traces, such as 2020-06-30T00:05:00 (default: UTC; --tz is the output's zone).",
+            valueName: "zone"))
     var inputTz: String?
 
     @OptionGroup var monitor: MonitorOptions
@@ -56,7 +59,9 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard !regionPaths.isEmpty else { throw ValidationError("Name the regions with --regions PATH (a file or a directory).") }
+        guard !regionPaths.isEmpty else {
+            throw ValidationError("Name the regions with --regions PATH (a file or a directory).")
+        }
         guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("--tz: unknown time zone \(tz)") }
         _ = try ReaderOptions.zone(inputTz, option: "--input-tz")
@@ -73,8 +78,11 @@ struct ScanCommand: AsyncParsableCommand {
             let content: ScanOutput.Content = visits ? .visits : .events
             let scan = try TraceScan(
                 regions: regions, monitor: monitor.monitor, filter: monitor.filter,
-                output: ScanOutput(content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:))))
-            var feed = TraceFeed(format: inputFormat.format, options: reader.options(zone: try ReaderOptions.zone(inputTz, option: "--input-tz")))
+                output: ScanOutput(
+                    content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:))))
+            var feed = TraceFeed(
+                format: inputFormat.format,
+                options: reader.options(zone: try ReaderOptions.zone(inputTz, option: "--input-tz")))
             let refused = try await feed.feed(files, to: { try scan.scan($0) }, skipped: scan.addSkipped)
             var sink = try OutputSink(path: output)
             try scan.finish(to: &sink)

@@ -64,12 +64,15 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration: ServiceConfiguration = try CommandFailure.reporting { try loadConfiguration() }
         let store = try await self.store.open()
         var logger = Logger(label: "fencepost")
-        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let host = self.host
         let settings = ServiceSettings(host: host, port: port, configuration: configuration) { port in
             Console.error(["listening on http://\(host):\(port)"])
         }
-        let app = try await CommandFailure.reporting { try await buildApplication(store: store, settings: settings, logger: logger) }
+        let app = try await CommandFailure.reporting {
+            try await buildApplication(store: store, settings: settings, logger: logger)
+        }
         try await app.runService()
     }
 

@@ -29,7 +29,9 @@ struct TokensCreate: AsyncParsableCommand {
 
     /// Parses `--scope` once, as the argument is read.
     private static func scope(_ text: String) throws -> TokenScope {
-        guard let scope = TokenScope(text) else { throw ValidationError("--scope must be admin, read or device:ID, not \(text)") }
+        guard let scope = TokenScope(text) else {
+            throw ValidationError("--scope must be admin, read or device:ID, not \(text)")
+        }
         return scope
     }
 
@@ -46,7 +48,8 @@ struct TokensCreate: AsyncParsableCommand {
 }
 
 struct TokensList: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List tokens: name, scope, creation time.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List tokens: name, scope, creation time.")
 
     @OptionGroup var store: StoreOptions
 
@@ -58,7 +61,10 @@ struct TokensList: AsyncParsableCommand {
             let tokens = try await store.open().tokens()
             if json {
                 let items: [JSONValue] = tokens.map { token in
-                    .object(["name": .string(token.name), "scope": .string(token.scope.description), "created_at": .string(token.createdAt)])
+                    .object([
+                        "name": .string(token.name), "scope": .string(token.scope.description),
+                        "created_at": .string(token.createdAt),
+                    ])
                 }
                 Console.output(JSONValue.array(items).canonicalText())
             } else {
@@ -78,7 +84,9 @@ struct TokensRevoke: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            guard try await store.open().revokeToken(name: name) else { throw CommandFailure.invalidInput(["error: no token named \(name)"]) }
+            guard try await store.open().revokeToken(name: name) else {
+                throw CommandFailure.invalidInput(["error: no token named \(name)"])
+            }
             Console.error(["revoked \(name)"])
         }
     }

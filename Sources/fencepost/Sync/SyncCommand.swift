@@ -24,12 +24,17 @@ struct SyncCommand: AsyncParsableCommand {
 
 /// Where to sync with.
 struct BackendOptions: ParsableArguments {
-    @Option(name: [.customLong("to"), .customLong("from")], help: ArgumentHelp(
-        "The backend's base URL, e.g. http://central:8080.", discussion: "Defaults to $FENCEPOST_SYNC_URL.", valueName: "url"))
+    @Option(
+        name: [.customLong("to"), .customLong("from")],
+        help: ArgumentHelp(
+            "The backend's base URL, e.g. http://central:8080.", discussion: "Defaults to $FENCEPOST_SYNC_URL.",
+            valueName: "url"))
     var url: String?
 
-    @Option(help: ArgumentHelp("A bearer token the backend accepts (admin, or device:ID for that device's data).",
-        discussion: "Defaults to $FENCEPOST_SYNC_TOKEN.", valueName: "token"))
+    @Option(
+        help: ArgumentHelp(
+            "A bearer token the backend accepts (admin, or device:ID for that device's data).",
+            discussion: "Defaults to $FENCEPOST_SYNC_TOKEN.", valueName: "token"))
     var token: String?
 
     @Option(help: "Seconds one request may take before it counts as failed.")
@@ -40,7 +45,9 @@ struct BackendOptions: ParsableArguments {
 
     func endpoint() throws -> SyncEndpoint {
         let environment = ProcessInfo.processInfo.environment
-        guard let url = url ?? environment["FENCEPOST_SYNC_URL"] else { throw ValidationError("--to URL (or $FENCEPOST_SYNC_URL) is required.") }
+        guard let url = url ?? environment["FENCEPOST_SYNC_URL"] else {
+            throw ValidationError("--to URL (or $FENCEPOST_SYNC_URL) is required.")
+        }
         guard let token = token ?? environment["FENCEPOST_SYNC_TOKEN"] else {
             throw ValidationError("--token (or $FENCEPOST_SYNC_TOKEN) is required.")
         }
@@ -54,7 +61,8 @@ struct BackendOptions: ParsableArguments {
 
     /// Runs `body` holding the store's sync lock, or exits 75 (or waits, with --wait).
     func exclusively<T: Sendable>(_ store: Store, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        guard let result = try await CommandFailure.reporting({ try await store.exclusively("sync", wait: wait, body) }) else {
+        guard let result = try await CommandFailure.reporting({ try await store.exclusively("sync", wait: wait, body) })
+        else {
             Console.error(["error: another sync is running on \(store.location); try again later or pass --wait"])
             throw SyncCommand.busy
         }

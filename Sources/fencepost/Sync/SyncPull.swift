@@ -37,8 +37,12 @@ struct SyncPull: AsyncParsableCommand {
                 Console.error(["error: \(error)"])
                 throw ExitCode(3)
             }
-            var lines = ["pulled \(report.changes) region changes: \(report.added) added, \(report.updated) updated, \(report.removed) removed"]
-            if !report.keptLocal.isEmpty { lines.append("kept local edits not yet pushed: \(report.keptLocal.joined(separator: ", "))") }
+            var lines = [
+                "pulled \(report.changes) region changes: \(report.added) added, \(report.updated) updated, \(report.removed) removed"
+            ]
+            if !report.keptLocal.isEmpty {
+                lines.append("kept local edits not yet pushed: \(report.keptLocal.joined(separator: ", "))")
+            }
             for (id, reason) in report.refused { lines.append("refused region \(id): \(reason)") }
             Console.error(lines)
             if json {
@@ -65,7 +69,9 @@ private struct PullJSON: Encodable {
     var cursor: String
 
     enum CodingKeys: String, CodingKey {
-        case changes, added, updated, removed, keptLocal = "kept_local", refused, cursor
+        case changes, added, updated, removed
+        case keptLocal = "kept_local"
+        case refused, cursor
     }
 
     init(_ report: PullReport) {

@@ -43,13 +43,17 @@ struct SyncPush: AsyncParsableCommand {
         let endpoint = try backend.endpoint()
         let store: Store = try await self.store.open()
         try await backend.exclusively(store) {
-            let settings = PushSettings(batchSize: batch, maxAttempts: maxAttempts, giveUpAfter: .milliseconds(Int64(giveUpAfter * 1000)))
+            let settings = PushSettings(
+                batchSize: batch, maxAttempts: maxAttempts, giveUpAfter: .milliseconds(Int64(giveUpAfter * 1000)))
             var progress = Progress()
             let started = Date()
             let report = try await CommandFailure.reporting {
                 try await withHTTPClient { client in
-                    try await SyncPusher(store: store, endpoint: endpoint, settings: settings, client: client).push { report in
-                        progress.update("pushed \(report.delivered), dead-lettered \(report.deadLettered), failed requests \(report.failedRequests)")
+                    try await SyncPusher(store: store, endpoint: endpoint, settings: settings, client: client).push {
+                        report in
+                        progress.update(
+                            "pushed \(report.delivered), dead-lettered \(report.deadLettered), failed requests \(report.failedRequests)"
+                        )
                     }
                 }
             }
@@ -58,16 +62,20 @@ struct SyncPush: AsyncParsableCommand {
             let seconds = Date().timeIntervalSince(started)
             let left = (status.counts[.pending] ?? 0) + (status.counts[.inflight] ?? 0)
             let dead = status.counts[.dead] ?? 0
-            var lines = ["pushed \(report.delivered) mutations in \(report.requests) requests (\(report.failedRequests) failed) in "
-                + String(format: "%.1f s", seconds) + "; dead-lettered \(report.deadLettered)"]
+            var lines = [
+                "pushed \(report.delivered) mutations in \(report.requests) requests (\(report.failedRequests) failed) in "
+                    + String(format: "%.1f s", seconds) + "; dead-lettered \(report.deadLettered)"
+            ]
             switch report.ending {
             case .drained: break
-            case .gaveUp(let reason): lines.append("stopped retrying after \(Int(giveUpAfter)) s of failures: \(reason)")
+            case .gaveUp(let reason):
+                lines.append("stopped retrying after \(Int(giveUpAfter)) s of failures: \(reason)")
             case .refused(let reason): lines.append("error: the backend refused the requests: \(reason)")
             }
             lines.append("queue: \(left) pending, \(dead) dead-lettered, \(status.counts[.delivered] ?? 0) delivered")
             if json {
-                Console.output(try JSONValueEncoder.canonicalText(PushJSON(report, pending: left, dead: dead, seconds: seconds)))
+                Console.output(
+                    try JSONValueEncoder.canonicalText(PushJSON(report, pending: left, dead: dead, seconds: seconds)))
             }
             Console.error(lines)
             if left > 0 || dead > 0 { throw SyncCommand.incomplete }
@@ -91,7 +99,11 @@ private struct PushJSON: Encodable {
     var error: String?
 
     enum CodingKeys: String, CodingKey {
-        case delivered, deadLettered = "dead_lettered", requests, failedRequests = "failed_requests", pending, dead, seconds, ending, error
+        case delivered
+        case deadLettered = "dead_lettered"
+        case requests
+        case failedRequests = "failed_requests"
+        case pending, dead, seconds, ending, error
     }
 
     init(_ report: PushReport, pending: Int, dead: Int, seconds: Double) {

@@ -16,10 +16,13 @@ struct SyncStatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await CommandFailure.reporting {
             let status = try await store.open().syncStatus()
-            let age = status.oldestPendingAt.flatMap { Timestamp.parse(Substring($0)) }.map { Date().timeIntervalSince1970 - $0 }
+            let age = status.oldestPendingAt.flatMap { Timestamp.parse(Substring($0)) }.map {
+                Date().timeIntervalSince1970 - $0
+            }
             switch format {
             case .json:
-                var object = Dictionary(uniqueKeysWithValues: status.counts.map { ($0.key.rawValue, JSONValue.number(Double($0.value))) })
+                var object = Dictionary(
+                    uniqueKeysWithValues: status.counts.map { ($0.key.rawValue, JSONValue.number(Double($0.value))) })
                 object["oldest_pending_at"] = status.oldestPendingAt.map(JSONValue.string) ?? .null
                 object["oldest_pending_age_seconds"] = age.map { .number($0.rounded()) } ?? .null
                 object["last_success_at"] = status.lastSuccessAt.map(JSONValue.string) ?? .null
@@ -45,7 +48,8 @@ struct SyncDeadLetterCommand: AsyncParsableCommand {
 }
 
 struct SyncDeadLetterList: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List dead-lettered mutations with their reason.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List dead-lettered mutations with their reason.")
 
     @OptionGroup var store: StoreOptions
 
@@ -57,17 +61,25 @@ struct SyncDeadLetterList: AsyncParsableCommand {
             let letters = try await store.open().syncDeadLetters()
             switch format {
             case .json:
-                Console.output(JSONValue.array(letters.map { letter in
-                    .object([
-                        "id": .number(Double(letter.seq)), "entity": .string(letter.entity), "entity_id": .string(letter.entityID),
-                        "key": .string(letter.key), "attempts": .number(Double(letter.attempts)), "error": .string(letter.lastError),
-                        "queued_at": .string(letter.createdAt),
-                    ])
-                }).canonicalText())
+                Console.output(
+                    JSONValue.array(
+                        letters.map { letter in
+                            .object([
+                                "id": .number(Double(letter.seq)), "entity": .string(letter.entity),
+                                "entity_id": .string(letter.entityID),
+                                "key": .string(letter.key), "attempts": .number(Double(letter.attempts)),
+                                "error": .string(letter.lastError),
+                                "queued_at": .string(letter.createdAt),
+                            ])
+                        }
+                    ).canonicalText())
             case .table:
-                Console.output(Table.render(
-                    header: ["ID", "ENTITY", "ENTITY ID", "ATTEMPTS", "ERROR"],
-                    rows: letters.map { [String($0.seq), $0.entity, $0.entityID, String($0.attempts), $0.lastError] }))
+                Console.output(
+                    Table.render(
+                        header: ["ID", "ENTITY", "ENTITY ID", "ATTEMPTS", "ERROR"],
+                        rows: letters.map {
+                            [String($0.seq), $0.entity, $0.entityID, String($0.attempts), $0.lastError]
+                        }))
             }
         }
     }
@@ -75,7 +87,8 @@ struct SyncDeadLetterList: AsyncParsableCommand {
 
 struct SyncDeadLetterRetry: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "retry", abstract: "Put a dead-lettered mutation (by ID from `list`), or all with --all, back in the queue.")
+        commandName: "retry",
+        abstract: "Put a dead-lettered mutation (by ID from `list`), or all with --all, back in the queue.")
 
     @OptionGroup var store: StoreOptions
 
@@ -92,7 +105,9 @@ struct SyncDeadLetterRetry: AsyncParsableCommand {
     func run() async throws {
         try await CommandFailure.reporting {
             let count = try await store.open().retryDeadLetters(seq: all ? nil : id)
-            if !all && count == 0 { throw CommandFailure.invalidInput(["error: no dead-lettered mutation with ID \(id!)"]) }
+            if !all && count == 0 {
+                throw CommandFailure.invalidInput(["error: no dead-lettered mutation with ID \(id!)"])
+            }
             Console.error(["requeued \(count) mutation\(count == 1 ? "" : "s"); run fencepost sync push to send"])
         }
     }

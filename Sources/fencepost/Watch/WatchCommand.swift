@@ -34,13 +34,20 @@ struct WatchCommand: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("The folder to import files from (made, with done/ and failed/, when missing).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "The folder to import files from (made, with done/ and failed/, when missing).", valueName: "dir"))
     var inbox: String?
 
-    @Option(help: ArgumentHelp("A folder of region configs (*.geojson) to keep the monitored regions equal to.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "A folder of region configs (*.geojson) to keep the monitored regions equal to.", valueName: "dir"))
     var regions: String?
 
-    @Option(help: "Input format of traces: auto (from the content), gpx, geojson, csv, takeout, timeline, plt, owntracks or tcx.")
+    @Option(
+        help:
+            "Input format of traces: auto (from the content), gpx, geojson, csv, takeout, timeline, plt, owntracks or tcx."
+    )
     var format: TraceFormatChoice = .auto
 
     @OptionGroup var reader: ReaderOptions
@@ -51,13 +58,18 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var monitor: MonitorOptions
 
     func validate() throws {
-        guard inbox != nil || regions != nil else { throw ValidationError("Name an --inbox folder, a --regions folder, or both.") }
+        guard inbox != nil || regions != nil else {
+            throw ValidationError("Name an --inbox folder, a --regions folder, or both.")
+        }
         if let regions {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
                 throw ValidationError("--regions: \(regions) is not a directory.")
             }
-            if let inbox, URL(fileURLWithPath: inbox).standardizedFileURL == URL(fileURLWithPath: regions).standardizedFileURL {
+            if let inbox,
+                URL(fileURLWithPath: inbox).standardizedFileURL == URL(fileURLWithPath: regions).standardizedFileURL
+            {
                 throw ValidationError("--inbox and --regions must be different folders.")
             }
         }
@@ -67,12 +79,15 @@ struct WatchCommand: AsyncParsableCommand {
     func run() async throws {
         let store: Store = try await CommandFailure.reporting { try await self.store.open() }
         var logger = Logger(label: "fencepost")
-        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let options = FileImport.Options(
             reader: reader.options(zone: try ReaderOptions.zone(tz, option: "--tz")), format: format.format,
             ingest: IngestOptions(monitor: monitor.monitor, filter: monitor.filter))
         try await CommandFailure.reporting {
-            try await runWatcher(store: store, folders: Watcher.Folders(inbox: inbox, regions: regions), options: options, logger: logger)
+            try await runWatcher(
+                store: store, folders: Watcher.Folders(inbox: inbox, regions: regions), options: options, logger: logger
+            )
         }
     }
 }

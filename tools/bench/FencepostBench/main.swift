@@ -8,8 +8,9 @@
 import FencepostCore
 import FencepostFormats
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
@@ -32,7 +33,9 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
-guard let command = arguments.first else { fail("usage: fencepost-bench monitor REGIONS TRACE [--repeat N] | parse TRACE") }
+guard let command = arguments.first else {
+    fail("usage: fencepost-bench monitor REGIONS TRACE [--repeat N] | parse TRACE")
+}
 let rest = Array(arguments.dropFirst())
 let repeats = rest.firstIndex(of: "--repeat").flatMap { rest.indices.contains($0 + 1) ? Int(rest[$0 + 1]) : nil } ?? 3
 
@@ -55,17 +58,27 @@ do {
             }
             best = min(best, elapsed)
         }
-        print("monitor: \(fixes.count) fixes, \(regions.count) regions, \(events) events: best of \(repeats) \(String(format: "%.3f", best)) s = \(String(format: "%.2f", Double(fixes.count) / best / 1e6)) M fixes/s (one core)")
+        print(
+            "monitor: \(fixes.count) fixes, \(regions.count) regions, \(events) events: best of \(repeats) \(String(format: "%.3f", best)) s = \(String(format: "%.2f", Double(fixes.count) / best / 1e6)) M fixes/s (one core)"
+        )
     case "parse":
         guard let path = rest.first else { fail("usage: fencepost-bench parse TRACE") }
         var count = 0
         let elapsed = try seconds { count = try readFixes(path).count }
-        print("parse: \(count) fixes in \(String(format: "%.3f", elapsed)) s = \(String(format: "%.2f", Double(count) / elapsed / 1e6)) M fixes/s")
+        print(
+            "parse: \(count) fixes in \(String(format: "%.3f", elapsed)) s = \(String(format: "%.2f", Double(count) / elapsed / 1e6)) M fixes/s"
+        )
     case "xml":
-        guard rest.count >= 2, ["ours", "foundation"].contains(rest[0]) else { fail("usage: fencepost-bench xml ours|foundation FILE.xml") }
+        guard rest.count >= 2, ["ours", "foundation"].contains(rest[0]) else {
+            fail("usage: fencepost-bench xml ours|foundation FILE.xml")
+        }
         var tally = XMLTally()
-        let elapsed = try seconds { tally = rest[0] == "ours" ? try XMLTally.ours(rest[1]) : try XMLTally.foundation(rest[1]) }
-        print("xml \(rest[0]): \(tally.elements) elements, \(tally.attributes) attributes, \(tally.textBytes) text bytes in \(String(format: "%.2f", elapsed)) s")
+        let elapsed = try seconds {
+            tally = rest[0] == "ours" ? try XMLTally.ours(rest[1]) : try XMLTally.foundation(rest[1])
+        }
+        print(
+            "xml \(rest[0]): \(tally.elements) elements, \(tally.attributes) attributes, \(tally.textBytes) text bytes in \(String(format: "%.2f", elapsed)) s"
+        )
     default:
         fail("unknown benchmark \(command)")
     }
@@ -110,7 +123,10 @@ struct XMLTally {
         var tally = XMLTally()
         private var text = ""
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             flush()
             tally.elements += 1
             tally.attributes += attributes.count

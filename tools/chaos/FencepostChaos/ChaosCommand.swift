@@ -29,13 +29,17 @@ struct CampaignOptions: ParsableArguments {
     var quiet = false
 
     var executable: String {
-        fencepost ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        fencepost
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("fencepost").path
     }
 
     /// Runs `body` with the work folder, removing it afterwards unless it was given.
     func withWorkFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
-        let folder = URL(fileURLWithPath: work ?? FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-chaos-\(UUID().uuidString)").path)
+        let folder = URL(
+            fileURLWithPath: work
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-chaos-\(UUID().uuidString)")
+                .path)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { if work == nil { try? FileManager.default.removeItem(at: folder) } }
         guard FileManager.default.isExecutableFile(atPath: executable) else {
@@ -58,7 +62,8 @@ func table(_ header: [String], _ rows: [[String]]) -> String {
     let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
     return ([header] + rows).map { row in
         row.enumerated().map { column, cell in
-            column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            column == 0
+                ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                 : String(repeating: " ", count: widths[column] - cell.count) + cell
         }.joined(separator: "  ")
     }.joined(separator: "\n")
@@ -100,7 +105,8 @@ struct KillCommand: AsyncParsableCommand {
     @Option(help: "Days of the Apple Health export.")
     var days = 365
 
-    @Option(help: "The Apple Health export generator (default: ../shared/bench/gen_health_export.py beside the checkout).")
+    @Option(
+        help: "The Apple Health export generator (default: ../shared/bench/gen_health_export.py beside the checkout).")
     var healthGenerator: String?
 
     @Option(help: "serve: devices posting at once, and fixes each posts.")
@@ -116,30 +122,41 @@ struct KillCommand: AsyncParsableCommand {
     var syncBatch = 500
 
     func validate() throws {
-        guard trials >= 1, fixes >= 100, days >= 1, devices >= 1, deviceFixes >= 1, batch >= 1, mutations >= 100, syncBatch >= 1 else {
+        guard trials >= 1, fixes >= 100, days >= 1, devices >= 1, deviceFixes >= 1, batch >= 1, mutations >= 100,
+            syncBatch >= 1
+        else {
             throw ValidationError("trials, sizes and batches must be positive.")
         }
-        let unknown = Set(scenarios.split(separator: ",").map(String.init)).subtracting(["ingest", "health", "serve", "sync"])
-        guard unknown.isEmpty else { throw ValidationError("unknown scenarios: \(unknown.sorted().joined(separator: ", "))") }
+        let unknown = Set(scenarios.split(separator: ",").map(String.init)).subtracting([
+            "ingest", "health", "serve", "sync",
+        ])
+        guard unknown.isEmpty else {
+            throw ValidationError("unknown scenarios: \(unknown.sorted().joined(separator: ", "))")
+        }
     }
 
     func run() async throws {
         let wanted = scenarios.split(separator: ",").map(String.init)
         let results = try await options.withWorkFolder { work in
-            let campaign = KillCampaign(fencepost: options.executable, work: work, trials: trials, seed: options.seed, log: options.logger)
+            let campaign = KillCampaign(
+                fencepost: options.executable, work: work, trials: trials, seed: options.seed, log: options.logger)
             var results: [KillCampaign.Result] = []
             for scenario in wanted {
                 switch scenario {
                 case "ingest": results.append(try campaign.ingest(fixes: fixes))
                 case "health":
-                    let generator = healthGenerator ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                    let generator =
+                        healthGenerator
+                        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
                         .appendingPathComponent("../../../../shared/bench/gen_health_export.py").standardized.path
                     guard FileManager.default.fileExists(atPath: generator) else {
                         options.logger("health: skipped, no generator at \(generator) (--health-generator PATH)")
                         continue
                     }
                     results.append(try campaign.health(days: days, generator: generator))
-                case "serve": results.append(try await campaign.serve(devices: devices, fixesPerDevice: deviceFixes, batch: batch))
+                case "serve":
+                    results.append(
+                        try await campaign.serve(devices: devices, fixesPerDevice: deviceFixes, batch: batch))
                 default: results.append(try await campaign.sync(mutations: mutations, batch: syncBatch))
                 }
             }
@@ -148,16 +165,26 @@ struct KillCommand: AsyncParsableCommand {
         if options.json {
             try printJSON(results)
         } else {
-            print(table(
-                ["scenario", "trials", "kills landed", "mid-transaction", "integrity failures", "re-runs failed", "lost", "duplicated", "changed", "exports differing", "seconds"],
-                results.map { result in
-                    [result.scenario, "\(result.trials)", "\(result.killsLanded)", "\(result.midTransaction)", "\(result.integrityFailures)",
-                     "\(result.rerunFailures)", "\(result.lost + (result.answeredLost ?? 0))", "\(result.duplicated)", "\(result.changed)",
-                     "\(result.exportsDiffering)", String(format: "%.0f", result.seconds)]
-                }))
+            print(
+                table(
+                    [
+                        "scenario", "trials", "kills landed", "mid-transaction", "integrity failures", "re-runs failed",
+                        "lost", "duplicated", "changed", "exports differing", "seconds",
+                    ],
+                    results.map { result in
+                        [
+                            result.scenario, "\(result.trials)", "\(result.killsLanded)", "\(result.midTransaction)",
+                            "\(result.integrityFailures)",
+                            "\(result.rerunFailures)", "\(result.lost + (result.answeredLost ?? 0))",
+                            "\(result.duplicated)", "\(result.changed)",
+                            "\(result.exportsDiffering)", String(format: "%.0f", result.seconds),
+                        ]
+                    }))
             for result in results {
                 if let answered = result.answeredBeforeKill {
-                    print("\(result.scenario): \(answered) batches answered 200 before the kills, \(result.answeredLost ?? 0) of them missing after")
+                    print(
+                        "\(result.scenario): \(answered) batches answered 200 before the kills, \(result.answeredLost ?? 0) of them missing after"
+                    )
                 }
                 for example in result.examples { print("\(result.scenario): \(example)") }
             }

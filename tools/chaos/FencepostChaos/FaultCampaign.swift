@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import FencepostTestSupport
 import Foundation
 import HTTPTypes
@@ -5,7 +6,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
-import AsyncHTTPClient
 
 /// The sync and webhook paths through a fault proxy that picks a random fault for each
 /// request: dropped before forwarding, dropped after the peer applied it, 500, 429 with
@@ -169,14 +169,16 @@ struct FaultCampaign {
         let regions = work.appendingPathComponent("webhooks-regions.geojson").path
         try Data(workload.regionsGeoJSON().utf8).write(to: URL(fileURLWithPath: regions))
         try fencepost(database).succeed(["regions", "apply", regions])
-        let token = try fencepost(database).succeed(["tokens", "create", "--scope", "admin", "--name", "devices"]).stdout
+        let token = try fencepost(database).succeed(["tokens", "create", "--scope", "admin", "--name", "devices"])
+            .stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
 
         let receiver = try await Receiver.start()
         let proxy = try await FaultProxy.start(upstream: receiver.url)
         proxy.choose(Self.chooser(seed: seed &+ 2, clientTimeout: clientTimeout, maxDelay: maxDelay))
         let config = work.appendingPathComponent("webhooks.json").path
-        let settings = #"{"webhooks":[{"name":"chaos","url":"\#(proxy.url)/hook","secret":"s3cret"}],"webhook_max_attempts":1000,"webhook_timeout_seconds":\#(clientTimeout),"jobs":{"outbox_cleanup":false}}"#
+        let settings =
+            #"{"webhooks":[{"name":"chaos","url":"\#(proxy.url)/hook","secret":"s3cret"}],"webhook_max_attempts":1000,"webhook_timeout_seconds":\#(clientTimeout),"jobs":{"outbox_cleanup":false}}"#
         try Data(settings.utf8).write(to: URL(fileURLWithPath: config))
         let started = Date()
         let served = try await Served.start(fencepost(database), config: config)
@@ -185,7 +187,9 @@ struct FaultCampaign {
         result.expected = stored.count
         log("webhooks: \(stored.count) events made from posted fixes")
         // Retries back off to 5 minutes: no new event for 15 minutes means delivery stopped.
-        var reported = Date(), progressed = Date(), last = 0
+        var reported = Date()
+        var progressed = Date()
+        var last = 0
         while receiver.distinct() < stored.count {
             try await Task.sleep(for: .milliseconds(200))
             guard served.process.isRunning else { break }
@@ -196,10 +200,14 @@ struct FaultCampaign {
             }
             if Date().timeIntervalSince(reported) > 10 {
                 reported = Date()
-                log("webhooks: \(receiver.distinct()) of \(stored.count) events received after \(proxy.seen.count) requests")
+                log(
+                    "webhooks: \(receiver.distinct()) of \(stored.count) events received after \(proxy.seen.count) requests"
+                )
             }
         }
-        log("webhooks: \(receiver.distinct()) of \(stored.count) events received after \(proxy.seen.count) requests; waiting for delayed ones")
+        log(
+            "webhooks: \(receiver.distinct()) of \(stored.count) events received after \(proxy.seen.count) requests; waiting for delayed ones"
+        )
         try await settle(proxy)
         result.seconds = Date().timeIntervalSince(started)
         try await served.stop()

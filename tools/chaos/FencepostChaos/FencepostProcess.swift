@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The `fencepost` executable run as a user runs it, against one store (through FENCEPOST_DB):
 /// a black box whose only outputs the campaigns trust are its exit status, its output and the
@@ -39,13 +40,18 @@ struct FencepostProcess {
     func succeed(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let result = try run(arguments, environment: environment)
         guard result.status == 0 else {
-            throw Failure(description: "fencepost \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr.suffix(2000))")
+            throw Failure(
+                description:
+                    "fencepost \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr.suffix(2000))"
+            )
         }
         return result
     }
 
     /// Starts `fencepost ARGUMENTS` without waiting; its output goes to `output` (or nowhere).
-    func start(_ arguments: [String], output: TemporaryOutput? = nil, environment extra: [String: String] = [:]) throws -> Process {
+    func start(_ arguments: [String], output: TemporaryOutput? = nil, environment extra: [String: String] = [:]) throws
+        -> Process
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -63,7 +69,9 @@ struct FencepostProcess {
 
 /// Two temporary files a child process writes its stdout and stderr to.
 final class TemporaryOutput: Sendable {
-    private let base = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-chaos-\(UUID().uuidString)").path
+    private let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "fencepost-chaos-\(UUID().uuidString)"
+    ).path
     let stdoutHandle: FileHandle
     let stderrHandle: FileHandle
 

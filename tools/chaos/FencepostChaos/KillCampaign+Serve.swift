@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import FencepostTestSupport
 import Foundation
 import NIOCore
-import Synchronization
 import NIOHTTP1
+import Synchronization
 
 extension KillCampaign {
     /// `serve` under a steady load: every device posts its batches one after another, all
@@ -28,8 +28,12 @@ extension KillCampaign {
         try await load.run()
         let loadSeconds = Date().timeIntervalSince(started)
         try await served.stop()
-        let baseline = Baseline(template: template, contents: try StoreContents.read(clean), exports: try exports(clean), seconds: loadSeconds)
-        log("serve: clean run posted \(batches.values.map(\.count).reduce(0, +)) batches in \(String(format: "%.2f", loadSeconds)) s: \(baseline.contents.count("event")) events")
+        let baseline = Baseline(
+            template: template, contents: try StoreContents.read(clean), exports: try exports(clean),
+            seconds: loadSeconds)
+        log(
+            "serve: clean run posted \(batches.values.map(\.count).reduce(0, +)) batches in \(String(format: "%.2f", loadSeconds)) s: \(baseline.contents.count("event")) events"
+        )
 
         var result = Result(scenario: "serve")
         result.answeredLost = 0
@@ -76,7 +80,9 @@ extension KillCampaign {
             try await served.stop()
             result.add(try StoreContents.read(database).compared(to: baseline.contents))
             if try exports(database) != baseline.exports { result.exportsDiffering += 1 }
-            log("serve trial \(trial)/\(trials): \(kill.landed ? "killed" : "finished first")\(kill.midTransaction ? " mid-transaction" : ""), \(answered.batches) batches answered before, \(missing.count) of them missing; lost \(result.lost), duplicated \(result.duplicated)")
+            log(
+                "serve trial \(trial)/\(trials): \(kill.landed ? "killed" : "finished first")\(kill.midTransaction ? " mid-transaction" : ""), \(answered.batches) batches answered before, \(missing.count) of them missing; lost \(result.lost), duplicated \(result.duplicated)"
+            )
         }
         result.seconds = Date().timeIntervalSince(began)
         return result
@@ -119,7 +125,8 @@ final class Load: Sendable {
                 missing.append("event \(id) of \(device)")
             }
             for (device, last) in lastFixMs {
-                let anchor = contents.rows["device"]?[device].flatMap { Int64($0.split(separator: "|").first ?? "") } ?? -1
+                let anchor =
+                    contents.rows["device"]?[device].flatMap { Int64($0.split(separator: "|").first ?? "") } ?? -1
                 if anchor < last { missing.append("device \(device) at \(anchor), answered up to \(last)") }
             }
             return missing
@@ -182,7 +189,8 @@ final class Load: Sendable {
             guard status == 200 else {
                 refusals += 1
                 guard status >= 500, refusals < 100 else {
-                    throw FencepostProcess.Failure(description: "device \(device) batch \(next): HTTP \(status): \(String(buffer: body))")
+                    throw FencepostProcess.Failure(
+                        description: "device \(device) batch \(next): HTTP \(status): \(String(buffer: body))")
                 }
                 try await Task.sleep(for: .milliseconds(100))
                 continue

@@ -19,26 +19,37 @@ extension KillCampaign {
 
         let backendTemplate = work.appendingPathComponent("sync-backend-template.db").path
         remove(backendTemplate)
-        let token = try fencepost(backendTemplate).succeed(["tokens", "create", "--scope", "admin", "--name", "edge"]).stdout
+        let token = try fencepost(backendTemplate).succeed(["tokens", "create", "--scope", "admin", "--name", "edge"])
+            .stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
 
         // The clean run: how long a whole push takes.
-        let cleanClient = try copy(template, to: "sync-clean.db"), cleanBackend = try copy(backendTemplate, to: "sync-clean-backend.db")
-        defer { remove(cleanClient); remove(cleanBackend) }
+        let cleanClient = try copy(template, to: "sync-clean.db")
+        let cleanBackend = try copy(backendTemplate, to: "sync-clean-backend.db")
+        defer {
+            remove(cleanClient)
+            remove(cleanBackend)
+        }
         var backend = try await Served.start(fencepost(cleanBackend))
         let arguments = { (url: String) in ["sync", "push", "--to", url, "--token", token, "--batch", String(batch)] }
         let clean = try fencepost(cleanClient).succeed(arguments(backend.url))
         try await backend.stop()
         let expected = try StoreContents.read(cleanBackend)
         let expectedExports = Array(try exports(cleanBackend).prefix(3))
-        log("sync: clean push \(String(format: "%.2f", clean.seconds)) s, backend holds \(expected.count("event")) events")
+        log(
+            "sync: clean push \(String(format: "%.2f", clean.seconds)) s, backend holds \(expected.count("event")) events"
+        )
 
         var result = Result(scenario: "sync")
         var random = SplitMix64(seed: seed)
         let began = Date()
         for trial in 1...trials {
-            let client = try copy(template, to: "sync-trial.db"), server = try copy(backendTemplate, to: "sync-trial-backend.db")
-            defer { remove(client); remove(server) }
+            let client = try copy(template, to: "sync-trial.db")
+            let server = try copy(backendTemplate, to: "sync-trial-backend.db")
+            defer {
+                remove(client)
+                remove(server)
+            }
             backend = try await Served.start(fencepost(server))
             let cli = fencepost(client)
             let process = try cli.start(arguments(backend.url))
@@ -79,7 +90,9 @@ extension KillCampaign {
                 result.examples.append("trial \(trial): \(left) mutations left undelivered")
             }
             if try Array(exports(server).prefix(3)) != expectedExports { result.exportsDiffering += 1 }
-            log("sync trial \(trial)/\(trials): \(kill.landed ? "killed" : "finished first")\(kill.midTransaction ? " mid-transaction" : ""), lost \(result.lost), duplicated \(result.duplicated)")
+            log(
+                "sync trial \(trial)/\(trials): \(kill.landed ? "killed" : "finished first")\(kill.midTransaction ? " mid-transaction" : ""), lost \(result.lost), duplicated \(result.duplicated)"
+            )
         }
         result.seconds = Date().timeIntervalSince(began)
         return result

@@ -39,7 +39,8 @@ struct KillCampaign {
         init(scenario: String) { self.scenario = scenario }
 
         var passed: Bool {
-            integrityFailures == 0 && rerunFailures == 0 && lost == 0 && duplicated == 0 && changed == 0 && exportsDiffering == 0
+            integrityFailures == 0 && rerunFailures == 0 && lost == 0 && duplicated == 0 && changed == 0
+                && exportsDiffering == 0
                 && (answeredLost ?? 0) == 0
         }
 
@@ -99,7 +100,8 @@ struct KillCampaign {
 
     /// Runs a command-line scenario: start `arguments`, kill it at a random moment, check,
     /// re-run, compare.
-    func commandScenario(_ name: String, baseline: Baseline, arguments: [String], health: Bool = false) throws -> Result {
+    func commandScenario(_ name: String, baseline: Baseline, arguments: [String], health: Bool = false) throws -> Result
+    {
         var result = Result(scenario: name)
         var random = SplitMix64(seed: seed)
         let started = Date()
@@ -126,7 +128,9 @@ struct KillCampaign {
             }
             result.add(try StoreContents.read(database, health: health).compared(to: baseline.contents))
             if try exports(database) != baseline.exports { result.exportsDiffering += 1 }
-            log("\(name) trial \(trial)/\(trials): \(kill.landed ? "killed" : "finished first")\(kill.midTransaction ? " mid-transaction" : ""), integrity \(integrity), lost \(result.lost), duplicated \(result.duplicated)")
+            log(
+                "\(name) trial \(trial)/\(trials): \(kill.landed ? "killed" : "finished first")\(kill.midTransaction ? " mid-transaction" : ""), integrity \(integrity), lost \(result.lost), duplicated \(result.duplicated)"
+            )
         }
         result.seconds = Date().timeIntervalSince(started)
         return result
@@ -139,7 +143,8 @@ struct KillCampaign {
         let run = try fencepost(database).succeed(arguments)
         log("\(name): clean run \(String(format: "%.2f", run.seconds)) s")
         return Baseline(
-            template: template, contents: try StoreContents.read(database, health: health), exports: try exports(database), seconds: run.seconds)
+            template: template, contents: try StoreContents.read(database, health: health),
+            exports: try exports(database), seconds: run.seconds)
     }
 
     // MARK: - Scenarios
@@ -170,13 +175,16 @@ struct KillCampaign {
             python.standardOutput = FileHandle.nullDevice
             try python.run()
             python.waitUntilExit()
-            guard python.terminationStatus == 0 else { throw FencepostProcess.Failure(description: "\(generator) failed") }
+            guard python.terminationStatus == 0 else {
+                throw FencepostProcess.Failure(description: "\(generator) failed")
+            }
         }
         // The generator's workout routes loop from home (New York, or Berlin when away):
         // regions there make the routes write geofence events too.
         let template = work.appendingPathComponent("health-template.db").path
         remove(template)
-        let homes = #"{"type":"FeatureCollection","features":["#
+        let homes =
+            #"{"type":"FeatureCollection","features":["#
             + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-73.9866,40.7306]},"properties":{"id":"home","radius":150}},"#
             + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[13.405,52.52]},"properties":{"id":"berlin","radius":150}}]}"#
         let regions = work.appendingPathComponent("homes.geojson").path

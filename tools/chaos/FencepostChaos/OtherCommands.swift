@@ -35,20 +35,35 @@ struct FaultsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let results = try await options.withWorkFolder { work in
-            let campaign = FaultCampaign(fencepost: options.executable, work: work, seed: options.seed, log: options.logger, maxDelay: maxDelay)
-            return [try await campaign.sync(mutations: mutations, batch: batch), try await campaign.webhooks(events: events)]
+            let campaign = FaultCampaign(
+                fencepost: options.executable, work: work, seed: options.seed, log: options.logger, maxDelay: maxDelay)
+            return [
+                try await campaign.sync(mutations: mutations, batch: batch),
+                try await campaign.webhooks(events: events),
+            ]
         }
         if options.json {
             try printJSON(results)
         } else {
-            print(table(
-                ["path", "requests", "faults", "expected", "lost", "duplicated", "applied twice", "redelivered", "dead-lettered", "seconds"],
-                results.map { result in
-                    [result.path, "\(result.requests)", "\(result.requests - (result.faults["pass"] ?? 0))", "\(result.expected)", "\(result.lost)",
-                     "\(result.duplicated)", "\(result.appliedTwice)", "\(result.redelivered)", "\(result.deadLettered)", String(format: "%.0f", result.seconds)]
-                }))
+            print(
+                table(
+                    [
+                        "path", "requests", "faults", "expected", "lost", "duplicated", "applied twice", "redelivered",
+                        "dead-lettered", "seconds",
+                    ],
+                    results.map { result in
+                        [
+                            result.path, "\(result.requests)", "\(result.requests - (result.faults["pass"] ?? 0))",
+                            "\(result.expected)", "\(result.lost)",
+                            "\(result.duplicated)", "\(result.appliedTwice)", "\(result.redelivered)",
+                            "\(result.deadLettered)", String(format: "%.0f", result.seconds),
+                        ]
+                    }))
             for result in results {
-                print("\(result.path) faults: " + result.faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                print(
+                    "\(result.path) faults: "
+                        + result.faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                            separator: ", "))
                 for example in result.examples { print("\(result.path): \(example)") }
             }
         }
@@ -86,7 +101,8 @@ struct ResourcesCommand: AsyncParsableCommand {
     func run() async throws {
         let wanted = checks.split(separator: ",").map(String.init)
         let results = try await options.withWorkFolder { work in
-            let checks = ResourceChecks(fencepost: options.executable, work: work, seed: options.seed, log: options.logger)
+            let checks = ResourceChecks(
+                fencepost: options.executable, work: work, seed: options.seed, log: options.logger)
             var results: [ResourceChecks.Result] = []
             for check in wanted {
                 options.logger("resources: \(check)")
@@ -103,11 +119,16 @@ struct ResourcesCommand: AsyncParsableCommand {
         if options.json {
             try printJSON(results)
         } else {
-            print(table(
-                ["check", "faults", "lost", "crashes", "result"],
-                results.map { ["\($0.check)", "\($0.faults)", "\($0.lost)", "\($0.crashes)", $0.passed ? "ok" : "FAILED"] }))
+            print(
+                table(
+                    ["check", "faults", "lost", "crashes", "result"],
+                    results.map {
+                        ["\($0.check)", "\($0.faults)", "\($0.lost)", "\($0.crashes)", $0.passed ? "ok" : "FAILED"]
+                    }))
             for result in results {
-                for (name, value) in result.figures.sorted(by: { $0.key < $1.key }) { print("\(result.check): \(name) \(value)") }
+                for (name, value) in result.figures.sorted(by: { $0.key < $1.key }) {
+                    print("\(result.check): \(name) \(value)")
+                }
                 for note in result.notes { print("\(result.check): \(note)") }
             }
         }
@@ -122,8 +143,10 @@ struct ResourcesCommand: AsyncParsableCommand {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["--user", "--map-root-user", "--mount", CommandLine.arguments[0], "resources", "--checks", "disk", "--json",
-                             "--fencepost", options.executable, "--work", work.appendingPathComponent("namespace").path]
+        process.arguments = [
+            "--user", "--map-root-user", "--mount", CommandLine.arguments[0], "resources", "--checks", "disk", "--json",
+            "--fencepost", options.executable, "--work", work.appendingPathComponent("namespace").path,
+        ]
         process.environment = ProcessInfo.processInfo.environment.merging([Self.namespaceMarker: "1"]) { _, new in new }
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -133,7 +156,8 @@ struct ResourcesCommand: AsyncParsableCommand {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         guard let result = (try? decoder.decode([ResourceChecks.Result].self, from: data))?.first else {
-            throw ValidationError("the disk check needs root or unprivileged user namespaces (unshare --user --map-root-user --mount)")
+            throw ValidationError(
+                "the disk check needs root or unprivileged user namespaces (unshare --user --map-root-user --mount)")
         }
         return result
     }

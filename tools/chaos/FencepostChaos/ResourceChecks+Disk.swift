@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension ResourceChecks {
     /// A store on a small tmpfs that fills up while `ingest` and `serve` write to it: both must
@@ -16,7 +17,9 @@ extension ResourceChecks {
         let mountPoint = work.appendingPathComponent("disk").path
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let mount = try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(sizeKiB)k", "tmpfs", mountPoint])
-        guard mount.status == 0 else { throw FencepostProcess.Failure(description: "cannot mount a tmpfs: \(mount.output)") }
+        guard mount.status == 0 else {
+            throw FencepostProcess.Failure(description: "cannot mount a tmpfs: \(mount.output)")
+        }
         defer { _ = try? Self.run("/bin/umount", [mountPoint]) }
         let database = mountPoint + "/store.db"
         let filler = mountPoint + "/filler"
@@ -39,7 +42,8 @@ extension ResourceChecks {
 
         let refused = try cli.run(["ingest", second.trace])
         result.faults += 1
-        result.notes.append("ingest on the full disk: exit \(refused.status): \(refused.stderr.split(separator: "\n").last ?? "")")
+        result.notes.append(
+            "ingest on the full disk: exit \(refused.status): \(refused.stderr.split(separator: "\n").last ?? "")")
         result.require(refused.status == 3, "ingest exits 3 on a full disk")
         result.require(refused.stderr.contains("disk full"), "ingest says the disk is full")
 
@@ -54,7 +58,9 @@ extension ResourceChecks {
             }
         }
         result.faults += statuses.filter { $0 != 200 }.count
-        result.notes.append("serve on the full disk: \(statuses.filter { $0 == 200 }.count) batches answered 200 (room left in its log), then \(statuses.last.map(String.init) ?? "-") \(codes.sorted().joined(separator: ","))")
+        result.notes.append(
+            "serve on the full disk: \(statuses.filter { $0 == 200 }.count) batches answered 200 (room left in its log), then \(statuses.last.map(String.init) ?? "-") \(codes.sorted().joined(separator: ","))"
+        )
         result.require(statuses.last == 503 && codes == ["disk_full"], "serve answers 503 disk_full")
         result.require(served.process.isRunning, "serve is still running")
 
@@ -66,7 +72,9 @@ extension ResourceChecks {
         }
         result.require(recovered, "serve answers 200 again once space is freed")
         let again = try cli.run(["ingest", second.trace])
-        result.require(again.status == 0, "ingest works again once space is freed (exit \(again.status): \(again.stderr.suffix(200)))")
+        result.require(
+            again.status == 0,
+            "ingest works again once space is freed (exit \(again.status): \(again.stderr.suffix(200)))")
         result.crashes += served.process.isRunning ? 0 : 1
         try await served.stop()
 
@@ -74,8 +82,10 @@ extension ResourceChecks {
         let integrity = try StoreContents.integrityCheck(database)
         result.require(integrity == "ok", "integrity_check \(integrity)")
         let now = try StoreContents.read(database)
-        let lostEvents = Set((committed.rows["event"] ?? [:]).keys).union(poster.answeredEvents).subtracting((now.rows["event"] ?? [:]).keys)
-        let anchor = now.rows["device"]?[DiskPoster.device].flatMap { Int64($0.split(separator: "|").first ?? "") } ?? -1
+        let lostEvents = Set((committed.rows["event"] ?? [:]).keys).union(poster.answeredEvents).subtracting(
+            (now.rows["event"] ?? [:]).keys)
+        let anchor =
+            now.rows["device"]?[DiskPoster.device].flatMap { Int64($0.split(separator: "|").first ?? "") } ?? -1
         result.lost = lostEvents.count + (anchor < poster.answeredUpToMs ? 1 : 0)
         result.require(result.lost == 0, "everything committed or answered before is kept")
 
@@ -83,8 +93,11 @@ extension ResourceChecks {
         _ = try Self.fill(filler)
         let start = try Self.runBriefly(cli, ["serve", "--port", "0"], seconds: 20)
         result.faults += 1
-        result.notes.append("serve started on the full disk: exit \(start.status): \(start.stderr.split(separator: "\n").last ?? "")")
-        result.require(start.status == 3 && start.stderr.contains("disk full"), "serve refuses to start on a full disk, saying so, exit 3")
+        result.notes.append(
+            "serve started on the full disk: exit \(start.status): \(start.stderr.split(separator: "\n").last ?? "")")
+        result.require(
+            start.status == 3 && start.stderr.contains("disk full"),
+            "serve refuses to start on a full disk, saying so, exit 3")
         try FileManager.default.removeItem(atPath: filler)
         served = try await Served.start(cli)
         result.require(try await poster.post(port: served.port) == 200, "serve starts and answers once space is freed")
@@ -108,7 +121,9 @@ extension ResourceChecks {
     }
 
     /// Runs `fencepost ARGUMENTS` expecting it to end within `seconds`; stopped (SIGTERM) if not.
-    static func runBriefly(_ cli: FencepostProcess, _ arguments: [String], seconds: Double) throws -> FencepostProcess.Result {
+    static func runBriefly(_ cli: FencepostProcess, _ arguments: [String], seconds: Double) throws
+        -> FencepostProcess.Result
+    {
         let output = try TemporaryOutput()
         defer { output.remove() }
         let process = try cli.start(arguments, output: output)
@@ -117,9 +132,11 @@ extension ResourceChecks {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
-            return FencepostProcess.Result(status: -1, stdout: output.stdout(), stderr: "still running after \(Int(seconds)) s", seconds: seconds)
+            return FencepostProcess.Result(
+                status: -1, stdout: output.stdout(), stderr: "still running after \(Int(seconds)) s", seconds: seconds)
         }
-        return FencepostProcess.Result(status: process.terminationStatus, stdout: output.stdout(), stderr: output.stderr(), seconds: 0)
+        return FencepostProcess.Result(
+            status: process.terminationStatus, stdout: output.stdout(), stderr: output.stderr(), seconds: 0)
     }
 
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
@@ -151,7 +168,8 @@ struct DiskPoster {
         let fixes = (0..<50).map { index -> String in
             let second = next * 50 + index
             let point = Workload.degrees(x: Double(second % 4_000) - 2_000, y: 300 * sin(Double(second) / 200))
-            return #"{"time":\#(Int(Workload.start) + second),"lat":\#(Workload.rounded(point.lat)),"lon":\#(Workload.rounded(point.lon)),"accuracy":5}"#
+            return
+                #"{"time":\#(Int(Workload.start) + second),"lat":\#(Workload.rounded(point.lat)),"lon":\#(Workload.rounded(point.lon)),"accuracy":5}"#
         }
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/devices/\(Self.device)/locations")
         request.method = .POST

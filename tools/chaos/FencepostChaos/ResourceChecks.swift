@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AsyncHTTPClient
 import FencepostTestSupport
 import Foundation
 import GRDB
 import NIOCore
 import NIOHTTP1
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Starved resources: a full disk, a store locked by another process, ten thousand devices,
 /// a thousand connections that send nothing.
@@ -68,10 +69,13 @@ struct ResourceChecks {
         try holder.close()
         result.faults = 1
         result.figures["waited_seconds"] = (waited.seconds * 10).rounded() / 10
-        result.notes.append("ingest while locked: exit \(waited.status) after \(String(format: "%.1f", waited.seconds)) s: \(waited.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        result.notes.append(
+            "ingest while locked: exit \(waited.status) after \(String(format: "%.1f", waited.seconds)) s: \(waited.stderr.trimmingCharacters(in: .whitespacesAndNewlines))"
+        )
         result.require(waited.status == 3, "exit 3 while locked")
         result.require(waited.seconds >= 2, "waited the busy timeout")
-        result.require(waited.stderr.contains("locked by pid \(getpid())"), "the message names the holder (pid \(getpid()))")
+        result.require(
+            waited.stderr.contains("locked by pid \(getpid())"), "the message names the holder (pid \(getpid()))")
         let after = try fencepost(database).run(["ingest", trace])
         result.require(after.status == 0, "ingest succeeds once the lock is released (exit \(after.status))")
         return result
@@ -101,7 +105,8 @@ struct ResourceChecks {
                 try await withThrowingTaskGroup(of: Bool.self) { group in
                     for index in start..<min(start + 16, devices) {
                         group.addTask {
-                            try await Self.post(client: client, port: served.port, token: token, device: index, round: round)
+                            try await Self.post(
+                                client: client, port: served.port, token: token, device: index, round: round)
                         }
                     }
                     for try await ok in group where !ok { failures += 1 }
@@ -115,8 +120,12 @@ struct ResourceChecks {
         result.figures["peak_rss_mib"] = memory.peak
         result.figures["rss_at_1000_devices_mib"] = samples.first?.rss ?? 0
         result.figures["rss_at_end_mib"] = memory.rss
-        result.notes.append("resident memory by devices seen: " + samples.map { "\($0.devices): \(String(format: "%.0f", $0.rss)) MiB" }.joined(separator: ", "))
-        result.notes.append("peak \(String(format: "%.0f", memory.peak)) MiB over \(devices * rounds) requests, \(failures) not answered 200")
+        result.notes.append(
+            "resident memory by devices seen: "
+                + samples.map { "\($0.devices): \(String(format: "%.0f", $0.rss)) MiB" }.joined(separator: ", "))
+        result.notes.append(
+            "peak \(String(format: "%.0f", memory.peak)) MiB over \(devices * rounds) requests, \(failures) not answered 200"
+        )
         result.require(failures == 0, "every request answered 200")
         result.crashes = served.process.terminationReason == .uncaughtSignal ? 1 : 0
         return result
@@ -125,8 +134,10 @@ struct ResourceChecks {
     static func post(client: HTTPClient, port: Int, token: String, device: Int, round: Int) async throws -> Bool {
         let base = Workload.start + Double(round * 60)
         let fixes = (0..<5).map { second in
-            let point = Workload.degrees(x: Double(device % 100) * 40 - 2_000 + Double(second), y: Double(device / 100) * 40 - 2_000)
-            return #"{"time":\#(Int(base) + second),"lat":\#(Workload.rounded(point.lat)),"lon":\#(Workload.rounded(point.lon)),"accuracy":5}"#
+            let point = Workload.degrees(
+                x: Double(device % 100) * 40 - 2_000 + Double(second), y: Double(device / 100) * 40 - 2_000)
+            return
+                #"{"time":\#(Int(base) + second),"lat":\#(Workload.rounded(point.lat)),"lon":\#(Workload.rounded(point.lon)),"accuracy":5}"#
         }
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/devices/phone-\(device)/locations")
         request.method = .POST
@@ -172,17 +183,22 @@ struct ResourceChecks {
         result.require(sockets.count == connections, "opened \(sockets.count) of \(connections) connections")
 
         // While they hang: other clients are served.
-        var answered = 0, asked = 0
+        var answered = 0
+        var asked = 0
         var slowest = 0.0
         while Date().timeIntervalSince(opened) < idleTimeout * 0.6 {
             asked += 1
             let started = Date()
-            if try await Self.post(client: client, port: served.port, token: token, device: asked % 50, round: asked) { answered += 1 }
+            if try await Self.post(client: client, port: served.port, token: token, device: asked % 50, round: asked) {
+                answered += 1
+            }
             slowest = max(slowest, Date().timeIntervalSince(started))
         }
         result.figures["requests_answered_while_idle"] = Double(answered)
         result.figures["slowest_answer_ms"] = (slowest * 1000).rounded()
-        result.require(answered == asked && asked > 0, "\(answered) of \(asked) requests answered while the idle connections were open")
+        result.require(
+            answered == asked && asked > 0,
+            "\(answered) of \(asked) requests answered while the idle connections were open")
 
         // After the timeout, each idle connection must have been closed by the service.
         try await Task.sleep(for: .seconds(max(0, idleTimeout * 1.5 - Date().timeIntervalSince(opened)) + 1))
@@ -190,7 +206,9 @@ struct ResourceChecks {
         let seconds = Date().timeIntervalSince(opened)
         for socket in sockets { close(socket) }
         result.figures["closed_by_service"] = Double(closed)
-        result.notes.append("\(sockets.count) connections sending nothing; \(answered) of \(asked) other requests answered meanwhile (slowest \(Int(slowest * 1000)) ms); \(closed) closed by the service within \(Int(seconds)) s (idle_timeout_seconds \(idleTimeout))")
+        result.notes.append(
+            "\(sockets.count) connections sending nothing; \(answered) of \(asked) other requests answered meanwhile (slowest \(Int(slowest * 1000)) ms); \(closed) closed by the service within \(Int(seconds)) s (idle_timeout_seconds \(idleTimeout))"
+        )
         result.require(closed == sockets.count, "\(closed) of \(sockets.count) idle connections closed by the service")
         result.crashes = served.process.isRunning ? 0 : 1
         try await served.stop()
@@ -205,7 +223,9 @@ struct ResourceChecks {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             close(descriptor)

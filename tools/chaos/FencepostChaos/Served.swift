@@ -12,7 +12,8 @@ struct Served: Sendable {
     /// Starts the service on `fencepost`'s store and waits (at most 60 s) for the port it prints.
     static func start(_ fencepost: FencepostProcess, config: String? = nil) async throws -> Served {
         let output = try TemporaryOutput()
-        let process = try fencepost.start(["serve", "--port", "0"] + (config.map { ["--config", $0] } ?? []), output: output)
+        let process = try fencepost.start(
+            ["serve", "--port", "0"] + (config.map { ["--config", $0] } ?? []), output: output)
         let port = try await offThePool { () throws -> Int in
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
@@ -26,7 +27,8 @@ struct Served: Sendable {
                 usleep(20_000)
             }
             if process.isRunning { process.terminate() }
-            throw FencepostProcess.Failure(description: "fencepost serve did not start: \(output.stderr().suffix(2000))")
+            throw FencepostProcess.Failure(
+                description: "fencepost serve did not start: \(output.stderr().suffix(2000))")
         }
         return Served(process: process, port: port, output: output)
     }

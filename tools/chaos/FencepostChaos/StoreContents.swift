@@ -17,9 +17,18 @@ struct StoreContents: Equatable {
     }
 
     static let queries: [(kind: String, sql: String)] = [
-        ("event", "SELECT id, kind || '|' || device || '|' || IFNULL(region, '') || '|' || IFNULL(visit_id, '') || '|' || time_ms || '|' || flags || '|' || properties || '|' || version FROM events"),
-        ("visit", "SELECT id, device || '|' || region || '|' || entered_ms || '|' || IFNULL(exited_ms, '') || '|' || status || '|' || IFNULL(exit_reason, '') || '|' || version FROM visits"),
-        ("outbox", "SELECT IFNULL(idempotency_key, entity || ':' || entity_id || ':v' || version), entity || '|' || entity_id || '|' || op || '|' || version FROM outbox"),
+        (
+            "event",
+            "SELECT id, kind || '|' || device || '|' || IFNULL(region, '') || '|' || IFNULL(visit_id, '') || '|' || time_ms || '|' || flags || '|' || properties || '|' || version FROM events"
+        ),
+        (
+            "visit",
+            "SELECT id, device || '|' || region || '|' || entered_ms || '|' || IFNULL(exited_ms, '') || '|' || status || '|' || IFNULL(exit_reason, '') || '|' || version FROM visits"
+        ),
+        (
+            "outbox",
+            "SELECT IFNULL(idempotency_key, entity || ':' || entity_id || ':v' || version), entity || '|' || entity_id || '|' || op || '|' || version FROM outbox"
+        ),
         ("device", "SELECT device, IFNULL(anchor_ms, '') || '|' || state FROM devices"),
     ]
 
@@ -28,7 +37,9 @@ struct StoreContents: Equatable {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         var contents = StoreContents()
-        let queries = Self.queries + (health ? [("health_anchor", "SELECT owner || '/' || kind, anchor_ms FROM health_anchors")] : [])
+        let queries =
+            Self.queries
+            + (health ? [("health_anchor", "SELECT owner || '/' || kind, anchor_ms FROM health_anchors")] : [])
         try queue.read { db in
             for (kind, sql) in queries {
                 var rows: [String: String] = [:]
@@ -60,7 +71,8 @@ struct StoreContents: Equatable {
     func compared(to expected: StoreContents, kinds: [String]? = nil) -> Difference {
         var difference = Difference()
         for kind in kinds ?? Array(expected.rows.keys) {
-            let mine = rows[kind] ?? [:], theirs = expected.rows[kind] ?? [:]
+            let mine = rows[kind] ?? [:]
+            let theirs = expected.rows[kind] ?? [:]
             for (key, content) in theirs {
                 guard let found = mine[key] else {
                     difference.lost += 1
@@ -106,7 +118,9 @@ enum SyncLedger {
     static func undelivered(_ path: String) throws -> Int {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
-        return try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE status != 'delivered'") ?? 0 }
+        return try queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE status != 'delivered'") ?? 0
+        }
     }
 }
 

@@ -34,17 +34,22 @@ struct Workload {
         var random = SplitMix64(seed: seed &* 7919)
         var features: [String] = []
         for index in 0..<regionCount {
-            let x = (random.unit() * 2 - 1) * Self.halfSize, y = (random.unit() * 2 - 1) * Self.halfSize
+            let x = (random.unit() * 2 - 1) * Self.halfSize
+            let y = (random.unit() * 2 - 1) * Self.halfSize
             let radius = 40 + random.unit() * 260
             if index % 3 == 0 {
                 let corners = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0)].map { dx, dy in
                     let point = Self.degrees(x: x + dx * radius, y: y + dy * radius)
                     return "[\(point.lon),\(point.lat)]"
                 }
-                features.append(#"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[\#(corners.joined(separator: ","))]]},"properties":{"id":"square-\#(index)"}}"#)
+                features.append(
+                    #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[\#(corners.joined(separator: ","))]]},"properties":{"id":"square-\#(index)"}}"#
+                )
             } else {
                 let point = Self.degrees(x: x, y: y)
-                features.append(#"{"type":"Feature","geometry":{"type":"Point","coordinates":[\#(point.lon),\#(point.lat)]},"properties":{"id":"circle-\#(index)","radius":\#((radius * 10).rounded() / 10),"dwell":60}}"#)
+                features.append(
+                    #"{"type":"Feature","geometry":{"type":"Point","coordinates":[\#(point.lon),\#(point.lat)]},"properties":{"id":"circle-\#(index)","radius":\#((radius * 10).rounded() / 10),"dwell":60}}"#
+                )
             }
         }
         return #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",\n") + "]}\n"
@@ -67,7 +72,10 @@ struct Workload {
             for index in walkers.indices {
                 let (x, y, noise) = walkers[index].step()
                 let point = Self.degrees(x: x, y: y)
-                try body(Fix(device: "device-\(index)", time: Self.start + Double(second), lat: point.lat, lon: point.lon, accuracy: noise))
+                try body(
+                    Fix(
+                        device: "device-\(index)", time: Self.start + Double(second), lat: point.lat, lon: point.lon,
+                        accuracy: noise))
             }
         }
     }
@@ -93,7 +101,8 @@ struct Workload {
         var fixes: [String: [String]] = [:]
         forEachFix { fix in
             fixes[fix.device, default: []].append(
-                #"{"time":\#(Int(fix.time)),"lat":\#(Self.rounded(fix.lat)),"lon":\#(Self.rounded(fix.lon)),"accuracy":\#(fix.accuracy)}"#)
+                #"{"time":\#(Int(fix.time)),"lat":\#(Self.rounded(fix.lat)),"lon":\#(Self.rounded(fix.lon)),"accuracy":\#(fix.accuracy)}"#
+            )
         }
         return fixes.mapValues { items in
             stride(from: 0, to: items.count, by: batch).map { start in
