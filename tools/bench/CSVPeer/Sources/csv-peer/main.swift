@@ -18,4 +18,6 @@ while let row = reader.next() {
     rows += 1
 }
 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-print("CSV.swift: \(rows) rows in \(String(format: "%.3f", seconds)) s = \(String(format: "%.2f", Double(rows) / seconds / 1e6)) M rows/s (checksum \(Int(sum)))")
+print(
+    "CSV.swift: \(rows) rows in \(String(format: "%.3f", seconds)) s = \(String(format: "%.2f", Double(rows) / seconds / 1e6)) M rows/s (checksum \(Int(sum)))"
+)
