@@ -64,6 +64,10 @@ struct JSONValueEncoderTests {
             try JSONValueEncoder.canonicalText(ExplicitNull(error: nil))
                 == #"{"error":null,"list":[null,2.5],"nested":{"ok":true}}"#)
         #expect(try JSONValueEncoder.encode([1, 2]) == .array([.number(1), .number(2)]))
+        // A posted batch's answer may list tens of thousands of events; a fleet's report as many devices.
+        let many = try JSONValueEncoder.encode(["items": Array(0..<50_000), "more": Array(0..<3)])
+        #expect(many["items"]?.arrayValue?.count == 50_000 && many["items"]?.arrayValue?.last == .number(49_999))
+        #expect(many["more"] == .array([.number(0), .number(1), .number(2)]))
         #expect(try JSONValueEncoder.encode("alone") == .string("alone"))
     }
 }

@@ -18,27 +18,30 @@ public enum JSONValueEncoder {
     }
 }
 
-/// One value being encoded; containers fill it in place.
+/// One value being encoded; containers fill it in place (members and items are appended to
+/// stored arrays, never copied out of an enum and back).
 private final class Node {
-    private enum Content {
-        case value(JSONValue)
-        case object([(String, Node)])
-        case array([Node])
+    private enum Kind {
+        case value, object, array
     }
 
-    private var content = Content.value(.null)
+    private var kind = Kind.value
+    private var scalar = JSONValue.null
+    private var members: [(String, Node)] = []
+    private var items: [Node] = []
 
     var value: JSONValue {
-        switch content {
-        case .value(let value): return value
-        case .object(let members):
+        switch kind {
+        case .value: return scalar
+        case .object:
             return .object(Dictionary(members.map { ($0.0, $0.1.value) }, uniquingKeysWith: { _, last in last }))
-        case .array(let items): return .array(items.map(\.value))
+        case .array: return .array(items.map(\.value))
         }
     }
 
     func set(_ value: JSONValue) {
-        content = .value(value)
+        kind = .value
+        scalar = value
     }
 
     func encode(_ value: some Encodable, codingPath: [any CodingKey]) throws {
@@ -57,42 +60,33 @@ private final class Node {
 
     /// Makes this node an object (once) and adds a member.
     func member(_ key: String) -> Node {
+        becomeObject()
         let child = Node()
-        if case .object(var members) = content {
-            members.append((key, child))
-            content = .object(members)
-        } else {
-            content = .object([(key, child)])
-        }
+        members.append((key, child))
         return child
     }
 
     func becomeObject() {
-        if case .object = content { return }
-        content = .object([])
+        guard kind != .object else { return }
+        kind = .object
+        members = []
     }
 
     /// Makes this node an array (once) and appends an item.
     func item() -> Node {
+        becomeArray()
         let child = Node()
-        if case .array(var items) = content {
-            items.append(child)
-            content = .array(items)
-        } else {
-            content = .array([child])
-        }
+        items.append(child)
         return child
     }
 
     func becomeArray() {
-        if case .array = content { return }
-        content = .array([])
+        guard kind != .array else { return }
+        kind = .array
+        items = []
     }
 
-    var count: Int {
-        if case .array(let items) = content { return items.count }
-        return 0
-    }
+    var count: Int { kind == .array ? items.count : 0 }
 }
 
 private struct NodeEncoder: Encoder {
