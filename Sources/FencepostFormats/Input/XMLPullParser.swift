@@ -245,10 +245,7 @@ package struct XMLPullParser {
                 start = amp
                 break
             }
-            let entity = bytes[(amp + 1)..<semicolon]
-            if let decoded = Self.entity(entity) {
-                result.append(contentsOf: decoded)
-            } else {
+            if !Self.appendEntity(bytes[(amp + 1)..<semicolon], to: &result) {
                 result.append(contentsOf: bytes[amp...semicolon])
             }
             start = semicolon + 1
@@ -259,25 +256,27 @@ package struct XMLPullParser {
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// The UTF-8 bytes an entity's name (between `&` and `;`) stands for, nil when unknown.
-    private static func entity(_ name: ArraySlice<UInt8>) -> [UInt8]? {
+    /// Appends the UTF-8 bytes an entity's name (between `&` and `;`) stands for; false when
+    /// the name is unknown or malformed.
+    private static func appendEntity(_ name: ArraySlice<UInt8>, to result: inout [UInt8]) -> Bool {
         switch String(decoding: name, as: UTF8.self) {
-        case "amp": return Array("&".utf8)
-        case "lt": return Array("<".utf8)
-        case "gt": return Array(">".utf8)
-        case "quot": return Array("\"".utf8)
-        case "apos": return Array("'".utf8)
+        case "amp": result.append(UInt8(ascii: "&"))
+        case "lt": result.append(UInt8(ascii: "<"))
+        case "gt": result.append(UInt8(ascii: ">"))
+        case "quot": result.append(UInt8(ascii: "\""))
+        case "apos": result.append(UInt8(ascii: "'"))
         case let numeric where numeric.hasPrefix("#"):
             let hex = numeric.hasPrefix("#x")
             guard let code = UInt32(numeric.dropFirst(hex ? 2 : 1), radix: hex ? 16 : 10),
                 let scalar = Unicode.Scalar(code)
             else {
-                return nil
+                return false
             }
-            return Array(String(Character(scalar)).utf8)
+            result.append(contentsOf: String(Character(scalar)).utf8)
         default:
-            return nil
+            return false
         }
+        return true
     }
 }
 
