@@ -15,7 +15,7 @@ struct Fencepost: AsyncParsableCommand {
             """,
         subcommands: [
             RegionsCommand.self, IngestCommand.self, ScanCommand.self, WatchCommand.self, HealthCommand.self,
-            VisitsCommand.self, EventsCommand.self,
+            VisitsCommand.self, EventsCommand.self, DevicesCommand.self,
             QueueCommand.self, ServeCommand.self, TokensCommand.self, SyncCommand.self, RenderCommand.self,
         ]
     )

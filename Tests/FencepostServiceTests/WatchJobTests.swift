@@ -71,15 +71,15 @@ struct WatchJobTests {
     @Test("a watch config without folders, or with a regions path that is no folder, is refused naming the file")
     func refusedConfigs() throws {
         for (text, reason) in [
-            (#"{"watch": {}}"#, "watch needs an inbox, a regions folder or both"),
-            (#"{"watch": {"regions": "/nowhere/at/all"}}"#, "watch.regions is not a directory: /nowhere/at/all"),
+            (#"{"watch": {}}"#, ":1:11: watch: needs an inbox, a regions folder or both"),
+            (#"{"watch": {"regions": "/nowhere/at/all"}}"#, ":1:23: watch.regions: is not a directory: /nowhere/at/all"),
         ] {
             let file = try TemporaryFile(text, suffix: ".json")
             defer { file.remove() }
             #expect {
                 try ServiceConfiguration.load(path: file.path)
             } throws: { error in
-                (error as? ConfigurationError).map { $0.path == file.path && $0.reason.hasPrefix(reason) } ?? false
+                (error as? ConfigurationError).map { "\($0)".hasPrefix(file.path + reason) } ?? false
             }
         }
     }

@@ -3,6 +3,8 @@ import FencepostGeometry
 /// Why the filter dropped a fix; counted per reason and reported.
 public enum FixDropReason: String, Sendable, Hashable, CaseIterable, Codable {
     case invalidCoordinates = "invalid_coordinates"
+    /// A time outside ``FixTimeRange``: before 1970, or a date no recording can carry yet.
+    case timeOutOfRange = "time_out_of_range"
     case nullIsland = "null_island"
     case lowAccuracy = "low_accuracy"
     case duplicateTime = "duplicate_time"
@@ -17,9 +19,12 @@ public struct FixFilterSettings: Sendable, Hashable {
     public var maxAccuracy: Double = 200
     /// A fix implying a speed above this (m/s) from the previous accepted fix is a teleport.
     public var maxSpeed: Double = 90
-    public init(maxAccuracy: Double = 200, maxSpeed: Double = 90) {
+    /// Fixes outside these times are dropped as `time_out_of_range`.
+    public var times: FixTimeRange = .files
+    public init(maxAccuracy: Double = 200, maxSpeed: Double = 90, times: FixTimeRange = .files) {
         self.maxAccuracy = maxAccuracy
         self.maxSpeed = maxSpeed
+        self.times = times
     }
 }
 
@@ -30,9 +35,9 @@ public enum FixFilter {
     public static func check(
         _ fix: Fix, state: inout FilterState, anchorAtStart: Double?, settings: FixFilterSettings
     ) -> FixDropReason? {
-        guard fix.lat.isFinite, fix.lon.isFinite, fix.time.isFinite,
-            (-90...90).contains(fix.lat), (-180...180).contains(fix.lon)
+        guard fix.lat.isFinite, fix.lon.isFinite, (-90...90).contains(fix.lat), (-180...180).contains(fix.lon)
         else { return .invalidCoordinates }
+        guard settings.times.contains(fix.time) else { return .timeOutOfRange }
         if fix.lat == 0, fix.lon == 0 { return .nullIsland }
         if let accuracy = fix.accuracy, !(accuracy <= settings.maxAccuracy) { return .lowAccuracy }
         if let anchorAtStart, fix.time <= anchorAtStart { return .alreadySeen }

@@ -70,10 +70,17 @@ public enum DeterministicID {
 }
 
 extension Timestamp {
-    /// Seconds since the epoch, rounded to whole milliseconds.
+    /// Seconds since the epoch, rounded to whole milliseconds. Total: a time past ±8.64e15 ms
+    /// (ECMAScript's range, ±273,790 years) is held at that bound and NaN is 0, so no time from
+    /// outside can trap here; the fix filter refuses such times long before they are stored.
     public static func milliseconds(_ seconds: Double) -> Int64 {
-        Int64((seconds * 1000).rounded())
+        let milliseconds = (seconds * 1000).rounded()
+        guard !milliseconds.isNaN else { return 0 }
+        return Int64(min(max(milliseconds, -maximumMilliseconds), maximumMilliseconds))
     }
+
+    /// The largest number of milliseconds ``milliseconds(_:)`` gives either side of the epoch.
+    public static let maximumMilliseconds: Double = 8.64e15
 
     /// Formats seconds since the epoch.
     public static func format(seconds: Double) -> String {

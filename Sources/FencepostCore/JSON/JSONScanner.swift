@@ -14,6 +14,9 @@ public struct JSONScanner {
     /// True right after a container is entered: no ',' before its first member or item.
     private var atContainerStart = false
     private static let maximumDepth = 512
+    /// Where the name of the member ``nextMember()`` last returned starts (its opening quote),
+    /// as a byte offset; ``location(ofOffset:)`` turns it into a line and column.
+    public private(set) var memberOffset = 0
 
     /// The kinds of JSON value, told from a value's first character.
     public enum Kind: Sendable {
@@ -114,6 +117,7 @@ public struct JSONScanner {
         guard next == UInt8(ascii: "\"") else {
             throw error("unexpected character \(describe(next)), expected a member name in double quotes")
         }
+        memberOffset = index
         let key = try parseStringUTF8()
         if key.contains(where: { $0 >= 0x80 }),
             key.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) == nil
@@ -322,14 +326,25 @@ public struct JSONScanner {
 
     /// The error at the current position, with a 1-based line and column (in characters).
     private func error(_ reason: String) -> JSONSyntaxError {
-        let end = min(index, bytes.count)
+        let (line, column) = location(ofOffset: index)
+        return JSONSyntaxError(line: line, column: column, reason: reason)
+    }
+
+    /// The 1-based line and column (in characters) of a byte offset into the text.
+    public func location(ofOffset offset: Int) -> (line: Int, column: Int) {
+        let end = min(max(offset, 0), bytes.count)
         var line = 1
         var lineStart = 0
         for position in 0..<end where bytes[position] == 0x0A {
             line += 1
             lineStart = position + 1
         }
-        let column = String(decoding: bytes[lineStart..<end], as: UTF8.self).count + 1
-        return JSONSyntaxError(line: line, column: column, reason: reason)
+        return (line, String(decoding: bytes[lineStart..<end], as: UTF8.self).count + 1)
+    }
+
+    /// Where the next value starts (after any whitespace), as a byte offset.
+    public mutating func nextValueOffset() -> Int {
+        skipWhitespace()
+        return index
     }
 }

@@ -92,9 +92,11 @@ extension JSONValue {
     }
 
     /// Integral values without a fraction (`40`, not `40.0`); others in Swift's shortest
-    /// round-trip form, so parsing the text gives back the same double.
+    /// round-trip form, so parsing the text gives back the same double. JSON has no infinity
+    /// or NaN: they are written `null`, as JavaScript's `JSON.stringify` does (parsed JSON never
+    /// holds one; a value computed from an extreme input might).
     static func format(_ number: Double) -> String {
-        precondition(number.isFinite, "JSON has no representation for \(number)")
+        guard number.isFinite else { return "null" }
         if number == number.rounded(), abs(number) < 9_007_199_254_740_992 {
             return String(Int64(number))
         }

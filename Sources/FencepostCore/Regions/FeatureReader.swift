@@ -103,10 +103,10 @@ struct FeatureReader {
 
     private mutating func readSettings(_ properties: [String: JSONValue]) -> RegionSettings {
         var settings = RegionSettings()
-        settings.hysteresis = readNumber(properties, "hysteresis", allowZero: true)
-        settings.dwell = readNumber(properties, "dwell", allowZero: false)
-        settings.enterDelay = readNumber(properties, "enter_delay", allowZero: true)
-        settings.exitDelay = readNumber(properties, "exit_delay", allowZero: true)
+        settings.hysteresis = readNumber(properties, "hysteresis", allowZero: true, limit: RegionLimits.hysteresis)
+        settings.dwell = readNumber(properties, "dwell", allowZero: false, limit: RegionLimits.dwell)
+        settings.enterDelay = readNumber(properties, "enter_delay", allowZero: true, limit: RegionLimits.delay)
+        settings.exitDelay = readNumber(properties, "exit_delay", allowZero: true, limit: RegionLimits.delay)
         switch properties["enabled"] {
         case nil, .null?: break
         case .bool(let enabled)?: settings.enabled = enabled
@@ -117,10 +117,14 @@ struct FeatureReader {
         return settings
     }
 
-    private mutating func readNumber(_ properties: [String: JSONValue], _ name: String, allowZero: Bool) -> Double? {
+    private mutating func readNumber(
+        _ properties: [String: JSONValue], _ name: String, allowZero: Bool, limit: RegionLimits.Limit
+    ) -> Double? {
         switch properties[name] {
         case nil, .null?:
             return nil
+        case .number(let value)? where value > limit.maximum:
+            problems.append(.invalidProperty(name: name, reason: limit.refusal(of: value)))
         case .number(let value)? where value > 0 || (allowZero && value == 0):
             return value
         case .number(let value)?:
@@ -182,6 +186,8 @@ struct FeatureReader {
         switch properties["radius"] {
         case nil, .null?:
             problems.append(.missingRadius)
+        case .number(let radius)? where radius > RegionLimits.radius.maximum:
+            problems.append(.invalidProperty(name: "radius", reason: RegionLimits.radius.refusal(of: radius)))
         case .number(let radius)? where radius > 0:
             return radius
         case .number(let radius)?:

@@ -54,7 +54,13 @@ public enum RegionShape: Sendable, Hashable {
         case .circle(let center, let radius):
             let dLat = radius / Geodesy.metresPerDegreeLatitude
             let dLon = radius / max(Geodesy.metresPerDegreeLongitude(atLatitude: center.lat), 1e-9)
-            return Envelope(covering: [center]).expanded(dx: dLon, dy: dLat)
+            let box = Envelope(covering: [center]).expanded(dx: dLon, dy: dLat)
+            // A circle over a pole or across the antimeridian spans every longitude, as far as a
+            // box in lon/lat can say (candidates are then decided by the exact distance).
+            let wraps = box.minY <= -90 || box.maxY >= 90 || box.minX < -180 || box.maxX > 180
+            return Envelope(
+                minX: wraps ? -180 : box.minX, minY: max(box.minY, -90), maxX: wraps ? 180 : box.maxX,
+                maxY: min(box.maxY, 90))
         case .area(let shape):
             return shape.bounds
         }

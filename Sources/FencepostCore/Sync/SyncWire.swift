@@ -75,13 +75,17 @@ public enum SyncWire {
         changes: [SyncChange], nextCursor: Int64, hasMore: Bool
     ) {
         guard let items = body["changes"]?.arrayValue, let cursorText = body["next_cursor"]?.stringValue,
-            let nextCursor = Int64(cursorText)
+            let nextCursor = Int64(cursorText), nextCursor >= 0
         else { throw SyncWireError("the answer needs \"changes\" and a numeric \"next_cursor\"") }
         var changes: [SyncChange] = []
         for (index, item) in items.enumerated() {
             let place = "changes[\(index)]"
-            guard let seq = item["seq"]?.numberValue else { throw SyncWireError("\(place) has no \"seq\"") }
-            changes.append(SyncChange(seq: Int64(seq), mutation: try mutation(item, at: place)))
+            guard let number = item["seq"]?.numberValue else { throw SyncWireError("\(place) has no \"seq\"") }
+            // A sequence number from another machine: whole, not negative, and one an Int64 holds.
+            guard number >= 0, let seq = Int64(exactly: number) else {
+                throw SyncWireError("\(place): \"seq\" must be a whole number from 0 to 2^63, not \(number)")
+            }
+            changes.append(SyncChange(seq: seq, mutation: try mutation(item, at: place)))
         }
         let hasMore: Bool
         if case .bool(let value) = body["has_more"] { hasMore = value } else { hasMore = false }

@@ -5,11 +5,13 @@ public import Foundation
 public enum Timestamp {
     /// Formats a date, rounding to the nearest millisecond.
     public static func format(_ date: Date) -> String {
-        format(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        format(milliseconds: milliseconds(date.timeIntervalSince1970))
     }
 
-    /// Formats milliseconds since the Unix epoch.
+    /// Formats milliseconds since the Unix epoch; past ±8.64e15 (±273,790 years), the bound.
     public static func format(milliseconds: Int64) -> String {
+        let bound = Int64(maximumMilliseconds)
+        let milliseconds = min(max(milliseconds, -bound), bound)
         let days = milliseconds.floorDivided(by: 86_400_000)
         let msOfDay = milliseconds - days * 86_400_000
         let (year, month, day) = civilDate(daysSinceEpoch: days)

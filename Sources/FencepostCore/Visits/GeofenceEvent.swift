@@ -32,6 +32,8 @@ public enum VisitExitReason: String, Sendable, Hashable, Codable {
     case exit
     case regionRemoved = "region_removed"
     case regionChanged = "region_changed"
+    /// The device was reset (`fencepost devices reset`): its state was forgotten.
+    case reset
 }
 
 /// A stay in a region: an enter and, once it ends, its exit.

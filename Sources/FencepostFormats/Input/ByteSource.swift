@@ -40,12 +40,7 @@ package final class ByteSource: @unchecked Sendable {
         if path == "-" {
             file = FileChunks(name: path, handle: FileHandle.standardInput, owned: false, chunkSize: chunkSize)
         } else {
-            guard let handle = FileHandle(forReadingAtPath: path) else {
-                let reason =
-                    FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
-                throw TraceReadError(file: path, line: nil, reason: reason)
-            }
-            file = FileChunks(name: path, handle: handle, owned: true, chunkSize: chunkSize)
+            file = FileChunks(name: path, handle: try InputFile.open(path), owned: true, chunkSize: chunkSize)
         }
         self.init(name: path, size: size) { () throws(TraceReadError) -> [UInt8]? in try file.read() }
     }

@@ -41,13 +41,17 @@ package enum LocationPayloads {
     }
 
     /// Our batch: `{"fixes":[{"time":"RFC 3339","lat":..,"lon":..,"accuracy":..}, ...]}`;
-    /// `time` may also be seconds since the epoch; `altitude` and `speed` are optional.
+    /// `time` may also be seconds since the epoch; `altitude` and `speed` are optional. A time
+    /// outside ``FixTimeRange/live(now:)`` refuses the request, naming the fix.
     ///
     /// Read member by member (no tree of the whole body: this is the service's hottest path).
     /// As with a tree, the whole body must be valid JSON before any fix is judged, so a syntax
     /// error anywhere is a 400 even after an invalid fix.
-    package static func batch(_ bytes: [UInt8], device: String) throws(LocationPayloadError) -> [Fix] {
+    package static func batch(_ bytes: [UInt8], device: String, now: Double = Date().timeIntervalSince1970)
+        throws(LocationPayloadError) -> [Fix]
+    {
         let device = try checkedDevice(device)
+        let times = FixTimeRange.live(now: now)
         var json = JSONScanner(bytes)
         var fixes: [Fix]?
         var firstInvalid: LocationPayloadError?
@@ -66,7 +70,7 @@ package enum LocationPayloads {
                     while try json.nextItem() {
                         guard index < maximumFixes else { throw LocationPayloadError.tooManyFixes(limit: maximumFixes) }
                         do {
-                            fixes!.append(try fix(&json, index: index, device: device))
+                            fixes!.append(try fix(&json, index: index, device: device, times: times))
                         } catch let error as LocationPayloadError {
                             firstInvalid = firstInvalid ?? error
                         }
@@ -91,7 +95,7 @@ package enum LocationPayloads {
 
     /// One fix of a batch, read from the scanner; a malformed one throws `invalid_fix` after its
     /// value has been read whole, so the caller can go on checking the rest of the body.
-    private static func fix(_ json: inout JSONScanner, index: Int, device: String) throws -> Fix {
+    private static func fix(_ json: inout JSONScanner, index: Int, device: String, times: FixTimeRange) throws -> Fix {
         guard json.nextKind() == .object else {
             throw invalid(index, "a fix must be an object, not \(try json.readValue().typeName)")
         }
@@ -133,6 +137,7 @@ package enum LocationPayloads {
         case let other?:
             throw invalid(index, "time must be an RFC 3339 string, not \(other.typeName)")
         }
+        guard times.contains(seconds) else { throw invalid(index, times.refusal(of: seconds)) }
         return Fix(
             device: device, time: seconds,
             lat: try coordinate(lat, "lat", range: 90, index: index),
@@ -144,7 +149,10 @@ package enum LocationPayloads {
 
     /// An OwnTracks HTTP-mode payload: one JSON object. Only `_type: location` carries a fix;
     /// other types (transition, waypoint, lwt, card…) are accepted and ignored.
-    package static func ownTracks(_ body: JSONValue, device: String) throws(LocationPayloadError) -> [Fix] {
+    package static func ownTracks(_ body: JSONValue, device: String, now: Double = Date().timeIntervalSince1970)
+        throws(LocationPayloadError) -> [Fix]
+    {
+        let times = FixTimeRange.live(now: now)
         let messages = body.arrayValue ?? [body]
         guard messages.count <= maximumFixes else { throw .tooManyFixes(limit: maximumFixes) }
         var fixes: [Fix] = []
@@ -153,6 +161,7 @@ package enum LocationPayloads {
             guard case .number(let tst)? = message["tst"], tst.isFinite else {
                 throw invalid(index, "tst (epoch seconds) is missing")
             }
+            guard times.contains(tst) else { throw invalid(index, "tst: " + times.refusal(of: tst)) }
             fixes.append(
                 Fix(
                     device: device, time: tst,
@@ -177,8 +186,11 @@ package enum LocationPayloads {
     }
 
     /// The OsmAnd / Traccar Client protocol: one fix in query (or form) parameters.
-    /// `timestamp` is epoch seconds, epoch milliseconds, or an RFC 3339 time.
-    package static func osmAnd(_ parameter: (String) -> String?) throws(LocationPayloadError) -> Fix {
+    /// `timestamp` is epoch seconds, epoch milliseconds, or an RFC 3339 time; outside
+    /// ``FixTimeRange/live(now:)`` it is refused as fix 0.
+    package static func osmAnd(_ parameter: (String) -> String?, now: Double = Date().timeIntervalSince1970)
+        throws(LocationPayloadError) -> Fix
+    {
         guard let id = parameter("id") ?? parameter("deviceid") else { throw .malformed("id (the device) is missing") }
         let device = try checkedDevice(id)
         func number(_ name: String) throws(LocationPayloadError) -> Double? {
@@ -199,6 +211,8 @@ package enum LocationPayloads {
         } else {
             throw .malformed("timestamp is neither epoch seconds nor an RFC 3339 time: \(stamp)")
         }
+        let times = FixTimeRange.live(now: now)
+        guard times.contains(time) else { throw invalid(0, "timestamp: " + times.refusal(of: time)) }
         var accuracy = try number("accuracy")
         if accuracy == nil { accuracy = try number("hdop") }
         // OsmAnd sends speed in knots.

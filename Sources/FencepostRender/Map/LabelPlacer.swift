@@ -83,29 +83,46 @@ struct LabelPlacer {
     }
 }
 
-/// Boxes bucketed by a square grid, for fast overlap tests.
+/// Boxes bucketed by a square grid, for fast overlap tests. Total on any box: one spanning more
+/// than ``widest`` cells a side (or not finite) is kept in a list of its own that every test
+/// looks at, instead of in millions of buckets.
 struct BoxGrid {
     let cell: Double
     private var buckets: [Int64: [Box]] = [:]
+    private var large: [Box] = []
+    /// Cells a side past which a box is kept whole in `large`.
+    static let widest: Int64 = 64
 
     init(cell: Double) {
         self.cell = cell
     }
 
     mutating func insert(_ box: Box) {
+        guard let keys = cells(box) else {
+            large.append(box)
+            return
+        }
         // The keys first: mutating the buckets from inside a closure over `self` would copy them.
-        for key in cells(box) { buckets[key, default: []].append(box) }
+        for key in keys { buckets[key, default: []].append(box) }
     }
 
     func intersects(_ box: Box) -> Bool {
-        cells(box).contains { key in buckets[key]?.contains { $0.intersects(box) } ?? false }
+        if large.contains(where: { $0.intersects(box) }) { return true }
+        guard let keys = cells(box) else {
+            return buckets.values.contains { $0.contains { $0.intersects(box) } }
+        }
+        return keys.contains { key in buckets[key]?.contains { $0.intersects(box) } ?? false }
     }
 
-    private func cells(_ box: Box) -> [Int64] {
-        let x0 = Int64((box.minX / cell).rounded(.down))
-        let x1 = Int64((box.maxX / cell).rounded(.down))
-        let y0 = Int64((box.minY / cell).rounded(.down))
-        let y1 = Int64((box.maxY / cell).rounded(.down))
+    /// The keys of the cells `box` covers; nil when they are too many (or not countable).
+    private func cells(_ box: Box) -> [Int64]? {
+        func index(_ value: Double) -> Int64? {
+            let index = (value / cell).rounded(.down)
+            return abs(index) < 1e12 ? Int64(index) : nil
+        }
+        guard let x0 = index(box.minX), let x1 = index(box.maxX), let y0 = index(box.minY), let y1 = index(box.maxY),
+            x0 <= x1, y0 <= y1, x1 - x0 < Self.widest, y1 - y0 < Self.widest
+        else { return nil }
         var keys: [Int64] = []
         for x in x0...x1 {
             for y in y0...y1 { keys.append(x &* 1_000_003 &+ y) }

@@ -195,7 +195,7 @@ struct Footer {
     }
 
     /// Lines wrap at about this many characters.
-    var wrapAt: Int { max(Int((width - 24) / (12 * 0.6)), 20) }
+    var wrapAt: Int { Int(clamping: (width - 24) / (12 * 0.6), to: 20...100_000) }
 
     /// The notes are added when drawing; two lines are kept for them.
     var height: Double { decorations.keyHeight(legend) + Double(wrapped(lines).count + 2) * 17 + 12 }

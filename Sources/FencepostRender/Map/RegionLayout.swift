@@ -43,6 +43,14 @@ struct RegionLayout {
     var items: [Item] = []
     var clusters: [Cluster] = []
 
+    /// The cluster cell a coordinate (pixels) falls in; far outside the page (or not finite),
+    /// the outermost cell, so no coordinate can trap the conversion.
+    static func cellIndex(_ value: Double) -> Int64 {
+        let index = (value / clusterCell).rounded(.down)
+        guard !index.isNaN else { return 0 }
+        return Int64(min(max(index, -1e12), 1e12))
+    }
+
     init(regions: [Region], frame: MapFrame) {
         var small: [Int64: [(Region, Point)]] = [:]
         for region in regions {
@@ -51,9 +59,7 @@ struct RegionLayout {
                 items.append(Item(region: region, shape: shape, isDot: false))
             } else {
                 let centre = shape.box.centre
-                let key =
-                    Int64((centre.x / Self.clusterCell).rounded(.down)) &* 1_000_003
-                    &+ Int64((centre.y / Self.clusterCell).rounded(.down))
+                let key = Self.cellIndex(centre.x) &* 1_000_003 &+ Self.cellIndex(centre.y)
                 small[key, default: []].append((region, centre))
             }
         }
@@ -92,7 +98,7 @@ struct RegionLayout {
                     minX: middle.x - pixels, minY: middle.y - pixels, maxX: middle.x + pixels, maxY: middle.y + pixels)
                 return DrawnShape(form: .circle(center: middle, radius: pixels), box: box)
             }
-            let count = min(max(Int(pixels / 2), 48), 360)
+            let count = Int(clamping: pixels / 2, to: 48...360)
             let ring = GeodesicCircle.ring(center: center, radius: radius, count: count).map(frame.point)
             return DrawnShape(form: .path(PathGeometry.data(ring, closed: true)), box: PathGeometry.box(ring))
         case .area(let area):

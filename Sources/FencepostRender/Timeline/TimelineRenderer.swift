@@ -24,7 +24,7 @@ package struct TimelineRenderer: Sendable {
         let (start, end) = Self.span(scene)
         let plotLeft = Self.labelWidth
         let plotWidth = max(width - Self.labelWidth - 20, 100)
-        let axis = TimeAxis(start: start, end: end, target: max(Int(plotWidth / 110), 2))
+        let axis = TimeAxis(start: start, end: end, target: Int(clamping: plotWidth / 110, to: 2...1_000))
         func x(_ time: Double) -> Double { plotLeft + (min(max(time, start), end) - start) / (end - start) * plotWidth }
         let rowCount = regionRows.count + healthRows.count
         let plotHeight = Double(max(rowCount, 1)) * Self.rowHeight
@@ -203,7 +203,7 @@ package struct TimelineRenderer: Sendable {
     }
 
     static func clip(_ text: String, to width: Double) -> String {
-        let limit = max(Int(width / 6.6), 4)
+        let limit = Int(clamping: width / 6.6, to: 4...100_000)
         return text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
     }
 

@@ -47,15 +47,23 @@ final class LiveIngestor: Service, Sendable {
     }
 
     func run() async throws {
-        await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { tasks in
-                tasks.addTask { await self.answerWhenDurable() }
-                while let group = await queue.take(limit: Self.groupFixes, weight: { $0.fixes.count }) {
-                    await write(group)
+        // A graceful shutdown and a cancellation (the group cancelled because another service
+        // failed, such as a server that could not bind) both close the queue: what is queued is
+        // still written and answered, then the loop ends. Waiting on the queue alone would keep
+        // the group, and the process, alive for ever.
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withDiscardingTaskGroup { tasks in
+                    tasks.addTask { await self.answerWhenDurable() }
+                    while let group = await queue.take(limit: Self.groupFixes, weight: { $0.fixes.count }) {
+                        await write(group)
+                    }
+                    await committed.close()
                 }
-                await committed.close()
+            } onGracefulShutdown: {
+                Task { await self.queue.close() }
             }
-        } onGracefulShutdown: {
+        } onCancel: {
             Task { await self.queue.close() }
         }
     }

@@ -42,10 +42,19 @@ struct MonitorOptions: ParsableArguments {
     var noPassThrough = false
 
     func validate() throws {
+        // The same limits as a region's own properties (RegionLimits).
+        for (name, value, limit) in [
+            ("--hysteresis", hysteresis ?? 0, RegionLimits.hysteresis), ("--enter-delay", enterDelay, RegionLimits.delay),
+            ("--exit-delay", exitDelay, RegionLimits.delay),
+        ] {
+            guard value >= 0 else { throw ValidationError("\(name) must be 0 or more.") }
+            guard value <= limit.maximum else { throw ValidationError("\(name) \(limit.refusal(of: value)).") }
+        }
         for (name, value) in [
-            ("--hysteresis", hysteresis ?? 0), ("--enter-delay", enterDelay), ("--exit-delay", exitDelay),
-        ] where !(value >= 0) {
-            throw ValidationError("\(name) must be 0 or more.")
+            ("--accuracy-band-factor", accuracyBandFactor ?? 0), ("--deep-entry-factor", deepEntryFactor),
+            ("--pass-through-depth-factor", passThroughDepthFactor),
+        ] where !(0...100).contains(value) {
+            throw ValidationError("\(name) must be from 0 to 100.")
         }
         for (name, value) in [("--max-gap", maxGap), ("--max-accuracy", maxAccuracy), ("--max-speed", maxSpeed)]
         where !(value > 0) {

@@ -35,6 +35,9 @@ struct RegionsImport: AsyncParsableCommand {
 
     func validate() throws {
         if let radius, !(radius > 0) { throw ValidationError("--radius must be greater than 0.") }
+        if let radius, radius > RegionLimits.radius.maximum {
+            throw ValidationError("--radius \(RegionLimits.radius.refusal(of: radius)).")
+        }
     }
 
     func run() async throws {

@@ -42,7 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
             imported once, the regions folder is applied whenever it changes (see watch --help).
 
             SIGTERM or SIGINT stops taking requests, finishes those in flight and \
-            commits them. Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.
+            commits them. An address that cannot be listened on (in use, not this \
+            machine's) ends the command at once with exit code 3. Logs go to stderr; LOG_LEVEL=debug|info|warning sets their level.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -73,14 +74,20 @@ struct ServeCommand: AsyncParsableCommand {
         let app = try await CommandFailure.reporting {
             try await buildApplication(store: store, settings: settings, logger: logger)
         }
-        try await app.runService()
+        try await CommandFailure.reporting {
+            do {
+                try await runService(app, settings: settings)
+            } catch let error as ListenError {
+                throw CommandFailure.io("error: \(error)")
+            }
+        }
     }
 
     private func loadConfiguration() throws -> ServiceConfiguration {
         guard let config else { return ServiceConfiguration() }
         do {
             return try ServiceConfiguration.load(path: config)
-        } catch let error as ConfigurationError {
+        } catch {
             throw CommandFailure.invalidInput(["error: \(error)"])
         }
     }

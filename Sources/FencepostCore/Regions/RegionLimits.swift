@@ -1,0 +1,31 @@
+/// The largest values a region's numbers may take. Past them a value is a typo or an attack,
+/// not a geofence (a 1e308 m radius passed validation once and crashed the map), and every
+/// computation downstream (distances, grids, pictures, times) is only sure to be finite inside
+/// them. The same limits bound the command-line options that override them.
+public enum RegionLimits {
+    /// A bound with its unit, for messages.
+    public struct Limit: Sendable {
+        public var maximum: Double
+        public var unit: String
+        /// The maximum as people say it (`1,000 km`).
+        public var spoken: String
+
+        /// Why `value` is refused.
+        public func refusal(of value: Double) -> String {
+            "must be at most \(Self.plain(maximum)) \(unit) (\(spoken)), got \(value)"
+        }
+
+        static func plain(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+        }
+    }
+
+    /// A circle's radius: a country fits in 1,000 km.
+    public static let radius = Limit(maximum: 1_000_000, unit: "m", spoken: "1,000 km")
+    /// The hysteresis band: wider than a city is not noise.
+    public static let hysteresis = Limit(maximum: 10_000, unit: "m", spoken: "10 km")
+    /// `dwell`: a year (a leap one).
+    public static let dwell = Limit(maximum: 31_622_400, unit: "s", spoken: "366 days")
+    /// `enter_delay` and `exit_delay`: a day.
+    public static let delay = Limit(maximum: 86_400, unit: "s", spoken: "1 day")
+}

@@ -1,0 +1,103 @@
+import FencepostCore
+import Foundation
+
+/// Reading `serve --config FILE`: every key checked for its type and range, unknown keys
+/// refused, each error located (``ConfigObject``).
+extension ServiceConfiguration {
+    init(reading config: ConfigObject) throws(ConfigurationError) {
+        try config.allowOnly([
+            "webhooks", "sync", "jobs", "watch", "metrics_require_token", "max_body_bytes", "webhook_max_attempts",
+            "durable_commits", "map_tiles", "map_tiles_attribution", "webhook_timeout_seconds",
+            "idle_timeout_seconds",
+        ])
+        let defaults = ServiceConfiguration()
+        self.init()
+        webhooks = try (config.objects("webhooks") ?? []).map { (item) throws(ConfigurationError) in
+            try Webhook(reading: item)
+        }
+        sync = try config.object("sync").map { (item) throws(ConfigurationError) in try Sync(reading: item) }
+        watch = try config.object("watch").map { (item) throws(ConfigurationError) in try Watch(reading: item) }
+        jobs = try config.object("jobs").map { (item) throws(ConfigurationError) in try Jobs(reading: item) }
+            ?? defaults.jobs
+        metricsRequireToken = try config.bool("metrics_require_token") ?? defaults.metricsRequireToken
+        maxBodyBytes = try config.integer("max_body_bytes", in: 1_024...(1 << 30)) ?? defaults.maxBodyBytes
+        webhookMaxAttempts = try config.integer("webhook_max_attempts", in: 1...1_000) ?? defaults.webhookMaxAttempts
+        durableCommits = try config.bool("durable_commits") ?? defaults.durableCommits
+        webhookTimeoutSeconds =
+            try config.number("webhook_timeout_seconds", in: 0.001...3_600) ?? defaults.webhookTimeoutSeconds
+        idleTimeoutSeconds = try config.number("idle_timeout_seconds", in: 0.001...86_400) ?? defaults.idleTimeoutSeconds
+        if let url = try config.string("map_tiles") {
+            let plain = url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")
+            guard Self.isHTTP(plain), ["{z}", "{x}", "{y}"].allSatisfy(url.contains) else {
+                throw config.invalid("map_tiles", "must be an http(s) URL template with {z}, {x} and {y}: \(url)")
+            }
+            mapTiles = MapTiles(url: url, attribution: try config.string("map_tiles_attribution"))
+        } else if try config.string("map_tiles_attribution") != nil {
+            throw config.invalid("map_tiles_attribution", "given without map_tiles")
+        }
+        if Set(webhooks.map(\.key)).count != webhooks.count {
+            throw config.invalid("webhooks", "two webhooks share a name (or URL); give them distinct names")
+        }
+    }
+
+    /// An absolute http(s) URL with a host.
+    static func isHTTP(_ text: String) -> Bool {
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            return false
+        }
+        return true
+    }
+}
+
+extension ServiceConfiguration.Webhook {
+    init(reading config: ConfigObject) throws(ConfigurationError) {
+        try config.allowOnly(["name", "url", "secret"])
+        self.init(
+            name: try config.string("name"), url: try config.requiredString("url"),
+            secret: try config.requiredString("secret"))
+        guard ServiceConfiguration.isHTTP(url) else { throw config.invalid("url", "is not an http(s) URL: \(url)") }
+    }
+}
+
+extension ServiceConfiguration.Sync {
+    init(reading config: ConfigObject) throws(ConfigurationError) {
+        try config.allowOnly(["to", "token", "batch_size", "max_attempts", "timeout_seconds"])
+        let defaults = Self(to: "", token: "")
+        self.init(
+            to: try config.requiredString("to"), token: try config.requiredString("token"),
+            batchSize: try config.integer("batch_size", in: 1...10_000) ?? defaults.batchSize,
+            maxAttempts: try config.integer("max_attempts", in: 1...1_000) ?? defaults.maxAttempts,
+            timeoutSeconds: try config.number("timeout_seconds", in: 0.001...3_600) ?? defaults.timeoutSeconds)
+        guard ServiceConfiguration.isHTTP(to) else { throw config.invalid("to", "is not an http(s) URL: \(to)") }
+    }
+}
+
+extension ServiceConfiguration.Jobs {
+    init(reading config: ConfigObject) throws(ConfigurationError) {
+        try config.allowOnly(["webhooks", "sync", "outbox_cleanup", "outbox_retention_days"])
+        let defaults = Self()
+        self.init(
+            webhooks: try config.bool("webhooks"), sync: try config.bool("sync"),
+            outboxCleanup: try config.bool("outbox_cleanup") ?? defaults.outboxCleanup,
+            outboxRetentionDays: try config.number("outbox_retention_days", in: 0...36_500)
+                ?? defaults.outboxRetentionDays)
+    }
+}
+
+extension ServiceConfiguration.Watch {
+    init(reading config: ConfigObject) throws(ConfigurationError) {
+        try config.allowOnly(["inbox", "regions"])
+        self.init(inbox: try config.string("inbox"), regions: try config.string("regions"))
+        guard inbox != nil || regions != nil else {
+            throw config.invalid("", #"needs an inbox, a regions folder or both: {"inbox": "DIR", "regions": "DIR"}"#)
+        }
+        var isDirectory: ObjCBool = false
+        if let regions, !(FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory) && isDirectory.boolValue)
+        {
+            throw config.invalid("regions", "is not a directory: \(regions)")
+        }
+        if let inbox, inbox == regions {
+            throw config.invalid("inbox", "must be a different folder from regions")
+        }
+    }
+}

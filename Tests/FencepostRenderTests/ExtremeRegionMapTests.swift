@@ -1,0 +1,56 @@
+import FencepostCore
+import FencepostFormats
+import FencepostGeometry
+import FencepostRender
+import FencepostTestSupport
+import Foundation
+import Testing
+
+/// Rendering is total: no region a config may hold, and no refused one, can trap the map (a
+/// refused `radius: 1e308` once crashed `render map` and the live page's map in `serve`).
+@Suite struct ExtremeRegionMapTests {
+    @Test("the largest accepted circles, near the poles and the antimeridian, a polygon touching a pole: drawn")
+    func extremesOfAcceptedConfigs() throws {
+        let regions = [
+            Region(id: "north", shape: .circle(center: Position(lon: 179.9, lat: 89.9), radius: RegionLimits.radius.maximum)),
+            Region(id: "south", shape: .circle(center: Position(lon: -180, lat: -90), radius: RegionLimits.radius.maximum)),
+            Region(id: "dot", shape: .circle(center: Position(lon: 0.001, lat: 0.001), radius: 0.001)),
+            Region(
+                id: "cap",
+                shape: .area(
+                    .polygon(
+                        PolygonCoordinates(rings: [
+                            [
+                                Position(lon: -180, lat: 80), Position(lon: 180, lat: 80), Position(lon: 180, lat: 90),
+                                Position(lon: -180, lat: 90), Position(lon: -180, lat: 80),
+                            ]
+                        ])))),
+        ]
+        let text = MapRenderer().svg(MapScene(regions: regions))
+        Pictures.save("test-extreme-regions.svg", text)
+        let svg = try ParsedSVG(text)
+        let drawn = Set(svg.elements.compactMap { $0.attributes["data-region-id"] })
+        #expect(drawn == ["north", "south", "dot", "cap"], "\(drawn)")
+    }
+
+    @Test("a refused config with a radius of 1e308 and coordinates of 1e300 is drawn with its problems")
+    func refusedHugeNumbers() throws {
+        let text = """
+            {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [8.0, 47.0]}, "properties": {"id": "ok", "radius": 100}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [8.0, 47.0]}, "properties": {"id": "huge", "radius": 1e308}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [1e300, -1e300]}, "properties": {"id": "far", "radius": 5}}
+            ]}
+            """
+        let file = try TemporaryFile(text, suffix: ".geojson")
+        defer { file.remove() }
+        let files = RegionConfigLoader.files([file.path])
+        let error = try #require(throws: RegionConfigError.self) { try RegionConfig.merge(files) }
+        let refused = RefusedConfig.sketch(
+            error, sources: [file.path: try Data(contentsOf: URL(fileURLWithPath: file.path))])
+        let valid = files.flatMap { $0.regions.map(\.region) }
+        let svg = try ParsedSVG(MapRenderer().svg(MapScene(regions: valid, refused: refused)))
+        #expect(svg.count("problem") >= 2)
+        #expect(svg.all("problem").map(\.text).joined().contains("at most 1000000 m"))
+    }
+}
