@@ -188,8 +188,15 @@ let package = Package(
         // MARK: - Fuzz targets (tools/fuzz; libFuzzer's executable is in the FuzzTesting package)
         .target(
             name: "FencepostFuzzTargets",
-            dependencies: ["FencepostCore", "FencepostFormats", "FencepostHealth"],
-            path: "FuzzTesting/Sources/FencepostFuzzTargets",
+            dependencies: [
+                "FencepostCore", "FencepostFormats", "FencepostGeometry", "FencepostHealth", "FencepostStore",
+                "FencepostService",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
 

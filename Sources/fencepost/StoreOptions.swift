@@ -20,8 +20,8 @@ struct StoreOptions: ParsableArguments {
     var busyTimeout: Double = 30
 
     func validate() throws {
-        guard busyTimeout >= 0, busyTimeout.isFinite else {
-            throw ValidationError("--busy-timeout must be 0 or more seconds.")
+        guard (0...86_400).contains(busyTimeout) else {
+            throw ValidationError("--busy-timeout must be from 0 to 86400 seconds (a day).")
         }
     }
 

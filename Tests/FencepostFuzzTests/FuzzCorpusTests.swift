@@ -16,22 +16,22 @@ import Testing
     }
 
     @Test(arguments: FuzzTarget.all.map(\.name))
-    func corpusReplays(target name: String) throws {
+    func corpusReplays(target name: String) async throws {
         let target = try #require(FuzzTarget.named(name))
         let corpus = Self.inputs("Corpus", name)
         #expect(!corpus.isEmpty, "FuzzTesting/Corpus/\(name) holds no inputs")
         var accepted = 0
         for file in corpus {
-            if case .accepted(let count) = target.run([UInt8](try Data(contentsOf: file))), count > 0 { accepted += 1 }
+            if case .accepted(let count) = await target.run([UInt8](try Data(contentsOf: file))), count > 0 { accepted += 1 }
         }
         #expect(accepted > 0, "no input of FuzzTesting/Corpus/\(name) is accepted by its parser")
     }
 
     @Test(arguments: FuzzTarget.all.map(\.name))
-    func crashesStayFixed(target name: String) throws {
+    func crashesStayFixed(target name: String) async throws {
         let target = try #require(FuzzTarget.named(name))
         for file in Self.inputs("Crashes", name) {
-            target.run([UInt8](try Data(contentsOf: file)))
+            await target.run([UInt8](try Data(contentsOf: file)))
         }
     }
 

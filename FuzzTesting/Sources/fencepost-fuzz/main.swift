@@ -31,6 +31,6 @@ public func initialize(
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = count == 0 ? [] : Array(UnsafeRawBufferPointer(start: start, count: count))
-    selected.run(bytes)
+    selected.runBlocking(bytes)
     return 0
 }

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Device ids become store keys, label values, file names in exports and parts of URLs; a
 /// bounded, plain alphabet keeps all of those safe and unambiguous. (Ids read from trace files
-/// by the command-line tool are the user's own and are not checked.)
+/// by the command-line tool are the user's own, and only kept to ``fileNameProblem(_:)``.)
 public enum DeviceID {
     public static let maximumLength = 128
 
@@ -21,6 +21,23 @@ public enum DeviceID {
                 bad >= 0x21 && bad < 0x7F ? "\"\(Character(Unicode.Scalar(bad)))\"" : String(format: "byte 0x%02X", bad)
             return "the device id contains \(shown); only letters, digits and . _ : @ / + - are allowed"
         }
+        return nil
+    }
+
+    /// The most bytes a device name read from a file may have.
+    public static let maximumFileNameLength = 256
+
+    /// Why a device name read from a trace file (a CSV column, a GeoJSON property, a file name)
+    /// cannot be used, or nil when it can. Looser than ``problem(_:)``, since the file is the
+    /// user's own (`Bus 304`, `Zürich Tram 4`): any text but an empty one, one past 256 bytes,
+    /// one with control characters (a NUL cut the id short in the store, so a device lost its
+    /// anchor between runs) or bytes that are not UTF-8.
+    public static func fileNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "empty" }
+        let bytes = name.utf8
+        if bytes.count > maximumFileNameLength { return "longer than \(maximumFileNameLength) bytes" }
+        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "holds control characters" }
+        if name.unicodeScalars.contains("\u{FFFD}") { return "not UTF-8 text" }
         return nil
     }
 

@@ -34,8 +34,9 @@ struct SyncPush: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard batch >= 1, maxAttempts >= 1, giveUpAfter >= 0 else {
-            throw ValidationError("--batch and --max-attempts must be positive, --give-up-after not negative.")
+        guard (1...10_000).contains(batch), (1...1_000).contains(maxAttempts), (0...604_800).contains(giveUpAfter) else {
+            throw ValidationError(
+                "--batch must be 1…10000, --max-attempts 1…1000, --give-up-after 0…604800 seconds (a week).")
         }
     }
 
