@@ -110,11 +110,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The product's spine: reader → filter → monitor → visit tracker → store, for every
+        // front door (files, the inbox, live posts, scan).
         .target(
-            name: "FencepostImport",
+            name: "FencepostIngest",
             dependencies: [
-                "FencepostCore", "FencepostFormats", "FencepostHealth", "FencepostStore",
+                "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostHealth", "FencepostStore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -123,7 +126,7 @@ let package = Package(
             dependencies: [
                 "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
                 "FencepostRender",
-                "FencepostImport",
+                "FencepostIngest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -146,7 +149,7 @@ let package = Package(
                 "FencepostFormats",
                 "FencepostHealth",
                 "FencepostStore",
-                "FencepostImport",
+                "FencepostIngest",
                 "FencepostService",
                 "FencepostSync",
                 "FencepostRender",
@@ -171,7 +174,7 @@ let package = Package(
         .executableTarget(
             name: "fencepost-chaos",
             dependencies: [
-                "FencepostTestSupport",
+                "FencepostTestSupport", "FencepostServerTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -190,7 +193,7 @@ let package = Package(
             name: "FencepostFuzzTargets",
             dependencies: [
                 "FencepostCore", "FencepostFormats", "FencepostGeometry", "FencepostHealth", "FencepostStore",
-                "FencepostService",
+                "FencepostIngest", "FencepostService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -201,10 +204,19 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        // Helpers every test target may use (test data, temporary files, SVG parsing): no
+        // database driver, no HTTP, so geometry and core tests build without them.
         .target(
             name: "FencepostTestSupport",
+            path: "Tests/FencepostTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // Stores on both backends (PostgreSQL for tools/test's second run), a fault proxy, a tile
+        // server and a WebDriver client: for the tests of the store and what stands on it.
+        .target(
+            name: "FencepostServerTestSupport",
             dependencies: [
-                "FencepostStore",
+                "FencepostTestSupport", "FencepostGeometry", "FencepostCore", "FencepostStore", "FencepostIngest",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -212,7 +224,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Tests/FencepostTestSupport",
+            path: "Tests/FencepostServerTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -241,7 +253,8 @@ let package = Package(
         .testTarget(
             name: "FencepostRenderTests",
             dependencies: [
-                "FencepostGeometry", "FencepostRender", "FencepostCore", "FencepostFormats", "FencepostTestSupport",
+                "FencepostGeometry", "FencepostRender", "FencepostCore", "FencepostFormats", "FencepostIngest",
+                "FencepostTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -249,6 +262,9 @@ let package = Package(
             name: "FencepostStoreTests",
             dependencies: [
                 "FencepostGeometry", "FencepostCore", "FencepostStore", "FencepostFormats", "FencepostTestSupport",
+                "FencepostServerTestSupport",
+                // The store's contents are made the way the product makes them: by ingesting.
+                "FencepostIngest",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -256,9 +272,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "FencepostImportTests",
+            name: "FencepostIngestTests",
             dependencies: [
-                "FencepostCore", "FencepostImport", "FencepostStore", "FencepostFormats", "FencepostTestSupport",
+                "FencepostGeometry", "FencepostCore", "FencepostIngest", "FencepostStore", "FencepostFormats",
+                "FencepostTestSupport", "FencepostServerTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -266,7 +283,7 @@ let package = Package(
             name: "FencepostServiceTests",
             dependencies: [
                 "FencepostCore", "FencepostFormats", "FencepostService", "FencepostStore", "FencepostSync",
-                "FencepostTestSupport",
+                "FencepostIngest", "FencepostTestSupport", "FencepostServerTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -286,14 +303,14 @@ let package = Package(
         .testTarget(
             name: "FencepostChaosTests",
             // The executables are not imported: the tests run the built binaries.
-            dependencies: ["fencepost", "fencepost-chaos", "FencepostTestSupport"],
+            dependencies: ["fencepost", "fencepost-chaos", "FencepostTestSupport", "FencepostServerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FencepostCLITests",
             // `fencepost` is not imported: the tests run the built binary.
             dependencies: [
-                "fencepost", "FencepostTestSupport",
+                "fencepost", "FencepostTestSupport", "FencepostServerTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

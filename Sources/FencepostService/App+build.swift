@@ -1,5 +1,5 @@
 import FencepostCore
-package import FencepostImport
+package import FencepostIngest
 package import FencepostStore
 import FencepostSync
 package import Hummingbird
@@ -46,12 +46,12 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     let signal = ChangeSignal()
     let auth = Authenticator(store: store)
     let configuration = settings.configuration
-    // A file store's log is checkpointed beside the writer, and synced before answers unless
-    // the configuration trades that for speed.
-    let log = try WriteAheadLog.of(store)
-    let durability = CommitDurability(log: configuration.durableCommits ? log : nil)
+    // Answers wait until their writes are on disk, unless the configuration trades that for
+    // speed; the store's housekeeping runs beside the writer.
+    let durability = try store.durability(syncsCommits: configuration.durableCommits)
     let ingestor = try await LiveIngestor(
-        store: store, options: settings.ingest, metrics: metrics, signal: signal, durability: durability, log: log)
+        store: store, options: settings.ingest, durability: durability,
+        reporting: LiveIngestReport(metrics: metrics, signal: signal))
 
     let router = Router(context: FencepostRequestContext.self)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
@@ -113,8 +113,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
                 interval: .seconds(3_600), logger: logger))
     }
 
-    let checkpoints: [any Service] =
-        log.map { [CheckpointService(log: $0, interval: .milliseconds(200), logger: logger)] } ?? []
+    let maintenance = StoreMaintenance(durability: durability, interval: .milliseconds(200), logger: logger)
     let onListening = settings.onListening
     return Application(
         router: router,
@@ -123,7 +122,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "fencepost"),
         // The writer comes first: the group stops services in reverse order, so the server
         // drains its requests while the writer still commits them.
-        services: [ingestor as any Service] + checkpoints + jobs.seal(),
+        services: [ingestor, maintenance] + jobs.seal(),
         onServerRunning: { channel in
             if let port = channel.localAddress?.port { onListening(port) }
         },

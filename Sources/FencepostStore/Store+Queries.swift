@@ -1,24 +1,5 @@
 package import FencepostCore
 
-/// Which events to read.
-package struct EventQuery: Sendable {
-    package var since: Double?
-    package var until: Double?
-    package var device: String?
-    package var region: String?
-    package var kind: String?
-
-    package init(
-        since: Double? = nil, until: Double? = nil, device: String? = nil, region: String? = nil, kind: String? = nil
-    ) {
-        self.since = since
-        self.until = until
-        self.device = device
-        self.region = region
-        self.kind = kind
-    }
-}
-
 extension EventRow {
     init(row: SQLRow) {
         let flags: String = row["flags"]
@@ -53,7 +34,12 @@ func eventColumns(of table: String? = nil) -> String {
 /// The columns of a visit row.
 let visitColumns = "id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version"
 
-extension Store {
+extension Store: EventReading {
+    /// The monitored regions (``EventReading``).
+    package func regions() async throws -> [Region] {
+        try await monitoredRegions().map(\.region)
+    }
+
     /// Calls `body` for each matching event in time order, reading in one snapshot without
     /// holding them all in memory.
     package func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) async throws {

@@ -176,3 +176,10 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// The monitored regions with the revision they are at, read in one snapshot.
+    package func monitoredRegionsAndRevision() async throws -> (regions: [Region], revision: Int64) {
+        try await read { tx in (try Self.monitoredRegions(tx).map(\.region), try Self.regionsRevision(tx)) }
+    }
+}

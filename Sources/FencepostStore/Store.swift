@@ -26,7 +26,7 @@ package struct Store: Sendable {
     /// missing, or a PostgreSQL database; migrates it. A location the store cannot use, a
     /// server that cannot be reached or refuses the login, or a schema newer than this release
     /// throws a ``StoreOpenError`` saying so; a full disk, or a SQLite file whose write lock
-    /// another process holds for longer than `busyTimeout` seconds, a ``StoreBlocked``.
+    /// another process holds for longer than `busyTimeout` seconds, a ``StoreUnavailable``.
     package static func open(_ location: String, busyTimeout: Double = 30) async throws -> Store {
         switch try StoreLocation(location) {
         case .file(let path):

@@ -39,18 +39,47 @@ package enum StoreOpenError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// The store cannot take a write for a reason outside it; nothing of the failed write was
-/// stored, and what was committed before is intact. A command exits 3 with this one-line
-/// reason; the service answers 503.
-package enum StoreBlocked: Error, Equatable, CustomStringConvertible {
-    /// No space left on the disk holding the store (SQLite's "database or disk is full", or
-    /// the I/O errors a full disk gives when the log or its shared memory must grow).
-    case diskFull(path: String, freeBytes: Int64?)
-    /// Another process held the store's write lock for longer than the busy timeout.
-    case locked(path: String, holder: String?, waitedSeconds: Double)
+/// The store cannot take a write now, for a reason outside it: the one error for "try again
+/// later", whatever the backend. Nothing of the failed write was stored, and what was committed
+/// before is intact. A command exits 3 with this one-line reason; the service answers 503 with
+/// `Retry-After`.
+package struct StoreUnavailable: Error, Equatable, CustomStringConvertible {
+    package enum Cause: Equatable, Sendable {
+        /// No space left on the disk holding the store (SQLite's "database or disk is full",
+        /// or the I/O errors a full disk gives when the log or its shared memory must grow).
+        case diskFull(path: String, freeBytes: Int64?)
+        /// Another process held the store's write lock for longer than the busy timeout.
+        case locked(path: String, holder: String?, waitedSeconds: Double)
+        /// The database server is away: restarting, unreachable, out of connections, or the
+        /// connection was lost mid-statement.
+        case serverAway(String)
+    }
+
+    package var cause: Cause
+
+    package init(_ cause: Cause) {
+        self.cause = cause
+    }
+
+    /// A server away, for a reason.
+    package init(reason: String) {
+        self.init(.serverAway(reason))
+    }
+
+    /// Seconds after which the write may succeed when tried again.
+    package var retryAfterSeconds: Int { 1 }
+
+    /// The error's code in the service's answers.
+    package var code: String {
+        switch cause {
+        case .diskFull: return "disk_full"
+        case .locked: return "store_locked"
+        case .serverAway: return "store_unavailable"
+        }
+    }
 
     package var description: String {
-        switch self {
+        switch cause {
         case .diskFull(let path, let free):
             let space = free.map { " (\($0) bytes free)" } ?? ""
             return "disk full: no space left on the disk holding \(path)\(space); nothing of this write was stored "
@@ -59,6 +88,8 @@ package enum StoreBlocked: Error, Equatable, CustomStringConvertible {
             let who = holder.map { "by \($0)" } ?? "by another process"
             return "the store \(path) is locked \(who): still held after waiting \(String(format: "%g", waited)) s "
                 + "(--busy-timeout); nothing of this write was stored: run it again when that process is done"
+        case .serverAway(let reason):
+            return reason
         }
     }
 }

@@ -36,7 +36,7 @@ struct StoreOptions: ParsableArguments {
                 return try await Store.open(path, busyTimeout: busyTimeout)
             } catch let error as StoreOpenError {
                 throw CommandFailure.io("error: cannot open the store: \(error)")
-            } catch let error as StoreBlocked {
+            } catch let error as StoreUnavailable {
                 throw CommandFailure.io("error: cannot open the store: \(error)")
             } catch {
                 throw CommandFailure.io("error: cannot open the store at \(path): \(error)")

@@ -1,3 +1,4 @@
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing

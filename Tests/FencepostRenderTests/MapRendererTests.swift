@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
 import FencepostGeometry
 import FencepostRender
 import FencepostTestSupport

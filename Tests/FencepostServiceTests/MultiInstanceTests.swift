@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import FencepostCore
 import FencepostService
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Hummingbird

@@ -1,6 +1,7 @@
 import FencepostCore
 import FencepostService
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Hummingbird

@@ -1,6 +1,8 @@
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing
@@ -28,7 +30,7 @@ struct BackendParityTests {
     static func export(_ format: ExportFormat, _ store: Store) async throws -> String {
         var sink = StringSink()
         try await EventExport.write(
-            format, query: EventQuery(), zone: TimeZone(identifier: "Europe/Dublin"), store: store, to: &sink)
+            format, query: EventQuery(), zone: TimeZone(identifier: "Europe/Dublin"), from: store, to: &sink)
         return sink.text
     }
 

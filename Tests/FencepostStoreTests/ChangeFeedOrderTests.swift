@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Synchronization

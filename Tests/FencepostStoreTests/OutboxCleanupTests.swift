@@ -1,5 +1,8 @@
 import FencepostCore
+import FencepostGeometry
+import FencepostIngest
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing
@@ -12,11 +15,11 @@ import Testing
     /// delivered ten days ago, the next 2 an hour ago, the last 2 pending. A webhook's cursor
     /// was set before any event.
     func store() async throws -> (Store, old: [OutboxItem], recent: [OutboxItem]) {
-        let grid = IngestSessionTests().grid
+        let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))
         let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
         await #expect(try store.webhookCursor("hook") == 0)
-        _ = try await IngestSessionTests().ingest(store, [grid.walk()])
+        _ = try await StoreInputs.ingest(store, [grid.walk()])
         func deliver(_ count: Int, at date: Date) async throws -> [OutboxItem] {
             let items = try await store.claimPushBatch(limit: count, maxBytes: 1 << 20)
             try await store.acknowledge(

@@ -1,5 +1,7 @@
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import GRDB

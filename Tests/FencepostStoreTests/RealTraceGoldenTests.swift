@@ -1,7 +1,9 @@
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
 import FencepostGeometry
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import FencepostCore
 import FencepostGeometry
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import GRDB

@@ -1,6 +1,8 @@
 import FencepostCore
+import FencepostIngest
 import FencepostGeometry
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing
@@ -8,13 +10,13 @@ import Testing
 /// Both sides of sync on real stores: a client's outbox applied to a backend store, the queue's
 /// states, and pulled regions.
 @Suite struct SyncStoreTests {
-    let grid = IngestSessionTests().grid
+    let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))
 
     /// A client store with two regions and a walk through both (4 events, 2 visits twice).
     func client(device: String = "bus") async throws -> Store {
         let store = try await TestStores.fresh()
         try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
-        _ = try await IngestSessionTests().ingest(store, [grid.walk(device: device)])
+        _ = try await StoreInputs.ingest(store, [grid.walk(device: device)])
         return store
     }
 
@@ -56,7 +58,7 @@ import Testing
         // The walk ends inside "b": its visit is open when the client removes "b".
         let client = try await TestStores.fresh()
         try await client.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 300, radius: 40)])
-        _ = try await IngestSessionTests().ingest(client, [grid.walk()])
+        _ = try await StoreInputs.ingest(client, [grid.walk()])
         try await client.applyRegions([grid.circle("a", x: -100, radius: 50)])
         await #expect(try rows(client).visits.contains { $0.contains(" closed v2") && $0.contains(" b ") })
 

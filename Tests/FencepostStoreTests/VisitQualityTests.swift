@@ -1,6 +1,8 @@
 import FencepostCore
+import FencepostIngest
 import FencepostGeometry
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing

@@ -86,7 +86,7 @@ struct EventsController {
                 })
         case .geojson, .ics:
             var sink = StringSink()
-            try await EventExport.write(format, query: query, zone: zone, store: store, to: &sink)
+            try await EventExport.write(format, query: query, zone: zone, from: store, to: &sink)
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sink.text)))
         }
     }

@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
 import FencepostStore
 import Foundation
 import HTTPTypes

@@ -10,7 +10,7 @@ import NIOFoundationEssentialsCompat
 struct RegionsController {
     let auth: Authenticator
     let store: Store
-    let durability: CommitDurability
+    let durability: StoreDurability
     let maxBodyBytes: Int
 
     func addRoutes(to router: Router<FencepostRequestContext>) {
@@ -56,7 +56,7 @@ struct RegionsController {
             throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)")
         }
         let plan = try await store.applyRegions { monitored in try monitored().filter { $0.id != id } + [region] }
-        try await durability.ensure()
+        try await durability.commitsDurable()
         return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
     }
 
@@ -68,7 +68,7 @@ struct RegionsController {
             guard regions.contains(where: { $0.id == id }) else { throw APIError.notFound("no region \(id)") }
             return regions.filter { $0.id != id }
         }
-        try await durability.ensure()
+        try await durability.commitsDurable()
         return .json(plan.json.canonicalText())
     }
 
@@ -84,7 +84,7 @@ struct RegionsController {
         _ = try context.requireAdmin()
         let desired = try await desiredSet(request)
         let plan = try await store.applyRegions(desired)
-        try await durability.ensure()
+        try await durability.commitsDurable()
         return .json(plan.json.canonicalText())
     }
 

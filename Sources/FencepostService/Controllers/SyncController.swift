@@ -13,7 +13,7 @@ struct SyncController {
     let auth: Authenticator
     let store: Store
     let signal: ChangeSignal
-    let durability: CommitDurability
+    let durability: StoreDurability
     let maxBodyBytes: Int
     static let maxMutations = 10_000
     static let maxPage = 5_000
@@ -47,7 +47,7 @@ struct SyncController {
         let results = try await store.applyMutations(mutations, permissions: permissions)
         if results.contains(.applied) { signal.notify() }
         // The client forgets what is acknowledged: it must be on disk first.
-        try await durability.ensure()
+        try await durability.commitsDurable()
         return .json(SyncWire.resultsBody(zip(mutations, results).map { ($0.key, $1) }))
     }
 

@@ -43,11 +43,12 @@ package struct APIError: HTTPResponseError, Sendable {
         }
     }
 
-    /// A store that cannot take writes now: 503, with the reason.
-    init(_ error: StoreBlocked) {
-        switch error {
-        case .diskFull: self.init(.serviceUnavailable, "disk_full", error.description)
-        case .locked: self.init(.serviceUnavailable, "store_locked", error.description)
+    /// A store that cannot take writes now: 503 (with `Retry-After`). A full disk or a lock
+    /// says why; a database server that is away only that it is (its words may name hosts).
+    init(_ error: StoreUnavailable) {
+        switch error.cause {
+        case .diskFull, .locked: self.init(.serviceUnavailable, error.code, error.description)
+        case .serverAway: self.init(.serviceUnavailable, error.code, "the store is unavailable; retry")
         }
     }
 

@@ -1,4 +1,5 @@
 import FencepostFormats
+import FencepostIngest
 import FencepostStore
 import Foundation
 import Hummingbird
@@ -20,15 +21,13 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         } catch let error as LocationPayloadError {
             throw APIError(error)
-        } catch let error as StoreBlocked {
-            // Nothing was written; the client can retry once space is freed or the lock released.
-            context.logger.error("store unavailable", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
-            throw APIError(error)
         } catch let error as StoreUnavailable {
-            // The database is away (restarting, unreachable): nothing of the request was
-            // committed, and the client may send it again.
+            // Nothing was written; the client can retry once space is freed, the lock released
+            // or the database back.
             context.logger.warning("store unavailable", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
-            throw APIError(.serviceUnavailable, "store_unavailable", "the store is unavailable; retry")
+            throw APIError(error)
+        } catch is LiveIngestor.ShuttingDown {
+            throw APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry")
         } catch let error as HTTPError {
             let code = error.status.reasonPhrase.lowercased().replacingOccurrences(of: " ", with: "_")
             throw APIError(error.status, code, error.body ?? error.status.reasonPhrase)

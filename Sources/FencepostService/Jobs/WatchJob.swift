@@ -1,4 +1,4 @@
-import FencepostImport
+import FencepostIngest
 import FencepostStore
 import Logging
 import ServiceLifecycle

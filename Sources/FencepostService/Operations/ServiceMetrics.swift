@@ -1,5 +1,5 @@
 import FencepostCore
-import FencepostImport
+import FencepostIngest
 import FencepostStore
 import Foundation
 import Prometheus

@@ -26,28 +26,3 @@ protocol StoreBackend: Sendable {
     /// Closes the connections; the backend is not used after.
     func close() async
 }
-
-/// Runs blocking work on threads of their own (not the cooperative pool, which has as many
-/// threads as cores: two here) while the calling task waits for it.
-enum BlockingWork {
-    /// Runs `body` on a store thread, in the calling task (which prefers the store's executor
-    /// for the call): `body` and what it captures never leave the task, so they need not be
-    /// Sendable.
-    static func run<T>(_ body: () throws -> T) async throws -> T {
-        try await withTaskExecutorPreference(StoreThreads.shared) { try body() }
-    }
-}
-
-/// A task executor on threads of the store's own (a concurrent dispatch queue): a task that
-/// prefers it runs its synchronous database work there, blocking none of the cooperative pool's
-/// threads.
-final class StoreThreads: TaskExecutor {
-    static let shared = StoreThreads()
-    private let queue = DispatchQueue(label: "fencepost.store", qos: .userInitiated, attributes: .concurrent)
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
-}

@@ -76,7 +76,7 @@ final class PostgresBackend: StoreBackend {
         do {
             // The whole lease runs on the store's threads: the statements block one of them,
             // never a thread of the cooperative pool.
-            return try await withTaskExecutorPreference(StoreThreads.shared) {
+            return try await withTaskExecutorPreference(BlockingThreads.shared) {
                 try await client.withConnection(leasedWithin: Self.leaseDeadline) { connection in
                     let transaction = PostgresTransaction(connection)
                     try transaction.execute(begin, [])
@@ -212,7 +212,7 @@ final class PostgresBackend: StoreBackend {
     /// The named migrations (``PostgresMigrations``) not applied yet, in order, each in its
     /// transaction, under an advisory lock: instances starting together migrate once.
     private func migrate() async throws {
-        try await withTaskExecutorPreference(StoreThreads.shared) {
+        try await withTaskExecutorPreference(BlockingThreads.shared) {
             try await client.withConnection { connection in
                 let transaction = PostgresTransaction(connection)
                 try transaction.execute("SELECT pg_advisory_lock(\(PostgresBindings.key("migrations")))", [])
@@ -267,11 +267,6 @@ final class PostgresBackend: StoreBackend {
 }
 
 /// The database went away (a restart, a lost connection): the operation may be tried again.
-package struct StoreUnavailable: Error, CustomStringConvertible {
-    package var reason: String
-    package var description: String { reason }
-}
-
 extension PostgresBindings {
     /// A store-wide advisory lock's key, as SQL: a 64-bit hash of its name.
     static func key(_ name: String) -> String {

@@ -13,7 +13,7 @@ final class SQLiteBackend: StoreBackend {
     private static let sqliteSetUp: Int32 = fencepost_sqlite_setup()
 
     /// Opens (creating when missing) the database file at `path` and migrates it. A full disk
-    /// or a write lock held past `busyTimeout` seconds throws ``StoreBlocked``.
+    /// or a write lock held past `busyTimeout` seconds throws ``StoreUnavailable``.
     init(path: String, busyTimeout: Double = 30) throws {
         _ = Self.sqliteSetUp
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()

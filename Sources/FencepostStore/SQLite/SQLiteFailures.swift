@@ -8,27 +8,27 @@ import GRDB
 #endif
 
 /// Recognises the SQLite failures that come from outside the store — a full disk, a write lock
-/// another process holds — so they reach users as ``StoreBlocked`` with what to do about
+/// another process holds — so they reach users as ``StoreUnavailable`` with what to do about
 /// them, instead of as SQLite's result codes.
 enum SQLiteFailures {
     /// Below this much free space, an I/O error is taken for a full disk: creating or growing
     /// the shared-memory file fails with SQLITE_IOERR rather than SQLITE_FULL.
     static let nearlyFull: Int64 = 1 << 20
 
-    /// `error` as ``StoreBlocked`` when it is one of those failures, else `error` itself;
+    /// `error` as ``StoreUnavailable`` when it is one of those failures, else `error` itself;
     /// `waited` is how long the failed call ran (SQLite gives up on a lock before the busy
     /// timeout when waiting could deadlock).
     static func translate(_ error: any Error, path: String, waited: Double) -> any Error {
         guard let database = error as? DatabaseError else { return error }
         switch database.resultCode {
         case .SQLITE_FULL:
-            return StoreBlocked.diskFull(path: path, freeBytes: freeBytes(near: path))
+            return StoreUnavailable(.diskFull(path: path, freeBytes: freeBytes(near: path)))
         case .SQLITE_IOERR:
             guard let free = freeBytes(near: path), free < nearlyFull else { return error }
-            return StoreBlocked.diskFull(path: path, freeBytes: free)
+            return StoreUnavailable(.diskFull(path: path, freeBytes: free))
         case .SQLITE_BUSY:
-            return StoreBlocked.locked(
-                path: path, holder: writeLockHolder(of: path), waitedSeconds: (waited * 10).rounded() / 10)
+            return StoreUnavailable(
+                .locked(path: path, holder: writeLockHolder(of: path), waitedSeconds: (waited * 10).rounded() / 10))
         default:
             return error
         }

@@ -2,7 +2,7 @@ import ArgumentParser
 import FencepostCore
 import FencepostFormats
 import FencepostHealth
-import FencepostImport
+import FencepostIngest
 import FencepostStore
 import Foundation
 

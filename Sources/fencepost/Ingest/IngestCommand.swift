@@ -1,6 +1,7 @@
 import ArgumentParser
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
 import FencepostStore
 import Foundation
 
@@ -21,7 +22,8 @@ struct IngestCommand: AsyncParsableCommand {
             all devices may interleave, and the summary counts fixes and events per device. CSV \
             times without a zone are UTC unless --tz names theirs. \
             Each file is read as a stream, filtered (bad coordinates, poor accuracy, duplicates, \
-            teleports, fixes already seen), run through the monitor against the monitored regions, \
+            teleports, fixes already seen, times outside 1970-01-01 to 2100-01-01, counted as \
+            time_out_of_range), run through the monitor against the monitored regions, \
             and committed in one transaction with its events, visits, outbox rows and the devices' \
             anchors. Feeding the same file twice changes nothing; a visit open at the end of one \
             file is closed by the next file for the same device. A malformed file is refused whole \

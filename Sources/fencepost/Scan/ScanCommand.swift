@@ -1,6 +1,7 @@
 import ArgumentParser
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
 import Foundation
 
 struct ScanCommand: AsyncParsableCommand {

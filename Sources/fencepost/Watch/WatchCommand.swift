@@ -1,7 +1,7 @@
 import ArgumentParser
 import FencepostCore
 import FencepostFormats
-import FencepostImport
+import FencepostIngest
 import FencepostService
 import FencepostStore
 import Foundation

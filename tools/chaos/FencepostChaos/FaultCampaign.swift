@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import HTTPTypes

@@ -1,5 +1,7 @@
 import FencepostCore
+import FencepostIngest
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing

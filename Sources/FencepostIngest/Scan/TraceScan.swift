@@ -1,4 +1,5 @@
 package import FencepostCore
+package import FencepostFormats
 package import Foundation
 
 /// What `scan` writes: events or visits, in one of the export formats.

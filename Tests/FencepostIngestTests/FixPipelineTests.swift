@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostIngest
 import FencepostFormats
 import FencepostGeometry
 import Testing

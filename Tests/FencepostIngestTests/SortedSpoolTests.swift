@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FencepostFormats
+@testable import FencepostIngest
 
 /// The spool scan keeps events and visits in: key order whether records stay in memory or
 /// spill to runs, a refused input's records left out, the first of equal keys kept.

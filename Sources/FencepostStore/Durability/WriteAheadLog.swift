@@ -24,18 +24,18 @@ import Synchronization
 ///   disk. ``sync()`` puts everything committed so far there with one `fdatasync` of the log,
 ///   so a writer can answer a group of commits after one sync while it already works on the
 ///   next group (group commit), instead of syncing inside each commit (`synchronous = FULL`).
-package final class WriteAheadLog: Sendable {
+final class WriteAheadLog: Sendable {
     private let backend: SQLiteBackend
     private let checkpointConnection: DatabaseQueue
     private let descriptor: Int32
     /// Frames in the log at the last checkpoint, background or the writer's.
     private let frames = Atomic<Int>(0)
     /// The log is started over once it holds this many frames (4 KiB pages: 64 MiB).
-    package static let restartFrames = 16_384
+    static let restartFrames = 16_384
 
     /// The log of `store`; nil when the store has none (it is in memory, or on PostgreSQL,
     /// which looks after its own log).
-    package static func of(_ store: Store) throws -> WriteAheadLog? {
+    static func of(_ store: Store) throws -> WriteAheadLog? {
         guard let backend = store.sqlite, !backend.isInMemory else { return nil }
         return try WriteAheadLog(backend)
     }
@@ -55,21 +55,21 @@ package final class WriteAheadLog: Sendable {
     }
 
     /// Puts every commit made so far on disk.
-    package func sync() throws {
+    func sync() throws {
         guard fdatasync(descriptor) == 0 else {
             throw WriteAheadLogError(operation: "fdatasync \(backend.location)-wal", code: errno)
         }
     }
 
     /// Takes checkpoints over from the writer.
-    package func startCheckpointing() throws {
+    func startCheckpointing() throws {
         try setWriterCheckpoints(pages: 0)
     }
 
     /// Copies as much of the log into the database as no reader still needs; returns the
     /// frames (pages) in the log and how many of them are now in the database.
     @discardableResult
-    package func checkpoint() throws -> (logFrames: Int, checkpointedFrames: Int) {
+    func checkpoint() throws -> (logFrames: Int, checkpointedFrames: Int) {
         let result = try checkpointConnection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         frames.store(result.walFrameCount, ordering: .relaxed)
         return (result.walFrameCount, result.checkpointedFrameCount)
@@ -79,7 +79,7 @@ package final class WriteAheadLog: Sendable {
     /// `restartFrames`, checkpoints from the writer's own connection, so that (unless a reader
     /// still reads the log) its next transaction starts the log over. Returns whether it did.
     @discardableResult
-    package func restartIfLarge() throws -> Bool {
+    func restartIfLarge() throws -> Bool {
         guard frames.load(ordering: .relaxed) > Self.restartFrames else { return false }
         let result = try backend.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         // Every frame copied: the next transaction starts over; otherwise try again next time.
@@ -89,7 +89,7 @@ package final class WriteAheadLog: Sendable {
     }
 
     /// Gives checkpoints back to the writer (SQLite's default of 1,000 pages).
-    package func stopCheckpointing() throws {
+    func stopCheckpointing() throws {
         try setWriterCheckpoints(pages: 1_000)
     }
 
@@ -99,8 +99,8 @@ package final class WriteAheadLog: Sendable {
 }
 
 /// A system call on the log file failed.
-package struct WriteAheadLogError: Error, CustomStringConvertible {
-    package var operation: String
-    package var code: Int32
-    package var description: String { "\(operation): \(String(cString: strerror(code)))" }
+struct WriteAheadLogError: Error, CustomStringConvertible {
+    var operation: String
+    var code: Int32
+    var description: String { "\(operation): \(String(cString: strerror(code)))" }
 }

@@ -1,42 +1,40 @@
-import FencepostCore
-package import FencepostFormats
+package import FencepostCore
 package import Foundation
 
 extension EventExport {
-    /// Writes every event (or, for ics, visit) `query` selects from the store, in `format`;
+    /// Writes every event (or, for ics, visit) `query` selects from `source`, in `format`;
     /// `zone` adds local times to csv and jsonl. geojson has the events, then (without a kind
     /// filter) the visits with their regions' shapes.
     package static func write(
-        _ format: ExportFormat, query: EventQuery, zone: TimeZone?, store: Store, to sink: inout some TextSink
+        _ format: ExportFormat, query: EventQuery, zone: TimeZone?, from source: some EventReading,
+        to sink: inout some TextSink
     ) async throws {
         switch format {
         case .csv:
             try sink.write(csvHeader(zone: zone))
-            try await store.forEachEvent(query) { event in try sink.write(csvLine(event, zone: zone)) }
+            try await source.forEachEvent(query) { event in try sink.write(csvLine(event, zone: zone)) }
         case .jsonl:
-            try await store.forEachEvent(query) { event in try sink.write(jsonLine(event, zone: zone)) }
+            try await source.forEachEvent(query) { event in try sink.write(jsonLine(event, zone: zone)) }
         case .geojson:
             var features = GeoJSONExport()
             try sink.write(GeoJSONExport.header)
-            try await store.forEachEvent(query) { event in
+            try await source.forEachEvent(query) { event in
                 try sink.write(features.feature(GeoJSONExport.feature(event)))
             }
             if query.kind == nil {
                 let regions = Dictionary(
-                    uniqueKeysWithValues: try await store.monitoredRegions().map { ($0.region.id, $0.region) })
-                try await VisitSelection(query).forEach(store) { visit in
+                    uniqueKeysWithValues: try await source.regions().map { ($0.id, $0) })
+                try await VisitSelection(query).forEach(source) { visit in
                     try sink.write(features.feature(GeoJSONExport.feature(visit, region: regions[visit.region])))
                 }
             }
             try sink.write(GeoJSONExport.footer)
         case .ics:
             let names = Dictionary(
-                uniqueKeysWithValues: try await store.monitoredRegions().map {
-                    ($0.region.id, $0.region.name ?? $0.region.id)
-                })
-            let lastFix = try await store.deviceAnchors()
+                uniqueKeysWithValues: try await source.regions().map { ($0.id, $0.name ?? $0.id) })
+            let lastFix = try await source.deviceAnchors()
             try sink.write(ICSExport.text(ICSExport.header))
-            try await VisitSelection(query).forEach(store) { visit in
+            try await VisitSelection(query).forEach(source) { visit in
                 try sink.write(
                     ICSExport.text(
                         ICSExport.vevent(
@@ -55,10 +53,10 @@ struct VisitSelection {
         self.query = query
     }
 
-    func forEach(_ store: Store, _ body: (VisitRow) throws -> Void) async throws {
+    func forEach(_ source: some EventReading, _ body: (VisitRow) throws -> Void) async throws {
         let since = query.since.map(Timestamp.milliseconds)
         let until = query.until.map(Timestamp.milliseconds)
-        try await store.forEachVisit(device: query.device, region: query.region) { visit in
+        try await source.forEachVisit(openOnly: false, device: query.device, region: query.region) { visit in
             if let since, visit.enteredMs < since { return }
             if let until, visit.enteredMs >= until { return }
             try body(visit)

@@ -1,40 +1,19 @@
 import FencepostCore
+import FencepostIngest
 import FencepostGeometry
 import FencepostStore
+import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Testing
 
 @Suite struct IngestSessionTests {
-    let grid = Grid(origin: Position(lon: -8.62, lat: 52.66))
-
-    /// Metres east of an origin, for straight test walks.
-    struct Grid {
-        let projection: LocalProjection
-        init(origin: Position) { projection = LocalProjection(origin: origin) }
-        func fix(_ x: Double, t: Double, device: String = "bus") -> Fix {
-            let p = projection.unproject(x: x, y: 0)
-            return Fix(device: device, time: 1_700_000_000 + t, lat: p.lat, lon: p.lon, accuracy: 5)
-        }
-        func circle(_ id: String, x: Double, radius: Double) -> Region {
-            Region(id: id, shape: .circle(center: projection.unproject(x: x, y: 0), radius: radius))
-        }
-        /// Along x from -300 to 300 m at 2 m/s, one fix a second.
-        func walk(device: String = "bus") -> [Fix] {
-            (0...300).map { fix(-300 + 2 * Double($0), t: Double($0), device: device) }
-        }
-    }
+    let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))
 
     func ingest(_ store: Store, _ inputs: [[Fix]], options: IngestOptions = IngestOptions()) async throws
         -> IngestSummary
     {
-        let session = try await IngestSession(store: store, options: options)
-        for input in inputs {
-            try await session.ingest { add in
-                for fix in input { try add(fix) }
-            }
-        }
-        return session.summary
+        try await StoreInputs.ingest(store, inputs, options: options)
     }
 
     func visits(_ store: Store) async throws -> [String] {

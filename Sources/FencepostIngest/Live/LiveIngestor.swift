@@ -1,8 +1,21 @@
-import FencepostCore
-import FencepostStore
+package import FencepostCore
+package import FencepostStore
 import Foundation
-import HTTPTypes
-import ServiceLifecycle
+package import ServiceLifecycle
+
+/// What the live writer tells whoever watches it (the service's metrics and streams).
+package protocol LiveIngestReporting: Sendable {
+    /// A group of requests' fixes was committed, taking `duration`.
+    func committedGroup(fixes: Int, duration: Duration)
+    /// One request's fixes, and what they did.
+    func ingested(fixes: Int, outcome: BatchOutcome)
+    /// A sync put commits on disk, taking `duration`.
+    func synced(duration: Duration)
+    /// The store did housekeeping between groups (its log started over), taking `duration`.
+    func keptStoreSmall(duration: Duration)
+    /// A group made events: streams and webhooks have something new.
+    func newEvents()
+}
 
 /// The one writer of live fixes: requests queue their (validated) batches, and the writer
 /// takes everything queued, ingests it in one transaction off the async threads, and answers
@@ -15,38 +28,33 @@ import ServiceLifecycle
 ///
 /// A ServiceLifecycle service: on graceful shutdown it stops taking batches and finishes (and
 /// answers) the ones already queued before it returns.
-final class LiveIngestor: Service, Sendable {
+package final class LiveIngestor: Service, Sendable {
     private let queue = BatchingQueue<PendingBatch>()
     private let committed = BatchingQueue<(PendingBatch, BatchOutcome)>()
-    private let durability: CommitDurability
-    /// The store's log, started over by the writer when it has grown (nil for a store in memory).
-    private let log: WriteAheadLog?
+    private let durability: StoreDurability
     private let session: SessionBox
-    private let thread = DedicatedThread("live-writer")
-    private let metrics: ServiceMetrics
-    private let signal: ChangeSignal
+    private let reporting: any LiveIngestReporting
     /// A group holds at most this many fixes (several requests' worth).
     private static let groupFixes = 20_000
 
-    init(
-        store: Store, options: IngestOptions, metrics: ServiceMetrics, signal: ChangeSignal,
-        durability: CommitDurability,
-        log: WriteAheadLog?
+    /// Refused: the writer is stopping (the client may send the fixes again later).
+    package struct ShuttingDown: Error {}
+
+    package init(
+        store: Store, options: IngestOptions, durability: StoreDurability, reporting: any LiveIngestReporting
     ) async throws {
         self.session = SessionBox(try await IngestSession(store: store, options: options))
-        self.metrics = metrics
-        self.signal = signal
         self.durability = durability
-        self.log = log
+        self.reporting = reporting
     }
 
     /// Ingests `fixes` (one request) and returns what they did, once committed (and, with
     /// durable commits, on disk).
-    func ingest(_ fixes: [Fix]) async throws -> BatchOutcome {
+    package func ingest(_ fixes: [Fix]) async throws -> BatchOutcome {
         try await queue.submit(fixes)
     }
 
-    func run() async throws {
+    package func run() async throws {
         // A graceful shutdown and a cancellation (the group cancelled because another service
         // failed, such as a server that could not bind) both close the queue: what is queued is
         // still written and answered, then the loop ends. Waiting on the queue alone would keep
@@ -73,8 +81,8 @@ final class LiveIngestor: Service, Sendable {
         while let groups = await committed.take() {
             do {
                 let started = ContinuousClock.now
-                try await durability.ensure()
-                metrics.recordSync(.now - started)
+                try await durability.commitsDurable()
+                reporting.synced(duration: .now - started)
                 for (pending, outcome) in groups { pending.continuation.resume(returning: outcome) }
             } catch {
                 // Committed but maybe not on disk: the client retries, and what is already
@@ -90,27 +98,18 @@ final class LiveIngestor: Service, Sendable {
             let session = self.session
             let started = ContinuousClock.now
             let outcomes = try await session.value.ingest(batches: batches)
-            metrics.recordGroup(fixes: batches.reduce(0) { $0 + $1.count }, duration: .now - started)
+            reporting.committedGroup(fixes: batches.reduce(0) { $0 + $1.count }, duration: .now - started)
             for (pending, outcome) in zip(group, outcomes) {
-                metrics.recordIngest(fixes: pending.fixes.count, outcome: outcome)
+                reporting.ingested(fixes: pending.fixes.count, outcome: outcome)
             }
-            if outcomes.contains(where: { !$0.events.isEmpty }) { signal.notify() }
+            if outcomes.contains(where: { !$0.events.isEmpty }) { reporting.newEvents() }
             await committed.append(Array(zip(group, outcomes)))
         } catch {
             for pending in group { pending.continuation.resume(throwing: error) }
         }
-        await restartLogIfLarge()
-    }
-
-    /// Between groups, while the answers of the last one wait for the disk: keeps the log from
-    /// growing without end (see ``WriteAheadLog/restartIfLarge()``).
-    private func restartLogIfLarge() async {
-        guard let log else { return }
+        // Between groups, while the answers of the last one wait for the disk.
         let started = ContinuousClock.now
-        // A failure here leaves the log longer until the next group tries again.
-        if (try? await thread.run { try log.restartIfLarge() }) == true {
-            metrics.recordLogRestart(.now - started)
-        }
+        if await durability.afterCommit() { reporting.keptStoreSmall(duration: .now - started) }
     }
 }
 
@@ -129,9 +128,7 @@ struct PendingBatch {
 extension BatchingQueue where Item == PendingBatch {
     /// Queues a request's batch and waits for its answer; refused once closed (shutting down).
     func submit(_ fixes: [Fix]) async throws -> BatchOutcome {
-        guard !closed else {
-            throw APIError(.serviceUnavailable, "shutting_down", "the service is shutting down; retry")
-        }
+        guard !closed else { throw LiveIngestor.ShuttingDown() }
         return try await withCheckedThrowingContinuation { continuation in
             append([PendingBatch(fixes: fixes, continuation: continuation)])
         }

@@ -1,6 +1,6 @@
 package import FencepostCore
-import FencepostFormats
 import FencepostGeometry
+package import FencepostStore
 import Foundation
 
 /// Options for one ingest run.
@@ -52,10 +52,10 @@ package final class IngestSession {
     /// Per device, its stored state's version as last read or saved (0: not stored): the
     /// progress the pipeline kept is used in a later input only while it is still this.
     private var storedVersion: [String: Int64] = [:]
-    /// In the current transaction: the devices whose lock it holds, and their stored rows as
+    /// In the current transaction: the devices whose lock it holds, and their stored states as
     /// read under it (nil: none stored). Neither changes until the transaction saves them.
     private var lockedDevices: Set<String> = []
-    private var storedRows: [String: SQLRow?] = [:]
+    private var storedStates: [String: StoredDeviceState?] = [:]
     /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
     private var collected: [GeofenceEvent]?
     /// The summary of committed inputs, and of the current one while it is read.
@@ -67,9 +67,7 @@ package final class IngestSession {
     package init(store: Store, options: IngestOptions = IngestOptions()) async throws {
         self.store = store
         self.options = options
-        let (regions, revision) = try await store.read { tx in
-            (try Store.monitoredRegions(tx).map(\.region), try Store.regionsRevision(tx))
-        }
+        let (regions, revision) = try await store.monitoredRegionsAndRevision()
         self.pipeline = try Self.pipeline(regions: regions, options: options)
         self.regionsRevision = revision
     }
@@ -114,7 +112,7 @@ package final class IngestSession {
     {
         var isNew = true
         try await transaction { tx in
-            if let file, try !tx.use({ try Store.record(file, in: $0) }) {
+            if let file, try !tx.record(file) {
                 isNew = false
                 return
             }
@@ -134,11 +132,9 @@ package final class IngestSession {
             // of the same devices never wait for each other in a circle. Then their stored
             // states at once: a database server is asked twice, not twice per device.
             let devices = Set(batches.lazy.flatMap { $0.lazy.map(\.device) }).sorted()
-            try tx.use { tx in
-                try tx.dialect.lock(devices.map { "device:" + $0 }, in: tx)
-                lockedDevices.formUnion(devices)
-                try readStoredRows(of: devices, tx: tx)
-            }
+            try tx.lock(devices: devices)
+            lockedDevices.formUnion(devices)
+            try readStoredStates(of: devices, tx: tx)
             var touched = Set<String>()
             for batch in batches {
                 let before = summary
@@ -164,20 +160,13 @@ package final class IngestSession {
             pipeline, pipeline.snapshot, self.summary, self.storedVersion
         )
         do {
-            try await store.write { connection in
+            try await store.ingestTransaction(written: { [unowned self] written in self.count(written) }) { tx in
                 defer {
                     lockedDevices.removeAll()
-                    storedRows.removeAll()
+                    storedStates.removeAll()
                 }
-                let tx = IngestTransaction(connection) { [unowned self] written in self.count(written) }
-                do {
-                    try tx.use { try rebuildIfRegionsChanged(tx: $0) }
-                    try body(tx)
-                    try tx.awaitWrites()
-                } catch {
-                    tx.abandon()
-                    throw error
-                }
+                try rebuildIfRegionsChanged(tx: tx)
+                try body(tx)
             }
         } catch {
             // A pipeline rebuilt in the transaction (regions changed) starts with no device.
@@ -189,10 +178,10 @@ package final class IngestSession {
 
     /// Rebuilds the monitor if regions changed since it was built (another process applied a
     /// plan), dropping every kept device state.
-    private func rebuildIfRegionsChanged(tx: any SQLTransaction) throws {
-        let revision = try Store.regionsRevision(tx)
+    private func rebuildIfRegionsChanged(tx: IngestTransaction) throws {
+        let revision = try tx.regionsRevision()
         guard revision != regionsRevision else { return }
-        pipeline = try Self.pipeline(regions: try Store.monitoredRegions(tx).map(\.region), options: options)
+        pipeline = try Self.pipeline(regions: try tx.monitoredRegions(), options: options)
         regionsRevision = revision
         storedVersion.removeAll()
     }
@@ -205,7 +194,7 @@ package final class IngestSession {
             try tx.write(events, now: Timestamp.format(Date()))
         }
         let tally = try pipeline.input(read, into: &outcomes) { [unowned self] device, kept in
-            try tx.use { try self.resume(device, kept: kept, tx: $0) }
+            try self.resume(device, kept: kept, tx: tx)
         }
         try tx.write(outcomes.pending, now: Timestamp.format(Date()))
         try tx.awaitWrites()
@@ -249,31 +238,23 @@ package final class IngestSession {
     /// A device's progress at its first fix in an input, with the device's lock taken for the
     /// rest of the transaction: what the session kept, while the stored state is still the
     /// version the session last read or saved; else the stored state.
-    private func resume(_ device: String, kept: DeviceProgress?, tx: any SQLTransaction) throws -> DeviceProgress {
-        if lockedDevices.insert(device).inserted { try tx.dialect.lock("device:" + device, in: tx) }
+    private func resume(_ device: String, kept: DeviceProgress?, tx: IngestTransaction) throws -> DeviceProgress {
+        if lockedDevices.insert(device).inserted { try tx.lock(devices: [device]) }
         summary.devices.insert(device)
-        if storedRows[device] == nil { try readStoredRows(of: [device], tx: tx) }
-        let stored = storedRows[device] ?? nil
-        let version: Int64 = stored?["version"] ?? 0
+        if storedStates[device] == nil { try readStoredStates(of: [device], tx: tx) }
+        let stored = storedStates[device] ?? nil
+        let version = stored?.version ?? 0
         if let kept, storedVersion[device] == version { return kept }
         storedVersion[device] = version
-        let state = try stored.map { try Store.decodeDeviceState($0["state"]) } ?? DeviceState()
+        let state = stored?.state ?? DeviceState()
         return DeviceProgress(
             filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
     }
 
-    /// Reads the stored rows of `devices` (locked) into ``storedRows``, a few hundred a statement.
-    private func readStoredRows(of devices: [String], tx: any SQLTransaction) throws {
-        for start in stride(from: 0, to: devices.count, by: 500) {
-            let chunk = devices[start..<min(start + 500, devices.count)]
-            for device in chunk { storedRows[device] = .some(nil) }
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for row in try tx.rows(
-                "SELECT device, state, version FROM devices WHERE device IN (\(marks))", chunk.map { .text($0) })
-            {
-                storedRows[row["device"]] = row
-            }
-        }
+    /// Reads the stored states of `devices` (locked) into ``storedStates``.
+    private func readStoredStates(of devices: [String], tx: IngestTransaction) throws {
+        let found = try tx.storedStates(of: devices)
+        for device in devices { storedStates[device] = .some(found[device]) }
     }
 
     /// Saves the anchors and states of the devices an input touched.
@@ -287,7 +268,7 @@ package final class IngestSession {
                     monitor: pipeline.monitor.state(of: progress.track))
             )
         }
-        let saved = try tx.use { try Store.save(states, now: Timestamp.format(Date()), tx: $0) }
+        let saved = try tx.save(states, now: Timestamp.format(Date()))
         storedVersion.merge(saved) { $1 }
     }
 

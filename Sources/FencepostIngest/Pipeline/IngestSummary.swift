@@ -1,39 +1,41 @@
+package import FencepostCore
+
 /// What an ingest (or a scan) did: fixes read, accepted and dropped, events and visits, in
 /// total and per device.
-public struct IngestSummary: Sendable, Hashable {
-    public var fixesRead = 0
-    public var fixesAccepted = 0
-    public var dropped: [FixDropReason: Int] = [:]
-    public var skipped: [String: Int] = [:]
-    public var events: [EventKind: Int] = [:]
-    public var visitsOpened = 0
-    public var visitsClosed = 0
-    public var devices: Set<String> = []
+package struct IngestSummary: Sendable, Hashable {
+    package var fixesRead = 0
+    package var fixesAccepted = 0
+    package var dropped: [FixDropReason: Int] = [:]
+    package var skipped: [String: Int] = [:]
+    package var events: [EventKind: Int] = [:]
+    package var visitsOpened = 0
+    package var visitsClosed = 0
+    package var devices: Set<String> = []
     /// Each device's fixes and events (a fleet file holds many devices).
-    public var byDevice: [String: DeviceTally] = [:]
+    package var byDevice: [String: DeviceTally] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Counts what a device's fixes did in one input.
-    public mutating func add(_ tally: DeviceTally, device: String) {
+    package mutating func add(_ tally: DeviceTally, device: String) {
         byDevice[device, default: DeviceTally()].add(tally)
     }
 }
 
 /// What one device's fixes did: counted as the filter and the monitor take them
 /// (``Monitor/take(_:device:filter:emit:)``).
-public struct DeviceTally: Sendable, Hashable {
+package struct DeviceTally: Sendable, Hashable {
     /// Fixes the filter saw (accepted or dropped).
-    public var fixesRead = 0
-    public var fixesAccepted = 0
-    public var enters = 0
-    public var exits = 0
-    public var dwells = 0
+    package var fixesRead = 0
+    package var fixesAccepted = 0
+    package var enters = 0
+    package var exits = 0
+    package var dwells = 0
 
-    public init() {}
+    package init() {}
 
     /// The events by kind (kinds with none left out).
-    public var events: [EventKind: Int] {
+    package var events: [EventKind: Int] {
         var events: [EventKind: Int] = [:]
         for (kind, count) in [(EventKind.enter, enters), (.exit, exits), (.dwell, dwells)] where count > 0 {
             events[kind] = count
@@ -41,7 +43,7 @@ public struct DeviceTally: Sendable, Hashable {
         return events
     }
 
-    public var eventCount: Int { enters + exits + dwells }
+    package var eventCount: Int { enters + exits + dwells }
 
     @inline(__always)
     mutating func count(_ kind: EventKind) {
@@ -52,7 +54,7 @@ public struct DeviceTally: Sendable, Hashable {
         }
     }
 
-    public mutating func add(_ other: DeviceTally) {
+    package mutating func add(_ other: DeviceTally) {
         fixesRead += other.fixesRead
         fixesAccepted += other.fixesAccepted
         enters += other.enters
