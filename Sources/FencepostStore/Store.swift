@@ -27,9 +27,18 @@ package struct Store: Sendable {
     /// server that cannot be reached or refuses the login, or a schema newer than this release
     /// throws a ``StoreOpenError`` saying so; a full disk, or a SQLite file whose write lock
     /// another process holds for longer than `busyTimeout` seconds, a ``StoreUnavailable``.
-    package static func open(_ location: String, busyTimeout: Double = 30) async throws -> Store {
+    ///
+    /// With `createIfMissing` false, a SQLite file that does not exist is not made: the error
+    /// is ``StoreOpenError/missing(path:)`` (for commands that only read, where a mistyped path
+    /// should not leave an empty store behind). A PostgreSQL database is never created here.
+    package static func open(_ location: String, busyTimeout: Double = 30, createIfMissing: Bool = true)
+        async throws -> Store
+    {
         switch try StoreLocation(location) {
         case .file(let path):
+            if !createIfMissing, !FileManager.default.fileExists(atPath: path) {
+                throw StoreOpenError.missing(path: path)
+            }
             return try Store(path: path, busyTimeout: busyTimeout)
         case .postgres(let url):
             return Store(backend: try await PostgresBackend.open(url))
@@ -40,6 +49,12 @@ package struct Store: Sendable {
     /// up to `busyTimeout` seconds for another process's write lock.
     package init(path: String, busyTimeout: Double = 30) throws {
         self.init(backend: try SQLiteBackend(path: path, busyTimeout: busyTimeout))
+    }
+
+    /// Where the store is when nothing names one: `$FENCEPOST_DB`, else
+    /// `$XDG_DATA_HOME/fencepost/fencepost.db`, else `~/.local/share/fencepost/fencepost.db`.
+    package static func defaultLocation(environment: [String: String]) -> String {
+        StoreLocation.defaultPath(environment: environment)
     }
 
     /// A private SQLite database in memory, for tests and dry runs.

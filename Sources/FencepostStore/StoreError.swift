@@ -25,6 +25,8 @@ package enum StoreOpenError: Error, Equatable, CustomStringConvertible {
     case newerSchema([String])
     /// The server could not be reached, or refused the connection or the login.
     case unreachable(String)
+    /// No store at this path, and it was not to be created (a command that only reads).
+    case missing(path: String)
 
     package var description: String {
         switch self {
@@ -35,6 +37,8 @@ package enum StoreOpenError: Error, Equatable, CustomStringConvertible {
                 "the store was upgraded by a newer fencepost (migrations \(migrations.joined(separator: ", "))): use that release or newer"
         case .unreachable(let reason):
             return reason
+        case .missing(let path):
+            return "no store at \(path)"
         }
     }
 }

@@ -26,14 +26,20 @@ struct StoreOptions: ParsableArguments {
     }
 
     var path: String {
-        db ?? StoreLocation.defaultPath(environment: ProcessInfo.processInfo.environment)
+        db ?? Store.defaultLocation(environment: ProcessInfo.processInfo.environment)
     }
 
-    /// Opens the store; a failure is reported on stderr as one line and exit code 3.
-    func open() async throws -> Store {
+    /// Opens the store; a failure is reported on stderr as one line and exit code 3. With
+    /// `createIfMissing` false (commands that only read), a missing SQLite file is such a
+    /// failure rather than made empty.
+    func open(createIfMissing: Bool = true) async throws -> Store {
         try await CommandFailure.reporting {
             do {
-                return try await Store.open(path, busyTimeout: busyTimeout)
+                return try await Store.open(path, busyTimeout: busyTimeout, createIfMissing: createIfMissing)
+            } catch StoreOpenError.missing(let path) {
+                throw CommandFailure.io(
+                    "error: no store at \(path) (check --db or FENCEPOST_DB; `fencepost regions apply` or `fencepost ingest` creates one)"
+                )
             } catch let error as StoreOpenError {
                 throw CommandFailure.io("error: cannot open the store: \(error)")
             } catch let error as StoreUnavailable {

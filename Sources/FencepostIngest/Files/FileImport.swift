@@ -1,5 +1,5 @@
 import Crypto
-package import FencepostCore
+import FencepostCore
 package import FencepostFormats
 package import FencepostHealth
 package import FencepostStore

@@ -1,4 +1,4 @@
-package import FencepostCore
+import FencepostCore
 package import FencepostFormats
 package import FencepostHealth
 package import FencepostStore

@@ -1,7 +1,7 @@
 package import FencepostCore
 package import FencepostStore
 import Foundation
-package import ServiceLifecycle
+import ServiceLifecycle
 
 /// What the live writer tells whoever watches it (the service's metrics and streams).
 package protocol LiveIngestReporting: Sendable {

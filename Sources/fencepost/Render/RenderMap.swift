@@ -123,13 +123,16 @@ struct RenderMap: AsyncParsableCommand {
     /// The store, when there is one: a picture never creates a store. Missing and `needed`
     /// (regions from the store) is an error; missing and not needed is no events.
     private func openExistingStore(needed: Bool) async throws -> Store? {
-        if case .file(let path)? = try? StoreLocation(store.path), !FileManager.default.fileExists(atPath: path) {
+        do {
+            return try await Store.open(store.path, busyTimeout: store.busyTimeout, createIfMissing: false)
+        } catch StoreOpenError.missing(let path) {
             if needed {
                 throw CommandFailure.io("error: no store at \(path); name region configs with --regions, or set --db")
             }
             return nil
+        } catch {
+            return try await store.open(createIfMissing: false)  // reported as every command reports it
         }
-        return try await store.open()
     }
 
     /// `1 region`, `2 regions`.

@@ -27,10 +27,7 @@ struct RenderTimeline: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            if case .file(let path)? = try? StoreLocation(store.path), !FileManager.default.fileExists(atPath: path) {
-                throw CommandFailure.io("error: no store at \(path); set --db or FENCEPOST_DB")
-            }
-            let store = try await self.store.open()
+            let store = try await self.store.open(createIfMissing: false)
             let scene = try await timeline(store)
             try output.write(TimelineRenderer(width: Double(selection.width)).svg(scene))
             let open = scene.visits.filter(\.isOpen).count
