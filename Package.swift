@@ -174,7 +174,7 @@ let package = Package(
         .executableTarget(
             name: "fencepost-chaos",
             dependencies: [
-                "FencepostTestSupport", "FencepostServerTestSupport",
+                "FencepostStore", "FencepostTestSupport", "FencepostServerTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

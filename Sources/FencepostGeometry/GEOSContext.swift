@@ -32,9 +32,6 @@ public final class GEOSContext {
         GEOS_finish_r(handle)
     }
 
-    /// The GEOS library version, for diagnostics.
-    public static var libraryVersion: String { String(cString: GEOSversion()) }
-
     /// Forgets the last error, so the next failure reports its own message.
     func clearError() {
         messages.lastError = nil

@@ -1,4 +1,4 @@
-package import FencepostCore
+import FencepostCore
 import Foundation
 
 /// The event repository every Fencepost command and the service share: SQLite (a file, the
@@ -10,14 +10,9 @@ import Foundation
 /// transaction, so a crash at any point leaves either all of them or none.
 package struct Store: Sendable {
     let backend: any StoreBackend
-    /// Run inside the apply transaction for each region whose open visits must close.
-    let retirementHooks: [RegionRetirementHook]
 
     /// A file path, or the URL without its password.
     package var location: String { backend.location }
-
-    /// A private SQLite database in memory (``inMemory()``): no file, no write-ahead log.
-    package var isInMemory: Bool { sqlite?.isInMemory ?? false }
 
     /// The SQLite backend, for what only a SQLite file has (its write-ahead log).
     var sqlite: SQLiteBackend? { backend as? SQLiteBackend }
@@ -62,14 +57,8 @@ package struct Store: Sendable {
         Store(backend: try SQLiteBackend())
     }
 
-    init(backend: any StoreBackend, retirementHooks: [RegionRetirementHook] = []) {
+    init(backend: any StoreBackend) {
         self.backend = backend
-        self.retirementHooks = retirementHooks
-    }
-
-    /// The same store with one more hook run when regions are retired.
-    package func adding(retirementHook: @escaping RegionRetirementHook) -> Store {
-        Store(backend: backend, retirementHooks: retirementHooks + [retirementHook])
     }
 
     /// Closes the store's connections.
@@ -89,6 +78,3 @@ package struct Store: Sendable {
         try await backend.write(body)
     }
 }
-
-/// Called inside the apply transaction for a region whose open visits must be closed.
-package typealias RegionRetirementHook = @Sendable (any SQLTransaction, String, RegionRetirementReason) throws -> Void

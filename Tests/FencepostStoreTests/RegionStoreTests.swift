@@ -25,15 +25,6 @@ import Testing
                     ]
                 ]))))
 
-    /// Records every retirement the store reports, as a visit closer would act on them.
-    final class RetirementLog: Sendable {
-        let entries = Mutex<[String]>([])
-        var all: [String] { entries.withLock { $0 } }
-        func hook() -> RegionRetirementHook {
-            { _, id, reason in self.entries.withLock { $0.append("\(id) \(reason.rawValue)") } }
-        }
-    }
-
     @Test func applyThenReapplyIsANoOp() async throws {
         let store = try await TestStores.fresh()
         let desired = [Self.circle("a"), Self.circle("b"), Self.square]
@@ -55,36 +46,33 @@ import Testing
     }
 
     @Test func geometryChangeUpdatesAndRetiresTheRegion() async throws {
-        let log = RetirementLog()
-        let store = try await TestStores.fresh().adding(retirementHook: log.hook())
+        let store = try await TestStores.fresh()
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         let plan = try await store.applyRegions([Self.circle("a", radius: 30), Self.circle("b")])
         #expect(plan.changes.map(\.line) == ["~ update a"])
-        #expect(log.all == ["a region_changed"])
+        #expect(plan.retirements.map { "\($0.0) \($0.1.rawValue)" } == ["a region_changed"])
         let a = try await #require(try store.monitoredRegions().first { $0.region.id == "a" })
         #expect(a.version == 2)
         #expect(a.region.shape == .circle(center: Position(lon: -8.62, lat: 52.66), radius: 30))
     }
 
     @Test func propertyOnlyChangeUpdatesWithoutRetiring() async throws {
-        let log = RetirementLog()
-        let store = try await TestStores.fresh().adding(retirementHook: log.hook())
+        let store = try await TestStores.fresh()
         try await store.applyRegions([Self.circle("a")])
         var renamed = Self.circle("a", name: "Stop A")
         renamed.settings.dwell = 60
         let plan = try await store.applyRegions([renamed])
         #expect(plan.changes == [.update(renamed, geometryChanged: false)])
-        #expect(log.all.isEmpty)
+        #expect(plan.retirements.isEmpty)
         await #expect(try store.monitoredRegions().first?.region.settings.dwell == 60)
     }
 
     @Test func removalDeletesAndRetires() async throws {
-        let log = RetirementLog()
-        let store = try await TestStores.fresh().adding(retirementHook: log.hook())
+        let store = try await TestStores.fresh()
         try await store.applyRegions([Self.circle("a"), Self.square])
         let plan = try await store.applyRegions([Self.square])
         #expect(plan.changes.map(\.line) == ["- remove a"])
-        #expect(log.all == ["a region_removed"])
+        #expect(plan.retirements.map { "\($0.0) \($0.1.rawValue)" } == ["a region_removed"])
         await #expect(try store.regionDigests().map(\.id) == ["square"])
     }
 
@@ -100,15 +88,23 @@ import Testing
         await #expect(try store.monitoredRegions() == before)
     }
 
-    @Test func aFailingRetirementHookRollsBackTheWholeApply() async throws {
-        struct VisitCloserFailed: Error {}
-        let store = try await TestStores.fresh().adding { _, _, _ in throw VisitCloserFailed() }
+    @Test func aFailureClosingARetiredRegionsVisitsRollsBackTheWholeApply() async throws {
+        let store = try await TestStores.fresh()
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
+        // A device inside both circles: its visits stay open.
+        let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))
+        _ = try await StoreInputs.ingest(store, [(0..<30).map { grid.fix(0, t: Double($0)) }])
         let before = try await store.monitoredRegions()
-        await #expect(throws: VisitCloserFailed.self) {
+        // A real database failure as the removed region's visit closes (its outbox row).
+        try await TestStores.refuseInserts(in: store, into: "outbox", when: "NEW.entity = 'visit'")
+        let error = await #expect(throws: (any Error).self) {
             try await store.applyRegions([Self.circle("b"), Self.circle("c")])
         }
+        #expect("\(String(describing: error))".contains("injected failure"))
         await #expect(try store.monitoredRegions() == before)
+        var open = 0
+        try await store.forEachVisit(openOnly: true) { _ in open += 1 }
+        #expect(open == 2)
     }
 
     @Test func fileStoreUsesWALAndPersistsAcrossOpens() async throws {

@@ -41,7 +41,6 @@ struct Legend {
 /// drawn over the map, outside the pan and zoom of the HTML form.
 struct MapDecorations {
     let frame: MapFrame
-    static let lineHeight = 15.0
 
     /// The scale bar's length in metres and pixels: 1, 2 or 5 × a power of ten, at most 120
     /// pixels, measured at the map's middle latitude.

@@ -9,14 +9,6 @@ struct Caller: Sendable {
     var tokenName: String
     var scope: TokenScope
 
-    /// Reading a device's data: admin, read, or that device's own token.
-    func mayRead(device: String?) -> Bool {
-        switch scope {
-        case .admin, .read: return true
-        case .device(let own): return device == own
-        }
-    }
-
     /// Posting `device`'s fixes: admin, or the device's own token; else 403.
     func requirePost(device: String) throws {
         switch scope {

@@ -34,8 +34,8 @@ struct SyncPushJob: Service {
             // Another process (a CLI push, another instance) may hold the sync lock: skip the round.
             let logger = self.logger
             guard
-                let report = try await store.exclusively(
-                    "sync", wait: false,
+                let report = try await store.exclusivelySyncing(
+                    wait: false,
                     {
                         try await pusher.push { report in
                             if report.failedRequests > 0 {

@@ -160,7 +160,7 @@ final class PostgresTransaction: SQLTransaction {
     /// The statement's answer. A statement sent as the server goes away (a restart cuts every
     /// connection) may never be answered nor failed by the driver; rather than hold a store
     /// thread and the request forever, a connection found closed while waiting ends the wait.
-    private func waitWatchingTheConnection<T>(_ answer: EventLoopFuture<T>) throws -> T {
+    private func waitWatchingTheConnection<T: Sendable>(_ answer: EventLoopFuture<T>) throws -> T {
         let answered = DispatchSemaphore(value: 0)
         answer.whenComplete { _ in answered.signal() }
         while answered.wait(timeout: .now() + .milliseconds(500)) == .timedOut {

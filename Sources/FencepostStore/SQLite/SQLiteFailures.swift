@@ -72,9 +72,23 @@ enum SQLiteFailures {
         return Int64(stats.f_bavail) * Int64(stats.f_frsize)
     }
 
-    /// Who holds the store's write lock: SQLite in WAL mode takes it as a POSIX lock on byte
-    /// 120 of the `-shm` file, so `F_GETLK` names the process (`pid 1234: fencepost serve …`).
+    /// Who holds the store's write lock, for messages: `pid 1234 (fencepost serve …)`.
     static func writeLockHolder(of path: String) -> String? {
+        guard let pid = SQLiteWriteLock.holder(of: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else {
+            return "pid \(pid)"
+        }
+        let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        let command = ([(words.first as NSString?)?.lastPathComponent ?? ""] + words.dropFirst()).joined(separator: " ")
+        return "pid \(pid) (\(command.count > 120 ? command.prefix(117) + "..." : command))"
+    }
+}
+
+/// The write lock of a SQLite store in WAL mode: SQLite takes it as a POSIX lock on byte 120 of
+/// the `-shm` file, so `F_GETLK` from any process names its holder.
+package enum SQLiteWriteLock {
+    /// The pid holding the write lock of the store file at `path`, if any.
+    package static func holder(of path: String) -> Int32? {
         let descriptor = open(path + "-shm", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -84,12 +98,6 @@ enum SQLiteFailures {
         lock.l_start = 120
         lock.l_len = 1
         guard fcntl(descriptor, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK), lock.l_pid > 0 else { return nil }
-        let pid = lock.l_pid
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else {
-            return "pid \(pid)"
-        }
-        let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        let command = ([(words.first as NSString?)?.lastPathComponent ?? ""] + words.dropFirst()).joined(separator: " ")
-        return "pid \(pid) (\(command.count > 120 ? command.prefix(117) + "..." : command))"
+        return lock.l_pid
     }
 }

@@ -61,7 +61,7 @@ struct BackendOptions: ParsableArguments {
 
     /// Runs `body` holding the store's sync lock, or exits 75 (or waits, with --wait).
     func exclusively<T: Sendable>(_ store: Store, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        guard let result = try await CommandFailure.reporting({ try await store.exclusively("sync", wait: wait, body) })
+        guard let result = try await CommandFailure.reporting({ try await store.exclusivelySyncing(wait: wait, body) })
         else {
             Console.error(["error: another sync is running on \(store.location); try again later or pass --wait"])
             throw SyncCommand.busy

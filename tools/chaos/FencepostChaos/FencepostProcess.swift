@@ -1,3 +1,4 @@
+import FencepostStore
 import Foundation
 
 #if canImport(Glibc)
@@ -111,7 +112,7 @@ enum Killer {
         Glibc.kill(pid, SIGSTOP)
         // Stopping is asynchronous: wait until the kernel reports it stopped (or gone).
         for _ in 0..<2_000 where process.isRunning && state(of: pid) != "T" { usleep(500) }
-        let holding = database.map { writeLockHolder(of: $0) == pid } ?? false
+        let holding = database.map { SQLiteWriteLock.holder(of: $0) == pid } ?? false
         Glibc.kill(pid, SIGKILL)
         process.waitUntilExit()
         let landed = process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
@@ -124,19 +125,5 @@ enum Killer {
             let close = text.lastIndex(of: ")")
         else { return nil }
         return text[text.index(after: close)...].first { !$0.isWhitespace }
-    }
-
-    /// The pid holding the write lock of the SQLite store at `database`, if any.
-    static func writeLockHolder(of database: String) -> Int32? {
-        let descriptor = open(database + "-shm", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 120
-        lock.l_len = 1
-        guard fcntl(descriptor, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
-        return lock.l_pid
     }
 }

@@ -51,8 +51,7 @@ extension Store {
     ///
     /// The plan is computed inside the transaction, so a concurrent apply cannot interleave;
     /// retired regions (removed, or with a changed geometry) have their open visits closed
-    /// (`region_removed`, `region_changed`) and run the retirement hooks in the same
-    /// transaction. Any failure rolls everything back.
+    /// (`region_removed`, `region_changed`) in the same transaction. Any failure rolls everything back.
     @discardableResult
     package func applyRegions(_ desired: [Region], at now: Date = Date()) async throws -> RegionPlan {
         try await applyRegions(at: now) { _ in desired }
@@ -105,9 +104,6 @@ extension Store {
         if !plan.changes.isEmpty { try Self.bumpRegionsRevision(tx) }
         for (regionID, reason) in plan.retirements {
             try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, tx: tx)
-            for hook in retirementHooks {
-                try hook(tx, regionID, reason)
-            }
         }
         return plan
     }
