@@ -74,10 +74,7 @@ let package = Package(
         ),
         .target(
             name: "FencepostHealth",
-            dependencies: [
-                "FencepostCore", "FencepostFormats",
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-            ],
+            dependencies: ["FencepostCore", "FencepostFormats", "CSystemZlib"],
             swiftSettings: swiftSettings
         ),
         .target(
