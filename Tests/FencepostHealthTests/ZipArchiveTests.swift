@@ -100,6 +100,44 @@ private let routeName = "apple_health_export/workout-routes/route.gpx"
         #expect(routes[0] == routes[1] && routes[0].count == 1113)
     }
 
+    /// The real export's newer layout zipped as writers do (Python's zipfile, deflated): the
+    /// same items, and the same route bytes, as read unpacked.
+    @Test(.enabled(if: TestData.sharedAvailable, "needs ../shared/data beside the checkout"))
+    func aRealExportZippedReadsAsUnpacked() async throws {
+        let folder = TestData.sharedFile("apple_health/zip_contents/apple_health_export")
+        let zip = try TemporaryFile("", suffix: ".zip")
+        defer { zip.remove() }
+        let script = """
+            import os, sys, zipfile
+            folder, out = sys.argv[1], sys.argv[2]
+            with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+                for root, _, files in sorted(os.walk(folder)):
+                    for name in sorted(files):
+                        path = os.path.join(root, name)
+                        z.write(path, os.path.relpath(path, os.path.dirname(folder)))
+            """
+        let status = try await offThePool {
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = ["python3", "-c", script, folder, zip.path]
+            try python.run()
+            python.waitUntilExit()
+            return python.terminationStatus
+        }
+        try #require(status == 0)
+        let zipped = try HealthExportFile(path: zip.path)
+        let unpacked = try HealthExportFile(path: folder + "/export.xml")
+        let items = try [zipped, unpacked].map { export in
+            var reader = HealthExportReader(source: try export.document())
+            var items: [HealthItem] = []
+            while let item = try reader.next() { items.append(item) }
+            return items
+        }
+        #expect(items[0] == items[1] && !items[0].isEmpty)
+        let route = "/workout-routes/route_2019-06-11_3.00pm.gpx"
+        #expect(try drain(zipped.referencedFile(route)) == drain(unpacked.referencedFile(route)))
+    }
+
     /// The archive that hung `health import` for ever (its inflater read past the entry until
     /// the deflate stream ended, and this one never does): now a located error.
     @Test func theArchiveThatHungIsRefused() throws {
