@@ -9,7 +9,7 @@ package final class ZipArchive {
     /// Every entry, in the central directory's order.
     package let entries: [ZipEntry]
     private let file: ZipFile
-    /// The first entry of each name, as `unzip` would pick it.
+    /// The first entry of each name: a damaged or odd archive may list a name twice.
     private let byName: [String: Int]
 
     package init(path: String) throws(TraceReadError) {
