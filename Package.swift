@@ -23,7 +23,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
-        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
@@ -74,10 +73,7 @@ let package = Package(
         ),
         .target(
             name: "FencepostHealth",
-            dependencies: [
-                "FencepostCore", "FencepostFormats",
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-            ],
+            dependencies: ["FencepostCore", "FencepostFormats", "CSystemZlib"],
             swiftSettings: swiftSettings
         ),
         .target(

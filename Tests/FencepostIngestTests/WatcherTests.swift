@@ -205,6 +205,30 @@ import Testing
         #expect(try await setup.store.deviceAnchors().keys.sorted() == ["good"])
     }
 
+    /// The archive that once kept the inbox waiting for ever (its export.xml's deflate stream
+    /// never ends): refused with its reason, and the file dropped after it still imported.
+    @Test func anArchiveWhoseDeflateStreamNeverEndsGoesToFailed() async throws {
+        let setup = try Setup()
+        let watcher = try await setup.watcher()
+        let archive = TestData.packageRoot.appendingPathComponent(
+            "FuzzTesting/Crashes/health-zip/never-ending-deflate.zip")
+        let hidden = (setup.inbox as NSString).appendingPathComponent(".export.zip.part")
+        try FileManager.default.copyItem(atPath: archive.path, toPath: hidden)
+        try FileManager.default.moveItem(
+            atPath: hidden, toPath: (setup.inbox as NSString).appendingPathComponent("export.zip"))
+        try setup.drop("good.csv", Self.walk(device: "good"))
+        try await Self.look(watcher) { setup.taken.count == 2 }
+        #expect(Set(setup.taken) == ["export.zip refused", "good.csv ingested"])
+        #expect(setup.contents("failed") == ["export.zip", "export.zip.error.txt"])
+        let reason = try String(
+            contentsOfFile: (setup.inbox as NSString).appendingPathComponent("failed/export.zip.error.txt"),
+            encoding: .utf8)
+        #expect(
+            reason.contains(
+                "export.zip:apple_health_export/export.xml: corrupt zip entry: its deflate stream does not end"))
+        #expect(try await setup.eventCount() == 2)
+    }
+
     /// Two watchers (two connections, as two processes would have) on one inbox at once: each
     /// file's events are written once.
     @Test func twoWatchersImportEachFileOnce() async throws {

@@ -37,7 +37,15 @@ final class GzipInflater {
                 let produced = chunk.count - Int(stream.avail_out)
                 output.append(contentsOf: chunk[0..<produced])
                 switch status {
-                case Z_OK, Z_BUF_ERROR: break
+                case Z_OK: break
+                case Z_BUF_ERROR:
+                    // No progress was possible. With room to write, that is zlib asking for
+                    // input: the loop ends and the next chunk, or the end of the file (truncated
+                    // data), answers. Anything else would repeat the same call for ever.
+                    guard stream.avail_in == 0 else {
+                        failure = "corrupt gzip data: inflating makes no progress"
+                        return
+                    }
                 case Z_STREAM_END:
                     ended = true
                     return
