@@ -79,12 +79,14 @@ let package = Package(
         .target(
             name: "FencepostRender",
             dependencies: ["FencepostCore", "FencepostGeometry"],
+            // The interactive map's scripts, compiled into the binary (PackageResources).
+            resources: [.embedInCode("HTML/Assets/map-pan-zoom.js"), .embedInCode("HTML/Assets/map-details.js")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "FencepostStore",
             dependencies: [
-                "FencepostGeometry", "FencepostCore", "FencepostFormats", "CSQLiteSetup",
+                "FencepostGeometry", "FencepostCore", "CSQLiteSetup",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -135,6 +137,11 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            // The live page's files, compiled into the binary (PackageResources).
+            resources: [
+                .embedInCode("Live/Assets/live.html"), .embedInCode("Live/Assets/live.css"),
+                .embedInCode("Live/Assets/live.js"),
             ],
             swiftSettings: swiftSettings
         ),
