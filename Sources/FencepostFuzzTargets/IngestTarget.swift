@@ -1,7 +1,7 @@
 import FencepostCore
 import FencepostFormats
-import FencepostIngest
 import FencepostGeometry
+import FencepostIngest
 import FencepostStore
 import Foundation
 
@@ -78,7 +78,8 @@ enum IngestTarget {
         }
         try await store.forEachVisit { visit in
             if let exited = visit.exitedMs, exited < visit.enteredMs {
-                throw Violation(promise: "visit \(visit.id) exits at \(visit.exitedAt ?? ""), before its enter \(visit.enteredAt)")
+                throw Violation(
+                    promise: "visit \(visit.id) exits at \(visit.exitedAt ?? ""), before its enter \(visit.enteredAt)")
             }
         }
     }

@@ -47,7 +47,8 @@ import Testing
     func farTimesInFiles(format: String, suffix: String) async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
+        #expect(
+            try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
         let trace = try cli.write("walk.\(suffix)", Self.walkWithFarFix(format: format))
         let result = try await cli.run("ingest", "--json", "--device", "walker", trace)
         #expect(result.status == 0, "\(format): \(result.stderr)")
@@ -92,7 +93,10 @@ import Testing
         let typed = try cli.write("typed.json", #"{"jobs": {"outbox_retention_days": "7"}}"#)
         let mismatch = try await cli.run("serve", "--port", "0", "--config", typed)
         #expect(mismatch.status == 1)
-        #expect(mismatch.stderr.contains("typed.json:1:36: jobs.outbox_retention_days: expected a number, found a JSON string"), "\(mismatch.stderr)")
+        #expect(
+            mismatch.stderr.contains(
+                "typed.json:1:36: jobs.outbox_retention_days: expected a number, found a JSON string"),
+            "\(mismatch.stderr)")
     }
 
     @Test("serve on a port in use exits 3 at once, naming the address and the reason")
@@ -103,7 +107,8 @@ import Testing
         defer { server.terminate() }
         let second = try await cli.run("serve", "--port", "\(port)")
         #expect(second.status == 3)
-        #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port): address already in use"), "\(second.stderr)")
+        #expect(
+            second.stderr.contains("cannot listen on 127.0.0.1:\(port): address already in use"), "\(second.stderr)")
         let foreign = try await cli.run("serve", "--host", "192.0.2.1", "--port", "0")
         #expect(foreign.status == 3)
         #expect(foreign.stderr.contains("cannot listen on 192.0.2.1:0: address not available"), "\(foreign.stderr)")
@@ -113,7 +118,8 @@ import Testing
     func resetPoisonedDevice() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }
-        #expect(try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
+        #expect(
+            try await cli.run("regions", "apply", cli.write("regions.geojson", IngestCommandTests.region)).status == 0)
         // Into the region, then a fix from 2099 (inside the files' range, far ahead of the rest).
         let into = IngestCommandTests.walk(from: 0, to: 150)
         let poisoned = into + "2099-01-01T00:00:00Z,52.66,-8.62,5\n"

@@ -22,7 +22,9 @@ import Testing
         #expect(!corpus.isEmpty, "FuzzTesting/Corpus/\(name) holds no inputs")
         var accepted = 0
         for file in corpus {
-            if case .accepted(let count) = await target.run([UInt8](try Data(contentsOf: file))), count > 0 { accepted += 1 }
+            if case .accepted(let count) = await target.run([UInt8](try Data(contentsOf: file))), count > 0 {
+                accepted += 1
+            }
         }
         #expect(accepted > 0, "no input of FuzzTesting/Corpus/\(name) is accepted by its parser")
     }

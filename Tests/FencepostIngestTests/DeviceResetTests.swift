@@ -1,7 +1,7 @@
 import FencepostCore
 import FencepostIngest
-import FencepostStore
 import FencepostServerTestSupport
+import FencepostStore
 import FencepostTestSupport
 import Foundation
 import Testing
@@ -10,7 +10,9 @@ import Testing
 @Suite struct DeviceResetTests {
     let base = IngestSessionTests()
 
-    @Test("a device poisoned by a far-future fix takes real fixes again after a reset; its open visit closes with reason reset")
+    @Test(
+        "a device poisoned by a far-future fix takes real fixes again after a reset; its open visit closes with reason reset"
+    )
     func resetAfterPoison() async throws {
         let store = try await TestStores.fresh()
         defer { Task { await store.close() } }

@@ -1,7 +1,7 @@
 import FencepostCore
-import FencepostIngest
 import FencepostFormats
 import FencepostGeometry
+import FencepostIngest
 import Testing
 
 /// The in-memory filter → monitor path: the filter's drops, and the monitor's events with the

@@ -1,6 +1,6 @@
 import FencepostCore
-import FencepostIngest
 import FencepostFormats
+import FencepostIngest
 import FencepostStore
 import FencepostTestSupport
 import Foundation

@@ -12,8 +12,11 @@ import Testing
     @Test("the largest accepted circles, near the poles and the antimeridian, a polygon touching a pole: drawn")
     func extremesOfAcceptedConfigs() throws {
         let regions = [
-            Region(id: "north", shape: .circle(center: Position(lon: 179.9, lat: 89.9), radius: RegionLimits.radius.maximum)),
-            Region(id: "south", shape: .circle(center: Position(lon: -180, lat: -90), radius: RegionLimits.radius.maximum)),
+            Region(
+                id: "north",
+                shape: .circle(center: Position(lon: 179.9, lat: 89.9), radius: RegionLimits.radius.maximum)),
+            Region(
+                id: "south", shape: .circle(center: Position(lon: -180, lat: -90), radius: RegionLimits.radius.maximum)),
             Region(id: "dot", shape: .circle(center: Position(lon: 0.001, lat: 0.001), radius: 0.001)),
             Region(
                 id: "cap",

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import FencepostCore
+import FencepostServerTestSupport
 import FencepostService
 import FencepostStore
-import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Hummingbird

@@ -19,9 +19,15 @@ struct OutsideNumbersTests {
         "a time past any range is refused with 422 naming the fix, on every protocol; nothing written, still healthy",
         arguments: [
             ("batch seconds", "/v1/devices/phone/locations", #"{"fixes":[{"time":1e18,"lat":47.0,"lon":8.0}]}"#),
-            ("batch string", "/v1/devices/phone/locations", #"{"fixes":[{"time":"9999-01-01T00:00:00Z","lat":47.0,"lon":8.0}]}"#),
+            (
+                "batch string", "/v1/devices/phone/locations",
+                #"{"fixes":[{"time":"9999-01-01T00:00:00Z","lat":47.0,"lon":8.0}]}"#
+            ),
             ("batch before 1970", "/v1/devices/phone/locations", #"{"fixes":[{"time":-5,"lat":47.0,"lon":8.0}]}"#),
-            ("owntracks", "/owntracks", #"{"_type":"location","tst":1000000000000000000,"lat":47.0,"lon":8.0,"tid":"phone"}"#),
+            (
+                "owntracks", "/owntracks",
+                #"{"_type":"location","tst":1000000000000000000,"lat":47.0,"lon":8.0,"tid":"phone"}"#
+            ),
             ("osmand", "/osmand?id=phone&lat=47.0&lon=8.0&timestamp=1e18", ""),
         ])
     func farTimesAreRefused(name: String, uri: String, body: String) async throws {

@@ -1,7 +1,7 @@
 import FencepostCore
+import FencepostServerTestSupport
 import FencepostService
 import FencepostStore
-import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Hummingbird

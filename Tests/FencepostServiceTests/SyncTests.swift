@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import FencepostCore
 import FencepostIngest
+import FencepostServerTestSupport
 import FencepostService
 import FencepostStore
 import FencepostSync
-import FencepostServerTestSupport
 import FencepostTestSupport
 import Foundation
 import Hummingbird

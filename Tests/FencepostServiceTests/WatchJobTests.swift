@@ -72,7 +72,10 @@ struct WatchJobTests {
     func refusedConfigs() throws {
         for (text, reason) in [
             (#"{"watch": {}}"#, ":1:11: watch: needs an inbox, a regions folder or both"),
-            (#"{"watch": {"regions": "/nowhere/at/all"}}"#, ":1:23: watch.regions: is not a directory: /nowhere/at/all"),
+            (
+                #"{"watch": {"regions": "/nowhere/at/all"}}"#,
+                ":1:23: watch.regions: is not a directory: /nowhere/at/all"
+            ),
         ] {
             let file = try TemporaryFile(text, suffix: ".json")
             defer { file.remove() }

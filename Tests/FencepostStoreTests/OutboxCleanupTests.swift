@@ -1,8 +1,8 @@
 import FencepostCore
 import FencepostGeometry
 import FencepostIngest
-import FencepostStore
 import FencepostServerTestSupport
+import FencepostStore
 import FencepostTestSupport
 import Foundation
 import Testing

@@ -1,9 +1,9 @@
 import FencepostCore
 import FencepostFormats
-import FencepostIngest
 import FencepostGeometry
-import FencepostStore
+import FencepostIngest
 import FencepostServerTestSupport
+import FencepostStore
 import FencepostTestSupport
 import Foundation
 import Testing

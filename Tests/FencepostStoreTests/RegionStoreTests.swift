@@ -1,7 +1,7 @@
 import FencepostCore
 import FencepostGeometry
-import FencepostStore
 import FencepostServerTestSupport
+import FencepostStore
 import FencepostTestSupport
 import Foundation
 import GRDB

@@ -1,8 +1,8 @@
 import FencepostCore
-import FencepostIngest
 import FencepostGeometry
-import FencepostStore
+import FencepostIngest
 import FencepostServerTestSupport
+import FencepostStore
 import FencepostTestSupport
 import Foundation
 import Testing

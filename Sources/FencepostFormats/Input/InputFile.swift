@@ -39,7 +39,8 @@ package enum InputFile {
             guard let chunk, !chunk.isEmpty else { return bytes }
             bytes.append(contentsOf: chunk)
             guard bytes.count <= limit else {
-                throw TraceReadError(file: path, line: nil, reason: "larger than \(limit >> 20) MiB: not a file of this kind")
+                throw TraceReadError(
+                    file: path, line: nil, reason: "larger than \(limit >> 20) MiB: not a file of this kind")
             }
         }
     }

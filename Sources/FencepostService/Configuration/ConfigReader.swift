@@ -127,7 +127,8 @@ package struct ConfigObject {
     /// An error about `key`'s value (or this object, when the key is absent).
     package func invalid(_ key: String, _ reason: String) -> ConfigurationError {
         guard let member = node[key] else {
-            return ConfigurationError(path: file, line: node.line, column: node.column, keyPath: keyPath, reason: reason)
+            return ConfigurationError(
+                path: file, line: node.line, column: node.column, keyPath: keyPath, reason: reason)
         }
         return failure(member, reason)
     }

@@ -17,7 +17,8 @@ extension ServiceConfiguration {
         }
         sync = try config.object("sync").map { (item) throws(ConfigurationError) in try Sync(reading: item) }
         watch = try config.object("watch").map { (item) throws(ConfigurationError) in try Watch(reading: item) }
-        jobs = try config.object("jobs").map { (item) throws(ConfigurationError) in try Jobs(reading: item) }
+        jobs =
+            try config.object("jobs").map { (item) throws(ConfigurationError) in try Jobs(reading: item) }
             ?? defaults.jobs
         metricsRequireToken = try config.bool("metrics_require_token") ?? defaults.metricsRequireToken
         maxBodyBytes = try config.integer("max_body_bytes", in: 1_024...(1 << 30)) ?? defaults.maxBodyBytes
@@ -25,7 +26,8 @@ extension ServiceConfiguration {
         durableCommits = try config.bool("durable_commits") ?? defaults.durableCommits
         webhookTimeoutSeconds =
             try config.number("webhook_timeout_seconds", in: 0.001...3_600) ?? defaults.webhookTimeoutSeconds
-        idleTimeoutSeconds = try config.number("idle_timeout_seconds", in: 0.001...86_400) ?? defaults.idleTimeoutSeconds
+        idleTimeoutSeconds =
+            try config.number("idle_timeout_seconds", in: 0.001...86_400) ?? defaults.idleTimeoutSeconds
         if let url = try config.string("map_tiles") {
             let plain = url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")
             guard Self.isHTTP(plain), ["{z}", "{x}", "{y}"].allSatisfy(url.contains) else {
@@ -92,7 +94,8 @@ extension ServiceConfiguration.Watch {
             throw config.invalid("", #"needs an inbox, a regions folder or both: {"inbox": "DIR", "regions": "DIR"}"#)
         }
         var isDirectory: ObjCBool = false
-        if let regions, !(FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory) && isDirectory.boolValue)
+        if let regions,
+            !(FileManager.default.fileExists(atPath: regions, isDirectory: &isDirectory) && isDirectory.boolValue)
         {
             throw config.invalid("regions", "is not a directory: \(regions)")
         }

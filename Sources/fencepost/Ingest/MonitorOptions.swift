@@ -44,7 +44,8 @@ struct MonitorOptions: ParsableArguments {
     func validate() throws {
         // The same limits as a region's own properties (RegionLimits).
         for (name, value, limit) in [
-            ("--hysteresis", hysteresis ?? 0, RegionLimits.hysteresis), ("--enter-delay", enterDelay, RegionLimits.delay),
+            ("--hysteresis", hysteresis ?? 0, RegionLimits.hysteresis),
+            ("--enter-delay", enterDelay, RegionLimits.delay),
             ("--exit-delay", exitDelay, RegionLimits.delay),
         ] {
             guard value >= 0 else { throw ValidationError("\(name) must be 0 or more.") }

@@ -1,7 +1,7 @@
 import FencepostCore
 import FencepostFormats
-import FencepostIngest
 import FencepostGeometry
+import FencepostIngest
 import FencepostRender
 import FencepostStore
 import Foundation

@@ -51,7 +51,9 @@ struct BackendOptions: ParsableArguments {
         guard let token = token ?? environment["FENCEPOST_SYNC_TOKEN"] else {
             throw ValidationError("--token (or $FENCEPOST_SYNC_TOKEN) is required.")
         }
-        guard timeout > 0, timeout <= 3_600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.") }
+        guard timeout > 0, timeout <= 3_600 else {
+            throw ValidationError("--timeout must be more than 0 and at most 3600 seconds.")
+        }
         do {
             return try SyncEndpoint(baseURL: url, token: token, timeout: .milliseconds(Int64(timeout * 1000)))
         } catch {

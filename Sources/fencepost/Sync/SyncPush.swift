@@ -34,7 +34,8 @@ struct SyncPush: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (1...10_000).contains(batch), (1...1_000).contains(maxAttempts), (0...604_800).contains(giveUpAfter) else {
+        guard (1...10_000).contains(batch), (1...1_000).contains(maxAttempts), (0...604_800).contains(giveUpAfter)
+        else {
             throw ValidationError(
                 "--batch must be 1…10000, --max-attempts 1…1000, --give-up-after 0…604800 seconds (a week).")
         }
