@@ -16,10 +16,10 @@ struct DailySample: Sendable {
 /// records covers the time, since the Watch writes no step sample for a worn minute without steps.
 /// A sample's value is spread evenly over its time, so one that crosses local midnight is split.
 struct DailyTotals {
-    let kind: HealthKind
+    let kind: HealthEventKind
     private(set) var samples: [DailySample] = []
 
-    init(kind: HealthKind) {
+    init(kind: HealthEventKind) {
         self.kind = kind
     }
 
@@ -79,7 +79,7 @@ struct DailyTotals {
             for (source, amount) in total.bySource { sources[sourceNames[Int(source)]] = .number(Self.rounded(amount)) }
             let date = HealthDate.dateText(day: day)
             return HealthEvent(
-                id: HealthEvent.dailyID(owner: owner, kind: kind.eventKind, date: date), kind: kind.eventKind,
+                id: HealthEvent.dailyID(owner: owner, kind: kind, date: date), kind: kind,
                 owner: owner,
                 time: total.start,
                 properties: [

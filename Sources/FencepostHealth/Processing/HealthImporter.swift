@@ -8,11 +8,11 @@ package struct HealthImportOptions: Sendable {
     package var owner: String
     /// Records starting before this instant are left out.
     package var since: Double?
-    package var kinds: Set<HealthKind>
+    package var kinds: Set<HealthEventKind>
     package var priority: SourcePriority
 
     package init(
-        owner: String = "me", since: Double? = nil, kinds: Set<HealthKind> = Set(HealthKind.allCases),
+        owner: String = "me", since: Double? = nil, kinds: Set<HealthEventKind> = Set(HealthEventKind.allCases),
         priority: SourcePriority = .standard
     ) {
         self.owner = owner
@@ -31,7 +31,7 @@ package struct HealthReadSummary: Sendable, Hashable {
     /// Records (and other items) not made into events, by reason.
     package var skipped: [String: Int] = [:]
     /// Records newer than their kind's anchor, by kind.
-    package var new: [HealthKind: Int] = [:]
+    package var new: [HealthEventKind: Int] = [:]
 }
 
 /// A workout's route, to be fed to the monitor as a trace.
@@ -94,7 +94,7 @@ package struct HealthImporter {
         var presence: [Int32: [Interval]] = [:]
         /// Per source: the spans of its step and distance samples, for sources with nothing else.
         var chunkPresence: [Int32: [Interval]] = [:]
-        var totals: [HealthKind: DailyTotals] = [:]
+        var totals: [HealthEventKind: DailyTotals] = [:]
         var sleep = SleepNights()
         /// Local days (since 1970) touched by a new record of an imported kind.
         var affectedDays: Set<Int> = []
@@ -136,10 +136,10 @@ package struct HealthImporter {
         }
 
         /// Whether a record of `kind` is newer than the kind's anchor; advances the anchor.
-        private mutating func isNew(_ kind: HealthKind, created: HealthDate?, end: HealthDate) -> Bool {
+        private mutating func isNew(_ kind: HealthEventKind, created: HealthDate?, end: HealthDate) -> Bool {
             let stamp = (created ?? end).seconds
-            plan.anchors[kind.rawValue] = max(plan.anchors[kind.rawValue] ?? stamp, stamp)
-            guard stamp > anchors[kind.rawValue] ?? -.infinity else { return false }
+            plan.anchors[kind.selectionName] = max(plan.anchors[kind.selectionName] ?? stamp, stamp)
+            guard stamp > anchors[kind.selectionName] ?? -.infinity else { return false }
             plan.summary.new[kind, default: 0] += 1
             return true
         }
@@ -147,7 +147,7 @@ package struct HealthImporter {
         private mutating func take(_ record: HealthRecord) {
             let source = source(record.source)
             plan.sources[record.source, default: 0] += 1
-            let mapped = HealthKind.of(recordType: record.type)
+            let mapped = HealthEventKind.of(recordType: record.type)
             if record.end.seconds > record.start.seconds {
                 let span = Interval(start: record.start.seconds, end: record.end.seconds)
                 if mapped?.kind == .steps || mapped?.kind == .distance {
@@ -185,8 +185,8 @@ package struct HealthImporter {
                 plan.events.append(
                     HealthEvent(
                         id: HealthEvent.measurementID(
-                            owner: options.owner, kind: kind.eventKind, key: record.dedupeKey),
-                        kind: kind.eventKind, owner: options.owner, time: record.start.seconds, properties: properties))
+                            owner: options.owner, kind: kind, key: record.dedupeKey),
+                        kind: kind, owner: options.owner, time: record.start.seconds, properties: properties))
             }
         }
 
@@ -200,8 +200,8 @@ package struct HealthImporter {
                 correlation.records.first { $0.type == "HKQuantityTypeIdentifierBloodPressure" + suffix }
             }
             guard let systolic = reading("Systolic"), let diastolic = reading("Diastolic"),
-                let high = HealthKind.bloodPressure.value(of: systolic),
-                let low = HealthKind.bloodPressure.value(of: diastolic)
+                let high = HealthEventKind.bloodPressure.value(of: systolic),
+                let low = HealthEventKind.bloodPressure.value(of: diastolic)
             else { return skip("blood pressure without both values") }
             guard isNew(.bloodPressure, created: correlation.creation, end: correlation.end) else { return }
             plan.events.append(
@@ -223,9 +223,9 @@ package struct HealthImporter {
 
         private mutating func take(_ workout: HealthWorkout) {
             plan.sources[workout.source, default: 0] += 1
-            guard options.kinds.contains(.workouts) else { return skip("kind not selected") }
+            guard options.kinds.contains(.workout) else { return skip("kind not selected") }
             if let since = options.since, workout.start.seconds < since { return skip("before --since") }
-            guard isNew(.workouts, created: workout.creation, end: workout.end) else { return }
+            guard isNew(.workout, created: workout.creation, end: workout.end) else { return }
             let type = workout.activityType.replacingOccurrences(of: "HKWorkoutActivityType", with: "")
             let id = HealthEvent.measurementID(
                 owner: options.owner, kind: .workout,
@@ -258,7 +258,7 @@ package struct HealthImporter {
         mutating func finish() -> HealthImportPlan {
             var present = chunkPresence.mapValues { IntervalSet($0, joining: 60) }
             for (source, spans) in presence { present[source] = IntervalSet(spans, joining: 60) }
-            for kind in totals.keys.sorted() {
+            for kind in totals.keys.sorted(by: { $0.selectionName < $1.selectionName }) {
                 plan.events += totals[kind]!.events(
                     owner: options.owner, days: affectedDays, sourceNames: sourceNames, presence: present,
                     priority: options.priority)

@@ -1,7 +1,7 @@
 import Dispatch
 
 /// The one way blocking work (SQLite calls, `fdatasync`, file locks) leaves Swift's cooperative
-/// pool, which has as many threads as cores (two here): a task prefers a ``BlockingThreads``
+/// pool, which has as many threads as cores (two on the machines this runs on): a task prefers a ``BlockingThreads``
 /// executor for the call, its synchronous work runs on that executor's threads, and the task's
 /// caller waits without holding a pool thread. `body` and what it captures never leave the
 /// task, so they need not be Sendable.

@@ -43,9 +43,10 @@ struct HealthImport: AsyncParsableCommand {
     var since: String?
 
     @Option(
-        help: "Kinds to import, comma-separated: \(HealthKind.allCases.map(\.rawValue).joined(separator: ",")).",
+        help:
+            "Kinds to import, comma-separated: \(HealthEventKind.allCases.map(\.selectionName).joined(separator: ",")).",
         transform: Self.kinds)
-    var types: Set<HealthKind>?
+    var types: Set<HealthEventKind>?
 
     @Option(help: "Sources in priority order, comma-separated; a source ranks by the first name it contains.")
     var sourcePriority: String = SourcePriority.standard.patterns.joined(separator: ",")
@@ -74,12 +75,12 @@ struct HealthImport: AsyncParsableCommand {
     }
 
     /// Parses `--types` once, as the argument is read.
-    private static func kinds(_ text: String) throws -> Set<HealthKind> {
-        var kinds: Set<HealthKind> = []
+    private static func kinds(_ text: String) throws -> Set<HealthEventKind> {
+        var kinds: Set<HealthEventKind> = []
         for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            guard let kind = HealthKind(rawValue: name) else {
+            guard let kind = HealthEventKind(selectionName: name) else {
                 throw ValidationError(
-                    "Unknown kind \"\(name)\" in --types; known: \(HealthKind.allCases.map(\.rawValue).joined(separator: ", "))."
+                    "Unknown kind \"\(name)\" in --types; known: \(HealthEventKind.allCases.map(\.selectionName).joined(separator: ", "))."
                 )
             }
             kinds.insert(kind)
@@ -123,7 +124,7 @@ struct HealthImport: AsyncParsableCommand {
         }
         var lines = [
             "read: \(read.records) records, \(read.correlations) correlations, \(read.workouts) workouts, \(read.activitySummaries) activity summaries",
-            "new records: \(list(Dictionary(uniqueKeysWithValues: read.new.map { ($0.rawValue, $1) })))",
+            "new records: \(list(Dictionary(uniqueKeysWithValues: read.new.map { ($0.selectionName, $1) })))",
             "skipped: \(list(read.skipped))",
             "events created: \(list(committed.created)); updated: \(list(committed.updated)); unchanged: \(committed.unchanged)",
         ]
@@ -198,7 +199,7 @@ private struct ImportJSON: Encodable {
         workouts = read.workouts
         activitySummaries = read.activitySummaries
         skipped = read.skipped
-        newRecords = read.new.byRawValue
+        newRecords = Dictionary(uniqueKeysWithValues: read.new.map { ($0.selectionName, $1) })
         created = committed.created
         updated = committed.updated
         unchanged = committed.unchanged

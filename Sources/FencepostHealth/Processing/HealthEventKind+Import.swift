@@ -1,35 +1,17 @@
-import FencepostCore
+package import FencepostCore
 
-/// What Fencepost makes of each HealthKit type: a daily total, sleep nights, one event per
-/// measurement, or nothing.
-package enum HealthKind: String, Sendable, CaseIterable, Comparable {
-    case steps
-    case distance
-    case activeEnergy = "active_energy"
-    case water
-    case sleep
-    case bodyMass = "body_mass"
-    case bmi
-    case bloodPressure = "blood_pressure"
-    case heartRate = "heart_rate"
-    case workouts
+/// What an import makes of each HealthKit type, by the kind of event it becomes: a daily total,
+/// sleep nights, one event per measurement or workout. One list of kinds (``HealthEventKind``)
+/// serves the events and the import's selection (`--types`), whose name for workouts is plural.
+extension HealthEventKind {
+    /// The kind's name in `--types`, the import's anchors and its summaries: the raw value,
+    /// but `workouts` for workouts (an import selects workouts; each event is one workout).
+    package var selectionName: String { self == .workout ? "workouts" : rawValue }
 
-    package static func < (a: HealthKind, b: HealthKind) -> Bool { a.rawValue < b.rawValue }
-
-    /// The kind of the events this kind makes.
-    var eventKind: HealthEventKind {
-        switch self {
-        case .steps: .steps
-        case .distance: .distance
-        case .activeEnergy: .activeEnergy
-        case .water: .water
-        case .sleep: .sleep
-        case .bodyMass: .bodyMass
-        case .bmi: .bmi
-        case .bloodPressure: .bloodPressure
-        case .heartRate: .heartRate
-        case .workouts: .workout
-        }
+    /// The kind `--types` names `name`.
+    package init?(selectionName name: String) {
+        guard let kind = Self.allCases.first(where: { $0.selectionName == name }) else { return nil }
+        self = kind
     }
 
     /// The kinds summed per local day, with their source-priority merge.
@@ -47,12 +29,12 @@ package enum HealthKind: String, Sendable, CaseIterable, Comparable {
         case .bmi: "count"
         case .bloodPressure: "mmHg"
         case .heartRate: "count/min"
-        case .workouts: "s"
+        case .workout: "s"
         }
     }
 
     /// The kind a record type feeds, and the metric name for heart-rate summaries.
-    static func of(recordType type: String) -> (kind: HealthKind, metric: String?)? {
+    static func of(recordType type: String) -> (kind: HealthEventKind, metric: String?)? {
         switch type {
         case "HKQuantityTypeIdentifierStepCount": (.steps, nil)
         case "HKQuantityTypeIdentifierDistanceWalkingRunning": (.distance, nil)
@@ -77,7 +59,7 @@ package enum HealthKind: String, Sendable, CaseIterable, Comparable {
         case .water: HealthUnits.millilitres(record.value, unit: record.unit)
         case .bodyMass: HealthUnits.kilograms(record.value, unit: record.unit)
         case .heartRate: record.value.flatMap(Double.init)
-        case .sleep, .workouts: nil
+        case .sleep, .workout: nil
         }
     }
 }
