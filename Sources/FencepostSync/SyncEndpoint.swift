@@ -9,8 +9,8 @@ package struct SyncEndpoint: Sendable {
 
     /// Refuses anything but an http(s) URL with a host.
     package init(baseURL: String, token: String, timeout: Duration = .seconds(30)) throws {
-        guard let url = URL(string: baseURL), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            throw SyncFailure.refused(status: 0, "\(baseURL) is not an http(s) URL")
+        if let problem = Self.problem(baseURL) {
+            throw SyncFailure.refused(status: 0, "\(baseURL) is not a backend's URL: \(problem)")
         }
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.token = token
@@ -38,3 +38,21 @@ package enum SyncFailure: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension SyncEndpoint {
+    /// What is wrong with a backend's base URL (`http://host:port[/prefix]`), or nil: refused
+    /// at once, rather than retried for minutes as if the backend were away.
+    static func problem(_ text: String) -> String? {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+            return "not a URL"
+        }
+        guard scheme == "http" || scheme == "https" else { return "the scheme must be http or https, not \(scheme)" }
+        guard let host = components.host, !host.isEmpty else { return "no host" }
+        let authority = text.dropFirst(scheme.count + 3).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if authority.hasSuffix(":") { return "a colon without a port after the host" }
+        if let port = components.port, !(1...65_535).contains(port) { return "port \(port) is out of range" }
+        if components.query != nil || components.fragment != nil { return "a base URL has no query or fragment" }
+        return nil
+    }
+}
+

@@ -29,11 +29,39 @@ struct StoreOptions: ParsableArguments {
         db ?? Store.defaultLocation(environment: ProcessInfo.processInfo.environment)
     }
 
+    /// A store named explicitly (`--db`, `$FENCEPOST_DB`) is made only in a folder that exists:
+    /// a typo in the path must not leave folders and an empty store behind. The default
+    /// location's folders are made.
+    private func checkFolder(creating: Bool) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard creating, db != nil || environment["FENCEPOST_DB"].map({ !$0.isEmpty }) == true,
+            !path.contains("://"), !FileManager.default.fileExists(atPath: path)
+        else { return }
+        let folder = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        guard folder.isEmpty || FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
+            throw CommandFailure.io("error: cannot create the store \(path): no such directory \(folder)")
+        }
+    }
+
+    /// The store if it exists (nil for a SQLite file not made yet); any other failure to open
+    /// it is reported as ``open(createIfMissing:)`` reports it.
+    func openIfPresent() async throws -> Store? {
+        do {
+            return try await Store.open(path, busyTimeout: busyTimeout, createIfMissing: false)
+        } catch StoreOpenError.missing {
+            return nil
+        } catch {
+            return try await open(createIfMissing: false)
+        }
+    }
+
     /// Opens the store; a failure is reported on stderr as one line and exit code 3. With
     /// `createIfMissing` false (commands that only read), a missing SQLite file is such a
     /// failure rather than made empty.
     func open(createIfMissing: Bool = true) async throws -> Store {
         try await CommandFailure.reporting {
+            try checkFolder(creating: createIfMissing)
             do {
                 return try await Store.open(path, busyTimeout: busyTimeout, createIfMissing: createIfMissing)
             } catch StoreOpenError.missing(let path) {

@@ -24,7 +24,7 @@ struct DevicesReset: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let reset = try await store.open().resetDevice(device)
+            let reset = try await store.open(createIfMissing: false).resetDevice(device)
             guard reset.hadState else {
                 throw CommandFailure.invalidInput(["error: the store has no state for device \(device)"])
             }

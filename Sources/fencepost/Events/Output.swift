@@ -18,6 +18,7 @@ struct OutputSink: TextSink {
     private let temporary: String?
 
     init(path: String?) throws {
+        if let path { try Self.checkWritable(path) }
         if let path, !Self.isRegularFileOrAbsent(path) {
             guard let handle = FileHandle(forWritingAtPath: path) else {
                 throw CommandFailure.io("error: cannot write \(path)")
@@ -72,6 +73,25 @@ struct OutputSink: TextSink {
             try FileManager.default.moveItem(atPath: temporary, toPath: path)
         } catch {
             throw CommandFailure.io("error: cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+extension OutputSink {
+    /// Refuses, with the reason, an output path that cannot be a file: one in a folder that does
+    /// not exist (a typo; folders are not made on the way), or a folder itself.
+    static func checkWritable(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CommandFailure.io("error: cannot write \(path): it is a directory")
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        guard !folder.isEmpty else { return }
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
+            throw CommandFailure.io("error: cannot write \(path): no such directory \(folder)")
+        }
+        guard isDirectory.boolValue else {
+            throw CommandFailure.io("error: cannot write \(path): \(folder) is not a directory")
         }
     }
 }

@@ -19,7 +19,7 @@ struct QueueStatus: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let counts = try await store.open().outboxCounts()
+            let counts = try await store.open(createIfMissing: false).outboxCounts()
             switch format {
             case .table:
                 Console.output(

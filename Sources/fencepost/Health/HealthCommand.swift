@@ -151,7 +151,7 @@ struct HealthSources: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let sources = try await store.open().healthSources(owner: owner)
+            let sources = try await store.open(createIfMissing: false).healthSources(owner: owner)
             switch format {
             case .table:
                 Console.output(

@@ -50,7 +50,8 @@ struct RegionsPlan: AsyncParsableCommand {
     func run() async throws {
         try await CommandFailure.reporting {
             let desired = try config.loadRegions()
-            let plan = try await store.open().planRegions(desired)
+            // A store not made yet monitors nothing: every region is an add, and nothing is created.
+            let plan = try await (store.openIfPresent() ?? Store.inMemory()).planRegions(desired)
             Console.output(RegionPlanOutput.render(plan, format: config.format))
         }
     }

@@ -64,11 +64,9 @@ struct RegionsImport: AsyncParsableCommand {
                 throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
             }
             if let output {
+                try OutputSink.checkWritable(output)
                 do {
-                    let url = URL(fileURLWithPath: output)
-                    try FileManager.default.createDirectory(
-                        at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    try config.write(to: url, options: .atomic)
+                    try config.write(to: URL(fileURLWithPath: output), options: .atomic)
                 } catch {
                     throw CommandFailure.io("error: cannot write \(output): \(error.localizedDescription)")
                 }

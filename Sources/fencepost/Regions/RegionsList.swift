@@ -20,7 +20,7 @@ struct RegionsList: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let regions = try await store.open().monitoredRegions()
+            let regions = try await store.open(createIfMissing: false).monitoredRegions()
             switch format {
             case .table: Console.output(Self.table(regions))
             case .json: Console.output(JSONValue.array(regions.map(Self.summary)).canonicalText())

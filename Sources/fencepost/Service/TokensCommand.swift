@@ -58,7 +58,7 @@ struct TokensList: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let tokens = try await store.open().tokens()
+            let tokens = try await store.open(createIfMissing: false).tokens()
             if json {
                 let items: [JSONValue] = tokens.map { token in
                     .object([
@@ -84,7 +84,7 @@ struct TokensRevoke: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            guard try await store.open().revokeToken(name: name) else {
+            guard try await store.open(createIfMissing: false).revokeToken(name: name) else {
                 throw CommandFailure.invalidInput(["error: no token named \(name)"])
             }
             Console.error(["revoked \(name)"])

@@ -43,6 +43,11 @@ struct BackendOptions: ParsableArguments {
     @Flag(help: "Wait for another sync on this store to finish instead of exiting with 75.")
     var wait = false
 
+    /// A URL or token missing or malformed is refused before anything runs (exit 64).
+    func validate() throws {
+        _ = try endpoint()
+    }
+
     func endpoint() throws -> SyncEndpoint {
         let environment = ProcessInfo.processInfo.environment
         guard let url = url ?? environment["FENCEPOST_SYNC_URL"] else {

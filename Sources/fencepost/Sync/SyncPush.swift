@@ -43,7 +43,7 @@ struct SyncPush: AsyncParsableCommand {
 
     func run() async throws {
         let endpoint = try backend.endpoint()
-        let store: Store = try await self.store.open()
+        let store: Store = try await self.store.open(createIfMissing: false)
         try await backend.exclusively(store) {
             let settings = PushSettings(
                 batchSize: batch, maxAttempts: maxAttempts, giveUpAfter: .milliseconds(Int64(giveUpAfter * 1000)))

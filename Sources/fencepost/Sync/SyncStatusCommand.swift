@@ -15,7 +15,7 @@ struct SyncStatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let status = try await store.open().syncStatus()
+            let status = try await store.open(createIfMissing: false).syncStatus()
             let age = status.oldestPendingAt.flatMap { Timestamp.parse(Substring($0)) }.map {
                 Date().timeIntervalSince1970 - $0
             }
@@ -58,7 +58,7 @@ struct SyncDeadLetterList: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let letters = try await store.open().syncDeadLetters()
+            let letters = try await store.open(createIfMissing: false).syncDeadLetters()
             switch format {
             case .json:
                 Console.output(
@@ -104,7 +104,7 @@ struct SyncDeadLetterRetry: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let count = try await store.open().retryDeadLetters(seq: all ? nil : id)
+            let count = try await store.open(createIfMissing: false).retryDeadLetters(seq: all ? nil : id)
             if !all && count == 0 {
                 throw CommandFailure.invalidInput(["error: no dead-lettered mutation with ID \(id!)"])
             }
