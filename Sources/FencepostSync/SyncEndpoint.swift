@@ -55,4 +55,3 @@ extension SyncEndpoint {
         return nil
     }
 }
-

@@ -22,7 +22,9 @@ import Testing
         let plan = try await cli.run("regions", "plan", regions)
         #expect(plan.status == 0)
         #expect(plan.stdout == "+ add a\n+ add b\n+ add c\n3 to add, 0 to update, 0 to remove, 0 unchanged\n")
-        #expect(try await cli.run("regions", "list", "--format", "json").stdout == "[]\n", "plan must not write")
+        let listed = try await cli.run("regions", "list", "--format", "json")
+        #expect(listed.status == 3 && listed.stderr.contains("no store at"), "plan must not write, not even a store")
+        #expect(!FileManager.default.fileExists(atPath: cli.database))
 
         let apply = try await cli.run("regions", "apply", regions)
         #expect(apply.status == 0)
@@ -130,6 +132,10 @@ import Testing
             {"type":"Feature","geometry":{"type":"Point","coordinates":[-0.19757,51.49960]},"properties":{"id":2,"name":"Phillimore Gardens"}}]}
             """#)
         #expect(try await cli.run("regions", "apply", raw).status == 1, "points without a radius are refused")
+        let typo = try await cli.run(
+            "regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regoins/docks.geojson"))
+        #expect(typo.status == 3 && typo.stderr.contains("no such directory"), "an output folder is not made on the way")
+        try FileManager.default.createDirectory(atPath: cli.path("regions"), withIntermediateDirectories: true)
         let converted = try await cli.run(
             "regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regions/docks.geojson"))
         #expect(converted.status == 0)
@@ -148,6 +154,6 @@ import Testing
         let unopenable = try cli.write("file", "x")
         let store = try await cli.run("regions", "list", "--db", unopenable + "/sub/store.db")
         #expect(store.status == 3)
-        #expect(store.stderr.contains("cannot open the store"))
+        #expect(store.stderr.contains("no store at"))
     }
 }

@@ -110,7 +110,8 @@ private final class FileChunks {
         do {
             return try handle.read(upToCount: chunkSize).map { [UInt8]($0) }
         } catch {
-            throw TraceReadError(file: name, line: nil, reason: "read failed: \(error.localizedDescription)")
+            throw TraceReadError(
+                file: name, line: nil, reason: "read failed: \(error.localizedDescription)", unreadable: true)
         }
     }
 }
@@ -120,11 +121,15 @@ package struct TraceReadError: Error, Sendable, Equatable, CustomStringConvertib
     package var file: String
     package var line: Int?
     package var reason: String
+    /// The file could not be opened or read at all (missing, a directory, no permission): a
+    /// command exits 3 for it, not 1 as for a file whose content is refused.
+    package var unreadable: Bool
 
-    package init(file: String, line: Int?, reason: String) {
+    package init(file: String, line: Int?, reason: String, unreadable: Bool = false) {
         self.file = file
         self.line = line
         self.reason = reason
+        self.unreadable = unreadable
     }
 
     package var description: String {

@@ -11,16 +11,18 @@ package enum InputFile {
     /// A handle on the file at `path`, open for reading.
     package static func open(_ path: String) throws(TraceReadError) -> FileHandle {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw TraceReadError(file: path, line: nil, reason: reason(errno)) }
+        guard descriptor >= 0 else {
+            throw TraceReadError(file: path, line: nil, reason: reason(errno), unreadable: true)
+        }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             let failure = errno
             close(descriptor)
-            throw TraceReadError(file: path, line: nil, reason: reason(failure))
+            throw TraceReadError(file: path, line: nil, reason: reason(failure), unreadable: true)
         }
         if status.st_mode & S_IFMT == S_IFDIR {
             close(descriptor)
-            throw TraceReadError(file: path, line: nil, reason: "is a directory, not a file")
+            throw TraceReadError(file: path, line: nil, reason: "is a directory, not a file", unreadable: true)
         }
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
@@ -34,7 +36,7 @@ package enum InputFile {
             do {
                 chunk = try handle.read(upToCount: 1 << 16)
             } catch {
-                throw TraceReadError(file: path, line: nil, reason: "read failed: \(reason(errno))")
+                throw TraceReadError(file: path, line: nil, reason: "read failed: \(reason(errno))", unreadable: true)
             }
             guard let chunk, !chunk.isEmpty else { return bytes }
             bytes.append(contentsOf: chunk)

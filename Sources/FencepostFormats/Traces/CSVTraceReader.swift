@@ -48,15 +48,22 @@ package struct CSVTraceReader: TraceReader {
         }
     }
 
-    static let timeNames: Set<String> = [
+    /// The header names each column goes by, in any case, in the order help texts list them
+    /// (the one list both the help and the errors use).
+    package static let timeNames = [
         "time", "timestamp", "date", "datetime", "tracked_at", "time_utc", "utc", "basedatetime",
     ]
-    static let latNames: Set<String> = ["lat", "latitude"]
-    static let lonNames: Set<String> = ["lon", "lng", "long", "longitude"]
-    static let accuracyNames: Set<String> = ["accuracy", "acc", "horizontal_accuracy", "hacc"]
+    package static let latNames = ["lat", "latitude"]
+    package static let lonNames = ["lon", "lng", "long", "longitude"]
+    package static let accuracyNames = ["accuracy", "acc", "horizontal_accuracy", "hacc"]
     /// The columns that name a fleet file's devices (AIS exports have `MMSI`, OwnTracks' CSV
     /// `tid`, telematics dumps `vehicle_id`).
-    static let deviceNames: Set<String> = ["device", "device_id", "vehicle_id", "mmsi", "tid", "user_id"]
+    package static let deviceNames = ["device", "device_id", "vehicle_id", "mmsi", "tid", "user_id"]
+
+    /// `a, b or c`.
+    package static func spoken(_ names: [String]) -> String {
+        names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }
 
     /// Reads the header; `device` names fixes from files without a device column. The options'
     /// column names choose those columns over the usual names (a named column the header lacks
@@ -76,18 +83,25 @@ package struct CSVTraceReader: TraceReader {
         let tabs = header.count { $0 == 0x09 }
         separator =
             tabs > max(commas, semicolons) ? 0x09 : (semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ","))
-        let names = Self.fields(header[...], separator: separator).map {
-            String(decoding: $0, as: UTF8.self).lowercased()
+        // A first line with control characters or bytes that are not UTF-8 is no CSV header:
+        // say so, rather than echo a binary file's bytes as its column names.
+        if header.contains(where: { $0 < 0x20 && $0 != 0x09 }) || String(validating: header, as: UTF8.self) == nil {
+            throw TraceReadError(
+                file: source.name, line: 1,
+                reason: "not a trace: its first line is not text (a binary file?); traces are GPX, GeoJSON, CSV, "
+                    + "Google Takeout or Timeline JSON, GeoLife .plt, OwnTracks .rec or TCX, gzip-compressed or not")
         }
-        func index(_ candidates: Set<String>) -> Int? { names.firstIndex { candidates.contains($0) } }
+        let written = Self.fields(header[...], separator: separator).map { String(decoding: $0, as: UTF8.self) }
+        let names = written.map { $0.lowercased() }
+        func index(_ candidates: [String]) -> Int? { names.firstIndex { candidates.contains($0) } }
         /// The column named in the options (it must exist), else the first of the usual names.
-        func column(_ named: String?, _ role: String, usual: Set<String>) throws(TraceReadError) -> Int? {
+        func column(_ named: String?, _ role: String, usual: [String]) throws(TraceReadError) -> Int? {
             guard let named else { return index(usual) }
             guard let found = names.firstIndex(of: named.lowercased()) else {
                 throw TraceReadError(
                     file: source.name, line: 1,
                     reason:
-                        "no column \"\(named)\" for the \(role) in the CSV header; found: \(names.joined(separator: ", "))"
+                        "no column \"\(named)\" for the \(role) in the CSV header; found: \(Self.shown(written))"
                 )
             }
             return found
@@ -99,7 +113,7 @@ package struct CSVTraceReader: TraceReader {
             throw TraceReadError(
                 file: source.name, line: 1,
                 reason:
-                    "CSV header needs time (time|timestamp|date), latitude (lat|latitude) and longitude (lon|lng|longitude) columns, or their names given (--time-column, --lat-column, --lon-column); found: \(names.joined(separator: ", "))"
+                    "CSV header needs time (\(Self.timeNames.joined(separator: "|"))), latitude (\(Self.latNames.joined(separator: "|"))) and longitude (\(Self.lonNames.joined(separator: "|"))) columns, in any case, or their names given (--time-column, --lat-column, --lon-column); found: \(Self.shown(written))"
             )
         }
         var columns = Columns(roles: Array(repeating: .none, count: names.count))
@@ -356,5 +370,13 @@ package struct CSVTraceReader: TraceReader {
         }
         finish()
         return fields
+    }
+}
+
+extension CSVTraceReader {
+    /// A header's names as written, for an error: at most 20, each cut at 40 characters.
+    static func shown(_ names: [String]) -> String {
+        let cut = names.prefix(20).map { $0.count > 40 ? $0.prefix(39) + "…" : $0 }
+        return cut.joined(separator: ", ") + (names.count > 20 ? ", … (\(names.count) columns)" : "")
     }
 }

@@ -65,7 +65,8 @@ struct EventsExport: AsyncParsableCommand {
                 device: device, region: region, kind: kind)
             let zone = tz.flatMap(TimeZone.init(identifier:))
             var sink = try OutputSink(path: output)
-            try await EventExport.write(format, query: query, zone: zone, from: await store.open(createIfMissing: false), to: &sink)
+            try await EventExport.write(
+                format, query: query, zone: zone, from: await store.open(createIfMissing: false), to: &sink)
             try sink.close()
         }
     }

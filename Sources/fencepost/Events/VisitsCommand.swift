@@ -39,7 +39,8 @@ struct VisitsList: AsyncParsableCommand {
             var count = 0
             if format == .csv { try sink.write(VisitExport.csvHeader) }
             if format == .json { try sink.write("[") }
-            try await store.open(createIfMissing: false).forEachVisit(openOnly: open, device: device, region: region) { visit in
+            try await store.open(createIfMissing: false).forEachVisit(openOnly: open, device: device, region: region) {
+                visit in
                 switch format {
                 case .table:
                     rows.append([

@@ -65,15 +65,16 @@ struct IngestCommand: AsyncParsableCommand {
             if session.regionCount == 0 { Console.error([IngestReport.noRegionsNote]) }
             var feed = TraceFeed(
                 format: format.format, options: reader.options(zone: try ReaderOptions.zone(tz, option: "--tz")))
-            let refused = try await feed.feed(files, to: { try await session.ingest($0) }, skipped: session.addSkipped)
+            let refusals = try await feed.feed(files, to: { try await session.ingest($0) }, skipped: session.addSkipped)
             if json {
                 Console.output(
                     try JSONValueEncoder.canonicalText(IngestReport.JSON(session.summary, regions: session.regionCount))
                 )
-            } else {
+            } else if refusals.taken > 0 {
+                // No summary of nothing: when no file could be taken, the errors say it all.
                 Console.error(IngestReport.lines(session.summary, regions: session.regionCount))
             }
-            if !refused.isEmpty { throw CommandFailure.invalidInput(refused) }
+            if let failure = refusals.failure { throw failure }
         }
     }
 }

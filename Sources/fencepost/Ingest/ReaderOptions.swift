@@ -17,26 +17,31 @@ struct ReaderOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "CSV: the column naming each row's device (default: device, device_id, vehicle_id, mmsi, tid or user_id, in any case).",
+            "CSV: the column naming each row's device (default: \(CSVTraceReader.spoken(CSVTraceReader.deviceNames)), in any case).",
             valueName: "column"))
     var deviceColumn: String?
 
     @Option(
         help: ArgumentHelp(
-            "CSV: the time column (default: time, timestamp, date, datetime, tracked_at or basedatetime).",
+            "CSV: the time column (default: \(CSVTraceReader.spoken(CSVTraceReader.timeNames)), in any case).",
             valueName: "column"))
     var timeColumn: String?
 
-    @Option(help: ArgumentHelp("CSV: the latitude column (default: lat or latitude).", valueName: "column"))
+    @Option(
+        help: ArgumentHelp(
+            "CSV: the latitude column (default: \(CSVTraceReader.spoken(CSVTraceReader.latNames))).",
+            valueName: "column"))
     var latColumn: String?
 
     @Option(
-        help: ArgumentHelp("CSV: the longitude column (default: lon, lng, long or longitude).", valueName: "column"))
+        help: ArgumentHelp(
+            "CSV: the longitude column (default: \(CSVTraceReader.spoken(CSVTraceReader.lonNames))).",
+            valueName: "column"))
     var lonColumn: String?
 
     @Option(
         help: ArgumentHelp(
-            "CSV: the column of horizontal accuracy in metres (default: accuracy, acc, horizontal_accuracy or hacc; else hdop).",
+            "CSV: the column of horizontal accuracy in metres (default: \(CSVTraceReader.spoken(CSVTraceReader.accuracyNames)); else hdop).",
             valueName: "column"))
     var accuracyColumn: String?
 

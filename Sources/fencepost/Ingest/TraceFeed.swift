@@ -17,21 +17,44 @@ struct TraceFeed {
         self.options = options
     }
 
+    /// The files a feed could not take.
+    struct Refusals {
+        /// One line per file: its name, line and reason.
+        var lines: [String] = []
+        /// Files that could not be opened or read at all (missing, a directory).
+        var unreadable = 0
+        /// Files taken (their fixes, if any, ingested).
+        var taken = 0
+
+        /// Exit 3 when a file could not be opened or read, 1 when only content was refused.
+        var failure: CommandFailure? {
+            guard !lines.isEmpty else { return nil }
+            return unreadable > 0 ? .io(lines.joined(separator: "\n")) : .invalidInput(lines)
+        }
+    }
+
     /// Feeds every file to `consume` and the readers' skipped-record counts to `skipped`;
-    /// returns the refusal of each malformed file (the others still count).
+    /// returns the refusal of each file that could not be read or was malformed (the others
+    /// still count).
     mutating func feed(_ files: [String], to consume: Consumer, skipped: ([String: Int]) -> Void) async throws
-        -> [String]
+        -> Refusals
     {
-        var refused: [String] = []
+        var refusals = Refusals()
         for file in files {
             do {
                 try await feed(file, to: consume, skipped: skipped)
+                refusals.taken += 1
             } catch let error as TraceReadError {
                 progress.clear()
-                refused.append("error: \(error) (nothing of it was written)")
+                if error.unreadable {
+                    refusals.unreadable += 1
+                    refusals.lines.append("error: \(error)")
+                } else {
+                    refusals.lines.append("error: \(error) (nothing of it was written)")
+                }
             }
         }
-        return refused
+        return refusals
     }
 
     private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) async throws {

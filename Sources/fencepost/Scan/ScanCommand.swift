@@ -84,12 +84,12 @@ struct ScanCommand: AsyncParsableCommand {
             var feed = TraceFeed(
                 format: inputFormat.format,
                 options: reader.options(zone: try ReaderOptions.zone(inputTz, option: "--input-tz")))
-            let refused = try await feed.feed(files, to: { try scan.scan($0) }, skipped: scan.addSkipped)
+            let refusals = try await feed.feed(files, to: { try scan.scan($0) }, skipped: scan.addSkipped)
             var sink = try OutputSink(path: output)
             try scan.finish(to: &sink)
             try sink.close()
-            Console.error(IngestReport.lines(scan.summary, regions: scan.regionCount))
-            if !refused.isEmpty { throw CommandFailure.invalidInput(refused) }
+            if refusals.taken > 0 { Console.error(IngestReport.lines(scan.summary, regions: scan.regionCount)) }
+            if let failure = refusals.failure { throw failure }
         }
     }
 }
