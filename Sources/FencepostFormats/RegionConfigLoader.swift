@@ -41,13 +41,12 @@ package enum RegionConfigLoader {
     }
 
     private static func read(_ file: String, parser: RegionConfigParser) -> RegionFile {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: file))
+            bytes = try InputFile.read(file, limit: 1 << 30)
         } catch {
-            let reason = FileManager.default.fileExists(atPath: file) ? "\(error.localizedDescription)" : "no such file"
-            return RegionFile(file: file, issues: [RegionConfigIssue(file: file, problem: .unreadable(reason))])
+            return RegionFile(file: file, issues: [RegionConfigIssue(file: file, problem: .unreadable(error.reason))])
         }
-        return parser.parse(data, file: file)
+        return parser.parse(Data(bytes), file: file)
     }
 }

@@ -77,6 +77,8 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     )
     .addRoutes(to: router)
 
+    router.answerOtherMethodsNotAllowed()
+
     let jobs = BackgroundJobs()
     jobs.register(ChangeListener(store: store, signal: signal, logger: logger))
     if configuration.webhooksEnabled {

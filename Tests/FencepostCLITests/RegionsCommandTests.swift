@@ -134,7 +134,8 @@ import Testing
         #expect(try await cli.run("regions", "apply", raw).status == 1, "points without a radius are refused")
         let typo = try await cli.run(
             "regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regoins/docks.geojson"))
-        #expect(typo.status == 3 && typo.stderr.contains("no such directory"), "an output folder is not made on the way")
+        #expect(
+            typo.status == 3 && typo.stderr.contains("no such directory"), "an output folder is not made on the way")
         try FileManager.default.createDirectory(atPath: cli.path("regions"), withIntermediateDirectories: true)
         let converted = try await cli.run(
             "regions", "import", raw, "--id-prefix", "dock:", "--radius", "40", "-o", cli.path("regions/docks.geojson"))

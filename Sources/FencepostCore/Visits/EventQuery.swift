@@ -16,3 +16,16 @@ public struct EventQuery: Sendable {
         self.kind = kind
     }
 }
+
+extension EventQuery {
+    /// Every kind an event can have, geofence events first: a filter on another kind is a typo
+    /// (it would select nothing, silently).
+    public static let knownKinds: [String] =
+        EventKind.allCases.map(\.rawValue) + HealthEventKind.allCases.map(\.rawValue)
+
+    /// Why `kind` is no kind an event can have, or nil.
+    public static func kindProblem(_ kind: String) -> String? {
+        knownKinds.contains(kind)
+            ? nil : "no event has the kind \"\(kind)\"; kinds: \(knownKinds.joined(separator: ", "))"
+    }
+}

@@ -142,7 +142,7 @@ package enum LocationPayloads {
             device: device, time: seconds,
             lat: try coordinate(lat, "lat", range: 90, index: index),
             lon: try coordinate(lon, "lon", range: 180, index: index),
-            accuracy: try optionalNumber(accuracy, "accuracy", index: index),
+            accuracy: try checkedAccuracy(optionalNumber(accuracy, "accuracy", index: index), "accuracy", index: index),
             altitude: try optionalNumber(altitude, "altitude", index: index),
             speed: try optionalNumber(speed, "speed", index: index))
     }
@@ -167,7 +167,8 @@ package enum LocationPayloads {
                     device: device, time: tst,
                     lat: try coordinate(message["lat"], "lat", range: 90, index: index),
                     lon: try coordinate(message["lon"], "lon", range: 180, index: index),
-                    accuracy: try optionalNumber(message["acc"], "acc", index: index),
+                    accuracy: try checkedAccuracy(
+                        optionalNumber(message["acc"], "acc", index: index), "acc", index: index),
                     altitude: try optionalNumber(message["alt"], "alt", index: index),
                     // OwnTracks reports velocity in km/h.
                     speed: try optionalNumber(message["vel"], "vel", index: index).map { $0 / 3.6 }))
@@ -215,6 +216,7 @@ package enum LocationPayloads {
         guard times.contains(time) else { throw invalid(0, "timestamp: " + times.refusal(of: time)) }
         var accuracy = try number("accuracy")
         if accuracy == nil { accuracy = try number("hdop") }
+        accuracy = try checkedAccuracy(accuracy, "accuracy", index: 0)
         // OsmAnd sends speed in knots.
         return Fix(
             device: device, time: time, lat: lat, lon: lon, accuracy: accuracy,
@@ -260,6 +262,19 @@ package enum LocationPayloads {
         }
         guard number.isFinite, abs(number) <= range else { throw invalid(index, "\(name) out of range: \(number)") }
         return number
+    }
+
+    /// An accuracy is a radius: 0 or more. Phones report a negative one for a position they
+    /// know to be invalid (iOS's -1), which must not be taken as a precise fix.
+    private static func checkedAccuracy(_ value: Double?, _ name: String, index: Int) throws(LocationPayloadError)
+        -> Double?
+    {
+        guard let value else { return nil }
+        guard value >= 0 else {
+            throw invalid(
+                index, "\(name) must be 0 or more metres, not \(value) (a negative accuracy marks an invalid position)")
+        }
+        return value
     }
 
     private static func optionalNumber(_ value: JSONValue?, _ name: String, index: Int) throws(LocationPayloadError)

@@ -12,10 +12,7 @@ package final class HealthExportFile {
 
     package init(path: String) throws(TraceReadError) {
         self.path = path
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading" : "no such file"
-            throw TraceReadError(file: path, line: nil, reason: reason)
-        }
+        let handle = try InputFile.open(path)
         let magic = (try? handle.read(upToCount: 4)).map { [UInt8]($0) } ?? []
         try? handle.close()
         guard magic == [0x50, 0x4B, 0x03, 0x04] else {

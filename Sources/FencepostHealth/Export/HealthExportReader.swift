@@ -10,6 +10,8 @@ package import FencepostFormats
 package struct HealthExportReader {
     private var parser: XMLPullParser
     private var depth = 0
+    /// Whether the document's root element was read: a file with none is no export.
+    private var sawRoot = false
 
     package init(source: ByteSource) {
         parser = XMLPullParser(source: source)
@@ -23,7 +25,14 @@ package struct HealthExportReader {
             switch event {
             case .start(let name, let attributes):
                 depth += 1
+                sawRoot = true
                 // Depth 1 is <HealthData>; its children are the items.
+                if depth == 1, name != "HealthData" {
+                    throw TraceReadError(
+                        file: parser.name, line: parser.line,
+                        reason: "not an Apple Health export: its root is <\(name)>, not <HealthData> "
+                            + "(export.zip or its export.xml, from the Health app's Export All Health Data)")
+                }
                 guard depth == 2 else { continue }
                 switch name {
                 case "Record":
@@ -48,6 +57,12 @@ package struct HealthExportReader {
             case .text:
                 continue
             }
+        }
+        if !sawRoot {
+            throw TraceReadError(
+                file: parser.name, line: parser.line,
+                reason: "not an Apple Health export: no <HealthData> element (export.zip or its export.xml, "
+                    + "from the Health app's Export All Health Data)")
         }
         return nil
     }

@@ -18,7 +18,8 @@ final class ZipFile {
     init(path: String) throws(TraceReadError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw TraceReadError(file: path, line: nil, reason: "cannot be opened for reading: \(Self.message(errno))")
+            throw TraceReadError(
+                file: path, line: nil, reason: "cannot be opened for reading: \(Self.message(errno))", unreadable: true)
         }
         let end = lseek(descriptor, 0, SEEK_END)
         guard end >= 0 else {

@@ -25,22 +25,25 @@ struct EventsController {
         routes.get("/v1/visits", use: visits)
     }
 
-    /// `{"events":[...],"next_cursor":...}`, or the whole selection as csv, jsonl, geojson or ics.
+    /// `{"events":[...],"next_cursor":...}`, or the selection as csv, jsonl, geojson or ics.
+    /// `limit` and `cursor` page csv and jsonl as they page JSON (the next page's cursor is in the
+    /// `X-Next-Cursor` header); geojson and ics are the whole selection.
     @Sendable func events(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
         let query = try Self.query(request, caller: caller)
-        if let format = request.query("format"), format != "json" {
-            guard let exportFormat = ExportFormat(rawValue: format) else {
-                throw APIError.badRequest("format must be json, csv, jsonl, geojson or ics, not \(format)")
+        var format: ExportFormat?
+        if let text = request.query("format"), text != "json" {
+            guard let parsed = ExportFormat(rawValue: text) else {
+                throw APIError.badRequest("format must be json, csv, jsonl, geojson or ics, not \(text)")
             }
-            return try await export(exportFormat, query: query, zone: try Self.zone(request))
+            format = parsed
         }
-        var limit = Self.defaultLimit
+        var limit: Int?
         if let text = request.query("limit") {
             guard let value = Int(text), value > 0 else {
                 throw APIError.badRequest("limit must be a positive integer")
             }
-            limit = min(value, Self.maximumLimit)
+            limit = value
         }
         var cursor: EventCursor?
         if let token = request.query("cursor") {
@@ -49,28 +52,45 @@ struct EventsController {
             }
             cursor = parsed
         }
-        let page = try await store.events(query, after: cursor, limit: limit)
+        if let format {
+            if format == .geojson || format == .ics, limit != nil || cursor != nil {
+                throw APIError.badRequest(
+                    "limit and cursor page json, csv and jsonl; \(format.rawValue) is the whole selection")
+            }
+            return try await export(format, query: query, zone: try Self.zone(request), after: cursor, limit: limit)
+        }
+        let pageSize = min(limit ?? Self.defaultLimit, Self.maximumLimit)
+        let page = try await store.events(query, after: cursor, limit: pageSize)
         let next: JSONValue =
-            page.count == limit
+            page.count == pageSize
             ? page.last.map { .string(EventCursor(timeMs: $0.timeMs, id: $0.id).token) } ?? .null : .null
         let body = JSONValue.object(["events": .array(page.map { EventExport.json($0) }), "next_cursor": next])
         return .json(body.canonicalText())
     }
 
-    /// csv and jsonl stream page by page (flat memory on any store); geojson and ics are
-    /// built whole before they are sent.
-    private func export(_ format: ExportFormat, query: EventQuery, zone: TimeZone?) async throws -> Response {
-        let headers: HTTPFields = [.contentType: format.contentType]
+    /// csv and jsonl stream page by page (flat memory on any store), from `cursor` and at most
+    /// `limit` events when given; geojson and ics are built whole before they are sent.
+    private func export(
+        _ format: ExportFormat, query: EventQuery, zone: TimeZone?, after start: EventCursor?, limit: Int?
+    ) async throws -> Response {
+        var headers: HTTPFields = [.contentType: format.contentType]
         switch format {
         case .csv, .jsonl:
             let store = self.store
+            // With a limit, the page after it is known before the body starts: its cursor goes in
+            // a header (a CSV has no place for it).
+            if let limit, let next = try await Self.cursor(after: limit, from: start, query: query, store: store) {
+                headers[HTTPField.Name("X-Next-Cursor")!] = next.token
+            }
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
                     if format == .csv { try await writer.write(ByteBuffer(string: EventExport.csvHeader(zone: zone))) }
-                    var cursor: EventCursor?
-                    while true {
-                        let page = try await store.events(query, after: cursor, limit: 2_000)
+                    var cursor = start
+                    var left = limit ?? .max
+                    while left > 0 {
+                        let size = min(2_000, left)
+                        let page = try await store.events(query, after: cursor, limit: size)
                         var text = ""
                         for event in page {
                             text +=
@@ -79,7 +99,8 @@ struct EventsController {
                                 : EventExport.json(event, zone: zone).canonicalText() + "\n"
                         }
                         if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
-                        guard page.count == 2_000, let last = page.last else { break }
+                        left -= page.count
+                        guard page.count == size, let last = page.last else { break }
                         cursor = EventCursor(timeMs: last.timeMs, id: last.id)
                     }
                     try await writer.finish(nil)
@@ -89,6 +110,14 @@ struct EventsController {
             try await EventExport.write(format, query: query, zone: zone, from: store, to: &sink)
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: sink.text)))
         }
+    }
+
+    /// The cursor after the `limit`th event from `start`, when an event follows it.
+    private static func cursor(after limit: Int, from start: EventCursor?, query: EventQuery, store: Store)
+        async throws -> EventCursor?
+    {
+        guard let last = try await store.eventCursor(query, after: start, offset: limit - 1) else { return nil }
+        return try await store.eventCursor(query, after: last, offset: 0) == nil ? nil : last
     }
 
     /// `{"visits":[...]}` in enter-time order; `open=true` for open visits only.
@@ -168,6 +197,9 @@ struct EventsController {
                 throw APIError.badRequest("\(name) is not an RFC 3339 time: \(text)")
             }
             return value
+        }
+        if let kind = request.query("kind"), let problem = EventQuery.kindProblem(kind) {
+            throw APIError.badRequest(problem)
         }
         return EventQuery(
             since: try time("since"), until: try time("until"), device: try device(request, caller: caller),

@@ -11,11 +11,22 @@ package struct APIError: HTTPResponseError, Sendable {
     package var status: HTTPResponse.Status
     package var code: String
     package var message: String
+    /// For a 405: the methods the path takes (the `Allow` header).
+    package var allowed: [HTTPRequest.Method] = []
 
     package init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
         self.status = status
         self.code = code
         self.message = message
+    }
+
+    /// A method the path does not take: 405 with `Allow`.
+    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method]) -> APIError {
+        var error = APIError(
+            .methodNotAllowed, "method_not_allowed",
+            "\(method) is not allowed here; allowed: \(allowed.map(\.rawValue).joined(separator: ", "))")
+        error.allowed = allowed
+        return error
     }
 
     package func response(from request: Request, context: some RequestContext) throws -> Response {
@@ -25,6 +36,7 @@ package struct APIError: HTTPResponseError, Sendable {
         var headers: HTTPFields = [.contentType: "application/json"]
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="fencepost""# }
         if status == .serviceUnavailable { headers[.retryAfter] = "1" }
+        if !allowed.isEmpty { headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ") }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body + "\n")))
     }
 

@@ -150,6 +150,25 @@ extension Store {
         }
     }
 
+    /// The key of the event `offset` places after `cursor` (0: the next one) among those `query`
+    /// selects, or nil when there is none: where a page of a given size ends.
+    package func eventCursor(_ query: EventQuery, after cursor: EventCursor?, offset: Int) async throws -> EventCursor?
+    {
+        var (filter, arguments) = Self.conditions(query)
+        if let cursor {
+            filter.append("(time_ms > ? OR (time_ms = ? AND id > ?))")
+            arguments += [cursor.timeMs.sqlValue, cursor.timeMs.sqlValue, cursor.id.sqlValue]
+        }
+        arguments.append(offset.sqlValue)
+        let clause = filter.isEmpty ? "" : "WHERE " + filter.joined(separator: " AND ")
+        return try await read { tx in
+            try tx.rows("SELECT time_ms, id FROM events \(clause) ORDER BY time_ms, id LIMIT 1 OFFSET ?", arguments)
+                .first.map {
+                    EventCursor(timeMs: $0["time_ms"], id: $0["id"])
+                }
+        }
+    }
+
     /// Events created or changed after outbox row `seq`, in outbox order: the live stream's
     /// source, which sees other processes' writes too (outbox rows commit in `seq` order, see
     /// ``SQLTransaction/enqueue(_:)``, so a cursor never passes a row still to come).

@@ -50,6 +50,7 @@ struct EventsExport: AsyncParsableCommand {
     var output: String?
 
     func validate() throws {
+        if let kind, let problem = EventQuery.kindProblem(kind) { throw ValidationError("--kind: \(problem).") }
         for (name, value) in [("--since", since), ("--until", until)] {
             if let value, Timestamp.parse(value) == nil {
                 throw ValidationError("\(name) is not an RFC 3339 time: \(value)")

@@ -102,6 +102,8 @@ struct HealthImport: AsyncParsableCommand {
                 // Without a file to record, every import commits.
                 guard let outcome else { return }
                 try report(outcome.read, outcome.committed, outcome.routes)
+            } catch let error as TraceReadError where error.unreadable {
+                throw CommandFailure.io("error: \(error)")
             } catch let error as TraceReadError {
                 throw CommandFailure.invalidInput(["error: \(error) (nothing of the export was written)"])
             }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FencepostCore
 import FencepostFormats
 import FencepostStore
+import Foundation
 
 struct RegionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,12 +30,18 @@ struct RegionConfigArguments: ParsableArguments {
         guard !paths.isEmpty else { throw ValidationError("Name at least one region config file or directory.") }
     }
 
-    /// The desired regions, or exit code 1 with every problem on stderr.
+    /// The desired regions, or every problem on stderr and exit code 1 (3 when a named file
+    /// could not be opened at all).
     func loadRegions() throws -> [Region] {
         do {
             return try RegionConfigLoader.load(paths)
         } catch {
-            throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
+            let unopenable = error.issues.contains { issue in
+                guard case .unreadable = issue.problem else { return false }
+                return !FileManager.default.isReadableFile(atPath: issue.file)
+            }
+            let lines = RegionPlanOutput.issueLines(error)
+            throw unopenable ? CommandFailure.io(lines.joined(separator: "\n")) : CommandFailure.invalidInput(lines)
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FencepostCore
+import FencepostFormats
 import Foundation
 
 struct RegionsImport: AsyncParsableCommand {
@@ -42,15 +43,18 @@ struct RegionsImport: AsyncParsableCommand {
 
     func run() async throws {
         try CommandFailure.reporting {
-            let data: Data
+            let bytes: [UInt8]
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: file))
+                bytes = try InputFile.read(file, limit: 1 << 30)
             } catch {
-                throw CommandFailure.invalidInput(["error: \(file): cannot read: \(error.localizedDescription)"])
+                throw CommandFailure.io("error: \(error)")
+            }
+            if let other = Self.otherFormat(bytes, file: file) {
+                throw CommandFailure.invalidInput(["error: \(file): \(other)"])
             }
             let document: JSONValue
             do {
-                document = try JSONParser.parse(data)
+                document = try JSONParser.parse(bytes)
             } catch {
                 throw CommandFailure.invalidInput(["error: \(file): invalid JSON at \(error)"])
             }
@@ -61,7 +65,7 @@ struct RegionsImport: AsyncParsableCommand {
             do {
                 _ = try RegionConfig.merge([checked])
             } catch let error as RegionConfigError {
-                throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
+                throw CommandFailure.invalidInput(Self.lines(error))
             }
             if let output {
                 try OutputSink.checkWritable(output)
@@ -75,5 +79,43 @@ struct RegionsImport: AsyncParsableCommand {
                 Console.output(String(decoding: config, as: UTF8.self))
             }
         }
+    }
+}
+
+extension RegionsImport {
+    /// What the file is when it is not GeoJSON but a format people keep regions in.
+    static func otherFormat(_ bytes: [UInt8], file: String) -> String? {
+        let lower = file.lowercased()
+        // A shapefile's main file starts with the big-endian file code 9994.
+        if bytes.starts(with: [0x00, 0x00, 0x27, 0x0A]) || lower.hasSuffix(".shp") || lower.hasSuffix(".dbf") {
+            return "looks like a shapefile, not GeoJSON: convert it first, e.g. "
+                + "`ogr2ogr -f GeoJSON -t_srs EPSG:4326 out.geojson \((file as NSString).lastPathComponent)` (GDAL)"
+        }
+        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+            return "a zip archive, not GeoJSON (a zipped shapefile or KMZ?): unpack it and convert to GeoJSON "
+                + "(`ogr2ogr -f GeoJSON -t_srs EPSG:4326 out.geojson IN`)"
+        }
+        let head = String(decoding: bytes.prefix(512), as: UTF8.self).drop { $0.isWhitespace }
+        if head.hasPrefix("<") {
+            return "XML (KML or GPX?), not GeoJSON: convert it (`ogr2ogr -f GeoJSON out.geojson IN`)"
+        }
+        return nil
+    }
+
+    /// The refusal's lines, with every Point that lacks a radius said once, with the option that
+    /// gives them one, rather than once per point.
+    static func lines(_ error: RegionConfigError) -> [String] {
+        let (noRadius, others) = (
+            error.issues.filter { $0.problem == .missingRadius }, error.issues.filter { $0.problem != .missingRadius }
+        )
+        guard !noRadius.isEmpty else { return RegionPlanOutput.issueLines(error) }
+        let first = noRadius[0]
+        var lines = [
+            "error: \(first.file): \(noRadius.count) Point feature\(noRadius.count == 1 ? " has" : "s have") no radius "
+                + "(the first: feature \(first.featureIndex ?? 0)); give them one with --radius METRES"
+        ]
+        if !others.isEmpty { lines += RegionPlanOutput.issueLines(RegionConfigError(issues: others)).dropLast() }
+        lines.append("refused: \(error.issues.count) problems in the region config; nothing was written")
+        return lines
     }
 }
