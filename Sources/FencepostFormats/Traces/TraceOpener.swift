@@ -44,7 +44,7 @@ package enum TraceOpener {
         case .geojson: return GeoJSONTraceReader(source: source, fallbackDevice: fallback, options: options)
         case .takeout: return TakeoutTraceReader(source: source, device: fallback)
         case .timeline: return try TimelineTraceReader(source: source, device: fallback)
-        case .plt: return PLTTraceReader(source: source, device: fallback)
+        case .plt: return PLTTraceReader(source: source, device: device ?? geoLifeUser(for: path) ?? fallback)
         case .owntracks: return OwnTracksTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .tcx: return TCXTraceReader(source: source, device: fallback)
         }
@@ -87,6 +87,15 @@ package enum TraceOpener {
             return .csv
         }
         throw TraceReadError(file: source.name, line: 1, reason: "unrecognised trace format; name one with --format")
+    }
+
+    /// GeoLife's layout names the person, not the file: `Data/000/Trajectory/20081023025304.plt`
+    /// is user `000`'s, one file per day; nil for a file elsewhere.
+    static func geoLifeUser(for path: String) -> String? {
+        let parts = URL(fileURLWithPath: path).pathComponents
+        guard parts.count >= 3, parts[parts.count - 2] == "Trajectory" else { return nil }
+        let user = parts[parts.count - 3]
+        return user.isEmpty || user == "/" ? nil : user
     }
 
     /// The file name without directory and extensions: `bus304_to_UL.gpx.gz` → `bus304_to_UL`.

@@ -95,3 +95,12 @@ extension OutputSink {
         }
     }
 }
+
+extension OutputSink {
+    /// Writes `text` whole to `path` (through a temporary file renamed into place).
+    static func writeWhole(_ text: String, to path: String) throws {
+        var sink = try OutputSink(path: path)
+        try sink.write(text)
+        try sink.close()
+    }
+}

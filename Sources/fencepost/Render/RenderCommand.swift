@@ -19,7 +19,9 @@ struct RenderSelection: ParsableArguments {
     @Option(help: "Only this device's tracks, events and visits.")
     var device: String?
 
-    @Option(help: ArgumentHelp("Only this region (repeat for more); the map fits to it.", valueName: "id"))
+    @Option(
+        help: ArgumentHelp(
+            "Only this region (repeat for more): a map fits to them, a timeline has only their rows.", valueName: "id"))
     var region: [String] = []
 
     @Option(help: "Only what happened at or after this time (RFC 3339).")
@@ -82,8 +84,21 @@ struct PictureOutput: ParsableArguments {
 
     /// Writes the text whole (through a temporary file renamed into place).
     func write(_ text: String) throws {
-        var sink = try OutputSink(path: output)
-        try sink.write(text)
-        try sink.close()
+        try OutputSink.writeWhole(text, to: output)
+    }
+}
+
+/// `-o FILE.svg`: a picture that is an SVG only (the timeline).
+struct SVGOutput: ParsableArguments {
+    @Option(name: [.short, .long], help: ArgumentHelp("The picture to write: FILE.svg.", valueName: "file"))
+    var output: String
+
+    func validate() throws {
+        guard output.lowercased().hasSuffix(".svg") else { throw ValidationError("-o must name a .svg file, not \(output).") }
+    }
+
+    /// Writes the text whole (through a temporary file renamed into place).
+    func write(_ text: String) throws {
+        try OutputSink.writeWhole(text, to: output)
     }
 }

@@ -19,16 +19,18 @@ struct RenderTimeline: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
     @OptionGroup var selection: RenderSelection
-    @OptionGroup var output: PictureOutput
-
-    func validate() throws {
-        guard output.form == .svg else { throw ValidationError("-o must name a .svg file, not \(output.output).") }
-    }
+    @OptionGroup var output: SVGOutput
 
     func run() async throws {
         try await CommandFailure.reporting {
             let store = try await self.store.open(createIfMissing: false)
             let scene = try await timeline(store)
+            // A region neither monitored nor visited is a typo, not an empty timeline.
+            let known = Set(try await store.monitoredRegions().map(\.region.id)).union(scene.visits.map(\.regionID))
+            let unknown = selection.region.filter { !known.contains($0) }
+            guard unknown.isEmpty else {
+                throw CommandFailure.invalidInput(unknown.map { "error: no region \($0) in the store (monitored or visited)" })
+            }
             try output.write(TimelineRenderer(width: Double(selection.width)).svg(scene))
             let open = scene.visits.filter(\.isOpen).count
             Console.error([
