@@ -1,10 +1,12 @@
 import FencepostCore
 import Foundation
 
-/// Draws a ``TimelineScene`` as SVG: one row per region with its visits as bars over time
-/// (open visits running to the device's last fix, pass-throughs and gap-flagged crossings
-/// marked), then rows for steps per day, sleep nights and workouts when there are any. Each
-/// visit bar carries `data-visit-id`, each health bar `data-event-id`.
+/// Draws a ``TimelineScene`` as SVG: one row per region (per region and device when there are
+/// several devices) with its visits as bars over time (open visits running to the device's last
+/// fix, pass-throughs and gap-flagged crossings marked), then rows for steps per day, sleep
+/// nights and workouts when there are any. Each visit bar carries `data-visit-id`, each health
+/// bar `data-event-id`. Over more than half a year visits would be slivers: each row shows
+/// instead the time inside per week (per month past three years), darker for longer.
 package struct TimelineRenderer: Sendable {
     package var width: Double
 
@@ -52,27 +54,42 @@ package struct TimelineRenderer: Sendable {
             svg.element(
                 "line",
                 ["class": "grid", "x1": px(tx), "x2": px(tx), "y1": px(Self.top - 6), "y2": px(Self.top + plotHeight)])
-            svg.element(
-                "text", ["x": px(tx), "y": px(Self.top - 10), "text-anchor": "middle"], content: axis.label(tick))
+            // A label at an edge is anchored inside the picture, not cut in half by it.
+            let label = axis.label(tick)
+            let half = Double(label.count) * 3.3
+            let anchor = tx + half > width - 4 ? "end" : (tx - half < plotLeft - 40 ? "start" : "middle")
+            svg.element("text", ["x": px(tx), "y": px(Self.top - 10), "text-anchor": anchor], content: label)
         }
         svg.element("text", ["class": "axis-note", "x": "12", "y": px(Self.top - 10)], content: "UTC")
         svg.end()
         svg.newline()
 
         // Rows.
+        let buckets = Self.bucket(forSpan: end - start)
+        let severalDevices = Set(scene.visits.map(\.device)).count > 1
         for (index, row) in regionRows.enumerated() {
             let y = Self.top + Double(index) * Self.rowHeight
-            svg.start("g", ["class": "row region-row", "data-region": row.region])
+            svg.start(
+                "g",
+                [
+                    "class": "row region-row", "data-region": row.region,
+                    "data-device": severalDevices ? row.device : nil,
+                ])
             if index % 2 == 0 {
                 svg.element(
                     "rect", ["class": "stripe", "x": "0", "y": px(y), "width": px(width), "height": px(Self.rowHeight)])
             }
-            let name = scene.regionNames[row.region].map { "\($0)" } ?? row.region
+            var name = scene.regionNames[row.region].map { "\($0)" } ?? row.region
+            if severalDevices { name += " · " + row.device }
             svg.element(
                 "text", ["class": "row-label", "x": "10", "y": px(y + 15)],
                 content: Self.clip(name, to: Self.labelWidth - 16))
-            for visit in row.visits {
-                drawVisit(visit, scene: scene, y: y, x: x, into: &svg)
+            if let buckets {
+                drawBuckets(row.visits, of: buckets, scene: scene, y: y, x: x, into: &svg)
+            } else {
+                for visit in row.visits {
+                    drawVisit(visit, scene: scene, y: y, x: x, into: &svg)
+                }
             }
             svg.end()
             svg.newline()
@@ -127,11 +144,13 @@ package struct TimelineRenderer: Sendable {
         svg.start("g", ["class": "legend"])
         var lx = plotLeft
         // Swatches have classes of their own: counting bars by class never counts the legend.
-        for (classes, text) in [
-            ("swatch swatch-visit", "visit"), ("swatch swatch-open", "open (to the last fix)"),
-            ("swatch swatch-pass", "pass-through"),
-            ("swatch swatch-gap", "crossing across a gap (not interpolated)"),
-        ] {
+        let legend =
+            buckets.map { [("swatch swatch-bucket", "time inside per \($0.name) (darker: longer)")] } ?? [
+                ("swatch swatch-visit", "visit"), ("swatch swatch-open", "open (to the last fix)"),
+                ("swatch swatch-pass", "pass-through"),
+                ("swatch swatch-gap", "crossing across a gap (not interpolated)"),
+            ]
+        for (classes, text) in legend {
             svg.element("rect", ["class": classes, "x": px(lx), "y": px(legendY - 9), "width": "18", "height": "10"])
             svg.element("text", ["x": px(lx + 24), "y": px(legendY)], content: text)
             lx += 24 + Double(text.count) * 6.6 + 18
@@ -178,15 +197,85 @@ package struct TimelineRenderer: Sendable {
         }
     }
 
-    /// Regions with visits, in order of their first visit.
-    static func regionRows(_ scene: TimelineScene) -> [(region: String, visits: [MapVisit])] {
+    /// Regions with visits (each region and device, when there are several devices), in order of
+    /// their first visit.
+    static func regionRows(_ scene: TimelineScene) -> [(region: String, device: String, visits: [MapVisit])] {
+        let severalDevices = Set(scene.visits.map(\.device)).count > 1
         var order: [String] = []
-        var byRegion: [String: [MapVisit]] = [:]
+        var byRow: [String: [MapVisit]] = [:]
         for visit in scene.visits.sorted(by: { ($0.enteredAt, $0.id) < ($1.enteredAt, $1.id) }) {
-            if byRegion[visit.regionID] == nil { order.append(visit.regionID) }
-            byRegion[visit.regionID, default: []].append(visit)
+            let key = severalDevices ? visit.regionID + "\u{0}" + visit.device : visit.regionID
+            if byRow[key] == nil { order.append(key) }
+            byRow[key, default: []].append(visit)
         }
-        return order.map { ($0, byRegion[$0]!) }
+        return order.map { key in
+            let visits = byRow[key]!
+            return (visits[0].regionID, visits[0].device, visits)
+        }
+    }
+
+    /// How visits are summed when a span is too long to draw them one by one: nil up to half a
+    /// year; weeks (from Mondays) up to three years; months beyond.
+    static func bucket(forSpan span: Double) -> (name: String, start: (Double) -> Double, next: (Double) -> Double)? {
+        let day = 86_400.0
+        guard span > 183 * day else { return nil }
+        if span <= 3 * 365.25 * day {
+            let monday = 4 * day  // 1970-01-05
+            return (
+                "week", { ((($0 - monday) / (7 * day)).rounded(.down)) * 7 * day + monday }, { $0 + 7 * day }
+            )
+        }
+        func monthStart(_ time: Double) -> Double {
+            let (year, month, _, _, _) = TimeAxis.parts(time)
+            return Double(Timestamp.daysSinceEpoch(year: year, month: month, day: 1)) * day
+        }
+        return ("month", monthStart, { monthStart($0 + 32 * day) })
+    }
+
+    /// A row's visits summed per bucket: one bar per bucket with time inside, darker for more
+    /// time (against the row's fullest bucket), its title the visits and hours.
+    private func drawBuckets(
+        _ visits: [MapVisit], of bucket: (name: String, start: (Double) -> Double, next: (Double) -> Double),
+        scene: TimelineScene, y: Double, x: (Double) -> Double, into svg: inout SVGDocument
+    ) {
+        var inside: [Double: Double] = [:]
+        var entered: [Double: Int] = [:]
+        for visit in visits {
+            let end = scene.end(of: visit)
+            entered[bucket.start(visit.enteredAt), default: 0] += 1
+            var from = bucket.start(visit.enteredAt)
+            var steps = 0
+            while from < end, steps < 10_000 {
+                let to = bucket.next(from)
+                let overlap = min(end, to) - max(visit.enteredAt, from)
+                if overlap > 0 { inside[from, default: 0] += overlap }
+                from = to
+                steps += 1
+            }
+        }
+        // Shaded against the row's fullest bucket: a row's pattern shows, whatever its scale.
+        let fullest = max(inside.values.max() ?? 1, 1)
+        for from in inside.keys.sorted() {
+            let to = bucket.next(from)
+            let seconds = inside[from] ?? 0
+            let share = min(seconds / fullest, 1)
+            let left = x(from)
+            let right = max(x(to) - 0.5, left + 1)
+            svg.start(
+                "rect",
+                [
+                    "class": "visit-bucket", "data-visits": String(entered[from] ?? 0), "x": px(left),
+                    "y": px(y + 5), "width": px(right - left), "height": px(Self.rowHeight - 10),
+                    "fill-opacity": px(0.15 + 0.85 * share),
+                ])
+            let hours = seconds / 3_600
+            svg.element(
+                "title",
+                content:
+                    "\(bucket.name) of \(Timestamp.format(seconds: from).prefix(10)): \(entered[from] ?? 0) visits entered, \(hours < 10 ? String(format: "%.1f", hours) : String(Int(hours.rounded()))) h inside"
+            )
+            svg.end()
+        }
     }
 
     /// The time span drawn: the window asked for, else from the first to the last thing shown.
@@ -216,6 +305,7 @@ package struct TimelineRenderer: Sendable {
         .visit.open,.swatch-open{fill:#f59e0b;stroke:#b45309}\
         .visit.pass,.swatch-pass{fill:#7c3aed;stroke:#5b21b6}\
         .visit.gap,.swatch-gap{stroke:#111827;stroke-width:1.2;stroke-dasharray:3 2}\
+        .visit-bucket,.swatch-bucket{fill:#2563eb}\
         .pass-mark{fill:#7c3aed}.open-mark{fill:#b45309}\
         .health.steps{fill:#16a34a}.health.sleep{fill:#4338ca;fill-opacity:.75}.health.workout{fill:#ea580c;fill-opacity:.85}\
         .bar-text{fill:#fff;font-size:10px}\

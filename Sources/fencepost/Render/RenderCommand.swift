@@ -94,7 +94,9 @@ struct SVGOutput: ParsableArguments {
     var output: String
 
     func validate() throws {
-        guard output.lowercased().hasSuffix(".svg") else { throw ValidationError("-o must name a .svg file, not \(output).") }
+        guard output.lowercased().hasSuffix(".svg") else {
+            throw ValidationError("-o must name a .svg file, not \(output).")
+        }
     }
 
     /// Writes the text whole (through a temporary file renamed into place).

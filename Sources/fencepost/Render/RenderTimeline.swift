@@ -29,7 +29,8 @@ struct RenderTimeline: AsyncParsableCommand {
             let known = Set(try await store.monitoredRegions().map(\.region.id)).union(scene.visits.map(\.regionID))
             let unknown = selection.region.filter { !known.contains($0) }
             guard unknown.isEmpty else {
-                throw CommandFailure.invalidInput(unknown.map { "error: no region \($0) in the store (monitored or visited)" })
+                throw CommandFailure.invalidInput(
+                    unknown.map { "error: no region \($0) in the store (monitored or visited)" })
             }
             try output.write(TimelineRenderer(width: Double(selection.width)).svg(scene))
             let open = scene.visits.filter(\.isOpen).count
