@@ -57,3 +57,27 @@ import Testing
         #expect(svg.all("problem").map(\.text).joined().contains("at most 1000000 m"))
     }
 }
+
+extension ExtremeRegionMapTests {
+    @Test("a refused config's map fits its refused features, not a valid point swapped into the ocean")
+    func refusedMapFitsTheProblems() throws {
+        let text = """
+            {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [8.54, 47.37]}, "properties": {"id": "good", "radius": 100}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [47.37, 8.54]}, "properties": {"id": "swapped", "radius": 100}},
+              {"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [[[8.55, 47.37], [8.56, 47.38], [8.56, 47.37], [8.55, 47.38], [8.55, 47.37]]]}, "properties": {"id": "bowtie"}}
+            ]}
+            """
+        let file = try TemporaryFile(text, suffix: ".geojson")
+        defer { file.remove() }
+        let files = RegionConfigLoader.files([file.path])
+        let error = try #require(throws: RegionConfigError.self) { try RegionConfig.merge(files) }
+        let refused = RefusedConfig.sketch(
+            error, sources: [file.path: try Data(contentsOf: URL(fileURLWithPath: file.path))])
+        let valid = files.flatMap { $0.regions.map(\.region) }
+        let svg = try ParsedSVG(MapRenderer().svg(MapScene(regions: valid, refused: refused)))
+        let bowtie = try #require(svg.all("refused-shape").first)
+        let xs = bowtie.pathPoints.map(\.x)
+        #expect((xs.max() ?? 0) - (xs.min() ?? 0) > 200, "the bow tie fills the map, not a dot")
+    }
+}

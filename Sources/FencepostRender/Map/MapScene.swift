@@ -34,6 +34,14 @@ package struct MapScene: Sendable {
     var bounds: Envelope? {
         var box: Envelope?
         func add(_ envelope: Envelope) { box = box.map { $0.union(envelope) } ?? envelope }
+        // A refused config's map is about its problems: it fits the refused features (a valid
+        // feature far away, such as a swapped point in the ocean, would shrink them to a dot).
+        if let refused, refused.features.contains(where: { !$0.drawable.isEmpty }) {
+            for feature in refused.features where !feature.drawable.isEmpty {
+                add(Envelope(covering: feature.drawable))
+            }
+            return box
+        }
         for region in regions { add(region.shape.bounds) }
         for feature in refused?.features ?? [] {
             let positions = feature.drawable

@@ -29,4 +29,17 @@ enum RegionPlanOutput {
         )
         return lines
     }
+
+    /// A warning per region far from all the others (on stderr: the plan itself is unchanged).
+    static func outlierWarnings(_ regions: [Region]) -> [String] {
+        RegionOutliers.find(regions).map { outlier in
+            var line =
+                "warning: region \(outlier.id) lies \(Int(outlier.kilometres.rounded())) km from all the others"
+            line +=
+                outlier.swapLooksRight
+                ? "; its coordinates look like [lat, lon] swapped (GeoJSON wants [lon, lat])"
+                : "; is it where you meant?"
+            return line
+        }
+    }
 }

@@ -59,6 +59,7 @@ struct RegionsPlan: AsyncParsableCommand {
             let desired = try config.loadRegions()
             // A store not made yet monitors nothing: every region is an add, and nothing is created.
             let plan = try await (store.openIfPresent() ?? Store.inMemory()).planRegions(desired)
+            Console.error(RegionPlanOutput.outlierWarnings(desired))
             Console.output(RegionPlanOutput.render(plan, format: config.format))
         }
     }
@@ -77,6 +78,7 @@ struct RegionsApply: AsyncParsableCommand {
         try await CommandFailure.reporting {
             let desired = try config.loadRegions()
             let plan = try await store.open().applyRegions(desired)
+            Console.error(RegionPlanOutput.outlierWarnings(desired))
             Console.output(RegionPlanOutput.render(plan, format: config.format))
         }
     }
