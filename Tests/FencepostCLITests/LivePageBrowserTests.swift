@@ -132,6 +132,18 @@ import Testing
         try await Task.sleep(for: .milliseconds(1_200))  // one more poll of the tracks
         Self.save(try await browser.screenshot(), as: "live-page.png")
 
+        // The bus ends at the map's edge: its label turns inward rather than being cut off.
+        let labelInside =
+            try await browser.script(
+                """
+                var l = document.querySelector('[data-label-device="bus"]').getBoundingClientRect();
+                var m = document.querySelector('#map svg').getBoundingClientRect();
+                return l.width > 0 && l.right <= m.right + 1 && l.left >= m.left - 1;
+                """) as? Bool
+        #expect(labelInside == true, "the bus's label within the map")
+        // The live layer has a legend of its own: devices, tracks, events.
+        #expect(try await browser.script("return document.querySelectorAll('#live-legend li').length;") as? Int == 5)
+
         // Reloading keeps the token for the session: no second question.
         try await browser.open(base + "/")
         try await browser.wait(

@@ -138,7 +138,9 @@ struct MapDecorations {
                         "height": "10",
                     ])
             case "cluster":
-                svg.element("circle", ["class": "swatch swatch-cluster", "cx": px(sx), "cy": px(cy), "r": "5"])
+                // As a cluster is drawn: a disc with its count, not a small region's dot.
+                svg.element("circle", ["class": "swatch swatch-cluster", "cx": px(sx), "cy": px(cy), "r": "7.5"])
+                svg.element("text", ["class": "swatch-cluster-count", "x": px(sx), "y": px(cy + 3.5)], content: "3")
             case "track", "crossings":
                 svg.element(
                     "path",

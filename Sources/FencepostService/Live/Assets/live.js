@@ -115,7 +115,7 @@
       viewport.insertBefore(element("g", { "class": name }), labels);
     });
     state.map = window.FencepostMap.attach(svg);
-    state.map.onChange(drawTiles);
+    state.map.onChange(function () { drawTiles(); fitLabels(); });
     $("zoom-in").onclick = state.map.zoomIn;
     $("zoom-out").onclick = state.map.zoomOut;
     $("zoom-reset").onclick = state.map.reset;
@@ -163,8 +163,23 @@
     var at = state.map.project(end.lon, end.lat);
     place(entry.dot, at.x, at.y);
     place(entry.label, at.x, at.y);
+    fitLabel(entry.label);
     entry.dot.firstChild.textContent = device + " at " + end.time;
     entry.dot.setAttribute("data-time", end.time);
+  }
+
+  // A device's label goes left of its dot when, right of it, the map's edge would cut it.
+  function fitLabel(label) {
+    var map = state.map, base = label.__base;
+    if (!map || !base) { return; }
+    var right = base[0] * map.view.k + map.view.x + 12 + label.textContent.length * 7.5;
+    var left = right > map.width;
+    label.setAttribute("x", left ? -9 : 9);
+    label.setAttribute("text-anchor", left ? "end" : "start");
+  }
+
+  function fitLabels() {
+    Object.keys(state.devices).forEach(function (device) { fitLabel(state.devices[device].label); });
   }
 
   function pollTracks(generation) {
