@@ -305,7 +305,8 @@ import Testing
                 "Route 2019-06-11 3:00pm"
             ),
             ("google_takeout/records.json", 12, "records"),
-            ("beijing/geolife_long/000/Trajectory/20081023025304.plt", 908, "20081023025304"),
+            // GeoLife names the user (its folder), not the day.
+            ("beijing/geolife_long/000/Trajectory/20081023025304.plt", 908, "000"),
             ("formats/owntracks-demo-iphone.rec", 23, "NE"),
             ("formats/garmin_connect.tcx", 316, "garmin_connect"),
             ("zurich/tour_hr.tcx", 465, nil),
