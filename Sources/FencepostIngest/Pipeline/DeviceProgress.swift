@@ -26,28 +26,24 @@ package struct DeviceProgress: Sendable {
     }
 }
 
-extension Monitor {
-    /// Filters `fix` and, when it is accepted, monitors it: returns why it was dropped, or nil
-    /// once it is processed (its events emitted, the device's anchor moved to it). Counts the
-    /// fix and its events in the device's tally.
+extension DeviceProgress {
+    /// Filters `fix` and, when it is accepted, monitors it, appending its events to `events`:
+    /// returns why it was dropped, or nil once it is processed (the device's anchor moved to
+    /// it). Counts the fix and its events in the tally.
     @inline(__always)
-    package func take(
-        _ fix: Fix, device: inout DeviceProgress, filter: FixFilterSettings, emit: (MonitorEvent) -> Void
+    mutating func take(
+        _ fix: Fix, monitor: Monitor, filter: FixFilterSettings, into events: inout [MonitorEvent]
     ) throws -> FixDropReason? {
-        device.tally.fixesRead += 1
-        if let reason = FixFilter.check(
-            fix, state: &device.filter, anchorAtStart: device.anchorAtStart, settings: filter)
+        tally.fixesRead += 1
+        let before = events.count
+        if let reason = try monitor.filterAndProcess(
+            fix, filter: &self.filter, track: &track, anchorAtStart: anchorAtStart, settings: filter, into: &events)
         {
             return reason
         }
-        var tally = device.tally
-        try process(fix, track: &device.track) { event in
-            tally.count(event.kind)
-            emit(event)
-        }
+        for index in before..<events.count { tally.count(events[index].kind) }
         tally.fixesAccepted += 1
-        device.tally = tally
-        device.anchor = fix.time
+        anchor = fix.time
         return nil
     }
 }

@@ -127,9 +127,7 @@ package final class FixPipeline {
             into outcomes: inout some FixOutcomes
         ) throws {
             if current?.device != fix.device { try switchDevice(to: fix.device, resume: resume) }
-            if let reason = try monitor.take(
-                fix, device: &current!.progress, filter: filter, emit: { emitted.append($0) })
-            {
+            if let reason = try current!.progress.take(fix, monitor: monitor, filter: filter, into: &emitted) {
                 return try outcomes.dropped(fix, reason: reason)
             }
             defer { if !emitted.isEmpty { emitted.removeAll(keepingCapacity: true) } }
