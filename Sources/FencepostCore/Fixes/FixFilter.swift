@@ -11,6 +11,9 @@ public enum FixDropReason: String, Sendable, Hashable, CaseIterable, Codable {
     case outOfOrder = "out_of_order"
     case teleport
     case alreadySeen = "already_seen"
+    /// A device name that cannot be used (``DeviceID/fileNameProblem(_:)``): no state is kept
+    /// for it.
+    case badDevice = "bad_device"
 }
 
 /// Limits of the fix filter.

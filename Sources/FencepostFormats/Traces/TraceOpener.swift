@@ -24,12 +24,6 @@ package enum TraceOpener {
     package static func open(_ source: ByteSource, format: TraceFormat?, options: TraceReaderOptions)
         throws(TraceReadError) -> any TraceReader
     {
-        DeviceCheckingReader(base: try reader(source, format: format, options: options))
-    }
-
-    private static func reader(_ source: ByteSource, format: TraceFormat?, options: TraceReaderOptions)
-        throws(TraceReadError) -> any TraceReader
-    {
         let path = source.name
         let detected: TraceFormat
         if let format { detected = format } else { detected = try detect(source) }
@@ -120,35 +114,5 @@ struct DeviceNamingReader<Base: TraceReader>: TraceReader {
         guard var fix = try base.next() else { return nil }
         fix.device = device
         return fix
-    }
-}
-
-/// Skips, and counts as `bad_device`, fixes whose device name cannot be used
-/// (``DeviceID/fileNameProblem(_:)``): every reader's fixes pass through it.
-struct DeviceCheckingReader: TraceReader {
-    var base: any TraceReader
-    /// The last name found good: a file's fixes mostly repeat a few names.
-    private var lastGood: String?
-    private var bad = 0
-
-    init(base: any TraceReader) {
-        self.base = base
-    }
-
-    var skipped: [String: Int] {
-        bad == 0 ? base.skipped : base.skipped.merging(["bad_device": bad], uniquingKeysWith: +)
-    }
-
-    mutating func next() throws(TraceReadError) -> Fix? {
-        while let fix = try base.next() {
-            if fix.device == lastGood { return fix }
-            guard DeviceID.fileNameProblem(fix.device) == nil else {
-                bad += 1
-                continue
-            }
-            lastGood = fix.device
-            return fix
-        }
-        return nil
     }
 }

@@ -126,7 +126,15 @@ package final class FixPipeline {
             _ fix: Fix, monitor: Monitor, filter: FixFilterSettings, resume: Resume,
             into outcomes: inout some FixOutcomes
         ) throws {
-            if current?.device != fix.device { try switchDevice(to: fix.device, resume: resume) }
+            if current?.device != fix.device {
+                // A new run of fixes: its device's name is checked once here, not per fix. A name
+                // that cannot be kept (a NUL cut one short in the store, and the device lost its
+                // anchor between runs) gets no state: its fixes are dropped.
+                guard DeviceID.fileNameProblem(fix.device) == nil else {
+                    return try outcomes.dropped(fix, reason: .badDevice)
+                }
+                try switchDevice(to: fix.device, resume: resume)
+            }
             if let reason = try current!.progress.take(fix, monitor: monitor, filter: filter, into: &emitted) {
                 return try outcomes.dropped(fix, reason: reason)
             }
