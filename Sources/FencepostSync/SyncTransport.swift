@@ -84,10 +84,18 @@ struct SyncTransport: Sendable {
     }
 
     private static func sort(_ error: any Error) -> SyncFailure {
-        if error is NIOConnectionError { return .unreachable("\(error)") }
+        if let error = error as? NIOConnectionError {
+            // NIO's own description nests its parts' (unbalanced parentheses and all): say what
+            // happened to the first address tried.
+            let cause = error.connectionErrors.first.map { attempt in
+                (attempt.error as? IOError).map { String(cString: strerror($0.errnoCode)).lowercased() }
+                    ?? "\(attempt.error)"
+            }
+            return .unreachable("cannot connect to \(error.host):\(error.port)" + (cause.map { ": \($0)" } ?? ""))
+        }
         if let error = error as? HTTPClientError, error == .connectTimeout { return .unreachable("connect timeout") }
         if let error = error as? IOError, [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode) {
-            return .unreachable("\(error)")
+            return .unreachable(String(cString: strerror(error.errnoCode)).lowercased())
         }
         if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {
             return .transient("timed out waiting for the backend", retryAfter: nil)

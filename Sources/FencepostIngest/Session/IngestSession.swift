@@ -246,7 +246,7 @@ package final class IngestSession {
         let version = stored?.version ?? 0
         if let kept, storedVersion[device] == version { return kept }
         storedVersion[device] = version
-        let state = stored?.state ?? DeviceState()
+        let state = try stored?.state() ?? DeviceState()
         return DeviceProgress(
             filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
     }

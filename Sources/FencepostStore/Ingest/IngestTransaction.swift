@@ -62,8 +62,7 @@ package final class IngestTransaction: @unchecked Sendable {
                 for row in try tx.rows(
                     "SELECT device, state, version FROM devices WHERE device IN (\(marks))", chunk.map { .text($0) })
                 {
-                    states[row["device"]] = StoredDeviceState(
-                        state: try Store.decodeDeviceState(row["state"]), version: row["version"])
+                    states[row["device"]] = StoredDeviceState(text: row["state"], version: row["version"])
                 }
             }
             return states
@@ -131,10 +130,18 @@ package final class IngestTransaction: @unchecked Sendable {
 }
 
 /// A device's state as stored, with the version it was saved at: a session that kept the
-/// device's progress in memory uses it only while the stored version is the one it last saw.
+/// device's progress in memory uses it only while the stored version is the one it last saw,
+/// and decodes the stored state only when it is not (a live device's every request would
+/// otherwise decode it again, a tenth of a single-fix request's time).
 package struct StoredDeviceState: Sendable {
-    package var state: DeviceState
+    /// The state as stored (JSON).
+    let text: String
     package var version: Int64
+
+    /// The stored state, decoded.
+    package func state() throws -> DeviceState {
+        try Store.decodeDeviceState(text)
+    }
 }
 
 extension Store {
