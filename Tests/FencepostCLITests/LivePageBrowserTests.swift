@@ -83,23 +83,24 @@ import Testing
         try await browser.wait(
             for:
                 "document.querySelector('#feed [data-event-id=\"\(enter.id)\"]') && document.querySelector('.live-events [data-event-id=\"\(enter.id)\"]')",
-            timeout: 2, "the enter event in the feed and on the map")
+            timeout: 10, "the enter event in the feed and on the map")
         try await browser.wait(
-            for: "document.querySelector('.live-devices circle[data-device=\"bus\"]')", timeout: 2, "the bus on the map"
+            for: "document.querySelector('.live-devices circle[data-device=\"bus\"]')", timeout: 10,
+            "the bus on the map"
         )
         let before =
             try await browser.script(
                 "return document.querySelector('.live-devices circle[data-device=\"bus\"]').getAttribute('transform');")
             as? String
         try await browser.wait(
-            for: "document.querySelector('#open-visits [data-visit-id]')", timeout: 2, "the open visit listed")
+            for: "document.querySelector('#open-visits [data-visit-id]')", timeout: 10, "the open visit listed")
 
         // Further along the route: the bus moves.
         _ = try await post(Self.body(fixes[12..<400]), client: client, base: base, token: phone)
         try await browser.wait(
             for:
                 "document.querySelector('.live-devices circle[data-device=\"bus\"]').getAttribute('transform') !== \(Self.quoted(before ?? ""))",
-            timeout: 2, "the bus moved on the map")
+            timeout: 10, "the bus moved on the map")
 
         // A region's details on click.
         _ = try await browser.script(
@@ -108,7 +109,7 @@ import Testing
         try await browser.wait(
             for:
                 "!document.getElementById('region-details').hidden && document.getElementById('region-details').textContent.indexOf('William Street') >= 0",
-            timeout: 2, "the region's details")
+            timeout: 10, "the region's details")
 
         // The token never travelled in a URL.
         let urls =
@@ -207,7 +208,7 @@ import Testing
             try await browser.wait(
                 for: "document.querySelectorAll('#map svg .basemap image').length > 0", timeout: 15, "basemap tiles")
             try await browser.wait(
-                for: "/Tiles © test server/.test(document.getElementById('attribution').textContent)", timeout: 2,
+                for: "/Tiles © test server/.test(document.getElementById('attribution').textContent)", timeout: 10,
                 "the attribution")
             // The tiles asked for cover Limerick: at zoom z, x and y around (-8.63°, 52.65°).
             let expected =
@@ -269,13 +270,13 @@ import Testing
             try await browser.wait(
                 for:
                     "!document.getElementById('details').hidden && /enter event/.test(document.getElementById('details').textContent) && /visit_id/.test(document.getElementById('details').textContent)",
-                timeout: 2, "the event's details")
+                timeout: 10, "the event's details")
             // Pointing at a region shows its properties, unknown ones included.
             _ = try await browser.script(
                 "document.querySelector('.regions [data-region-id=\"limerick-304:8400B6071101\"]').dispatchEvent(new PointerEvent('pointerover', {bubbles: true}));"
             )
             try await browser.wait(
-                for: "/stop_no/.test(document.getElementById('details').textContent)", timeout: 2,
+                for: "/stop_no/.test(document.getElementById('details').textContent)", timeout: 10,
                 "the region's properties")
             // Zooming in scales the view and shows the labels that had no room.
             let hidden =
@@ -285,7 +286,7 @@ import Testing
             #expect(hidden > 0)
             for _ in 0..<4 { try await browser.click(try await browser.element("#zoom-in")) }
             try await browser.wait(
-                for: "/scale\\(6\\.5/.test(document.querySelector('.viewport').getAttribute('transform'))", timeout: 2,
+                for: "/scale\\(6\\.5/.test(document.querySelector('.viewport').getAttribute('transform'))", timeout: 10,
                 "zoomed in 1.6⁴ times")
             let stillHidden =
                 try await browser.script(
