@@ -244,8 +244,9 @@ import Testing
         ) {
             one.append($0)
         }
+        // The same store opened again (a SQLite file or a PostgreSQL database), as a second process would.
         let second = try await Watcher(
-            store: try Store(path: setup.root.appendingPathComponent("store.db").path),
+            store: try await Store.open(setup.store.location),
             folders: Watcher.Folders(inbox: setup.inbox),
             options: FileImport.Options()
         ) { other.append($0) }

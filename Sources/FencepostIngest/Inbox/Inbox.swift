@@ -119,6 +119,12 @@ final class Inbox {
                 return relative
             }
             let failure = errno
+            // Gone already: another watcher of the same inbox (another process or instance)
+            // moved it after both took it; its content is recorded once whoever committed it.
+            if failure == ENOENT, !FileManager.default.fileExists(atPath: path(name)) {
+                forget(name)
+                return relative
+            }
             if failure == EPERM || failure == ENOTSUP || failure == EMLINK,
                 !FileManager.default.fileExists(atPath: path(relative))
             {
