@@ -45,14 +45,7 @@ import Testing
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [1e300, -1e300]}, "properties": {"id": "far", "radius": 5}}
             ]}
             """
-        let file = try TemporaryFile(text, suffix: ".geojson")
-        defer { file.remove() }
-        let files = RegionConfigLoader.files([file.path])
-        let error = try #require(throws: RegionConfigError.self) { try RegionConfig.merge(files) }
-        let refused = RefusedConfig.sketch(
-            error, sources: [file.path: try Data(contentsOf: URL(fileURLWithPath: file.path))])
-        let valid = files.flatMap { $0.regions.map(\.region) }
-        let svg = try ParsedSVG(MapRenderer().svg(MapScene(regions: valid, refused: refused)))
+        let svg = try Self.refusedMap(text)
         #expect(svg.count("problem") >= 2)
         #expect(svg.all("problem").map(\.text).joined().contains("at most 1000000 m"))
     }
@@ -68,6 +61,17 @@ extension ExtremeRegionMapTests {
               {"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [[[8.55, 47.37], [8.56, 47.38], [8.56, 47.37], [8.55, 47.38], [8.55, 47.37]]]}, "properties": {"id": "bowtie"}}
             ]}
             """
+        let svg = try Self.refusedMap(text)
+        let bowtie = try #require(svg.all("refused-shape").first)
+        let xs = bowtie.pathPoints.map(\.x)
+        #expect((xs.max() ?? 0) - (xs.min() ?? 0) > 200, "the bow tie fills the map, not a dot")
+    }
+}
+
+extension ExtremeRegionMapTests {
+    /// The map `render map` draws of a config that must be refused: its valid regions and its
+    /// refused features with their problems.
+    static func refusedMap(_ text: String) throws -> ParsedSVG {
         let file = try TemporaryFile(text, suffix: ".geojson")
         defer { file.remove() }
         let files = RegionConfigLoader.files([file.path])
@@ -75,9 +79,6 @@ extension ExtremeRegionMapTests {
         let refused = RefusedConfig.sketch(
             error, sources: [file.path: try Data(contentsOf: URL(fileURLWithPath: file.path))])
         let valid = files.flatMap { $0.regions.map(\.region) }
-        let svg = try ParsedSVG(MapRenderer().svg(MapScene(regions: valid, refused: refused)))
-        let bowtie = try #require(svg.all("refused-shape").first)
-        let xs = bowtie.pathPoints.map(\.x)
-        #expect((xs.max() ?? 0) - (xs.min() ?? 0) > 200, "the bow tie fills the map, not a dot")
+        return try ParsedSVG(MapRenderer().svg(MapScene(regions: valid, refused: refused)))
     }
 }

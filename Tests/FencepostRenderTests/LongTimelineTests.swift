@@ -44,17 +44,19 @@ import Testing
         #expect(svg.all("row-label").map(\.text).contains("Home · van"))
     }
 
-    @Test("a day: clock ticks; a tick at the right edge is anchored inside the picture")
+    @Test("a day: clock ticks; the tick at the right edge is anchored inside the picture")
     func dayTicks() throws {
         let t0 = Timestamp.parse("2025-06-01T06:00:00Z")!
+        // The window ends on a tick (18:00), which falls on the plot's right edge.
         let scene = TimelineScene(
             visits: [MapVisit(id: "v", device: "d", regionID: "r", enteredAt: t0, exitedAt: t0 + 3_600)],
             since: t0 - 3_600, until: t0 + 12 * 3_600)
         let svg = try ParsedSVG(TimelineRenderer(width: 900).svg(scene))
         let ticks = svg.elements.filter { $0.name == "text" && $0.attributes["text-anchor"] != nil }
         #expect(ticks.map(\.text).contains("06:00"))
-        let last = try #require(ticks.last)
-        if Double(last.attributes["x"] ?? "0") ?? 0 > 880 { #expect(last.attributes["text-anchor"] == "end") }
+        let edge = try #require(ticks.first { $0.text == "18:00" }, "\(ticks.map(\.text))")
+        #expect(edge.attributes["text-anchor"] == "end")
+        #expect(ticks.filter { $0.text != "18:00" }.allSatisfy { $0.attributes["text-anchor"] == "middle" })
         #expect(svg.all("visit").count == 1)
     }
 }

@@ -11,9 +11,9 @@ package final class StoreDurability: Sendable {
     private let log: WriteAheadLog?
     /// Whether answers wait for the disk (`durable_commits`).
     private let syncsCommits: Bool
-    private let syncs = BlockingThreads(lane: "log-sync")
-    private let housekeeping = BlockingThreads(lane: "live-writer")
-    private let checkpoints = BlockingThreads(lane: "checkpoint")
+    private let syncs = BlockingLane("log-sync")
+    private let housekeeping = BlockingLane("live-writer")
+    private let checkpoints = BlockingLane("checkpoint")
 
     init(log: WriteAheadLog?, syncsCommits: Bool) {
         self.log = log

@@ -137,16 +137,12 @@ package struct FeedEvent: Sendable, Hashable {
 extension Store {
     /// At most `limit` matching events after `cursor`, in time order.
     package func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) async throws -> [EventRow] {
-        var (filter, arguments) = Self.conditions(query)
-        if let cursor {
-            filter.append("(time_ms > ? OR (time_ms = ? AND id > ?))")
-            arguments += [cursor.timeMs.sqlValue, cursor.timeMs.sqlValue, cursor.id.sqlValue]
-        }
-        arguments.append(limit.sqlValue)
-        let clause = filter.isEmpty ? "" : "WHERE " + filter.joined(separator: " AND ")
+        let (clause, arguments) = Self.page(query, after: cursor)
         return try await read { tx in
-            try tx.rows("SELECT \(eventColumns()) FROM events \(clause) ORDER BY time_ms, id LIMIT ?", arguments).map(
-                EventRow.init)
+            try tx.rows(
+                "SELECT \(eventColumns()) FROM events \(clause) ORDER BY time_ms, id LIMIT ?",
+                arguments + [limit.sqlValue]
+            ).map(EventRow.init)
         }
     }
 
@@ -154,19 +150,23 @@ extension Store {
     /// selects, or nil when there is none: where a page of a given size ends.
     package func eventCursor(_ query: EventQuery, after cursor: EventCursor?, offset: Int) async throws -> EventCursor?
     {
-        var (filter, arguments) = Self.conditions(query)
+        let (clause, arguments) = Self.page(query, after: cursor)
+        return try await read { tx in
+            try tx.rows(
+                "SELECT time_ms, id FROM events \(clause) ORDER BY time_ms, id LIMIT 1 OFFSET ?",
+                arguments + [offset.sqlValue]
+            ).first.map { EventCursor(timeMs: $0["time_ms"], id: $0["id"]) }
+        }
+    }
+
+    /// The `WHERE` clause (and its values) of the events `query` selects after `cursor`.
+    private static func page(_ query: EventQuery, after cursor: EventCursor?) -> (String, [SQLValue]) {
+        var (filter, arguments) = conditions(query)
         if let cursor {
             filter.append("(time_ms > ? OR (time_ms = ? AND id > ?))")
             arguments += [cursor.timeMs.sqlValue, cursor.timeMs.sqlValue, cursor.id.sqlValue]
         }
-        arguments.append(offset.sqlValue)
-        let clause = filter.isEmpty ? "" : "WHERE " + filter.joined(separator: " AND ")
-        return try await read { tx in
-            try tx.rows("SELECT time_ms, id FROM events \(clause) ORDER BY time_ms, id LIMIT 1 OFFSET ?", arguments)
-                .first.map {
-                    EventCursor(timeMs: $0["time_ms"], id: $0["id"])
-                }
-        }
+        return (filter.isEmpty ? "" : "WHERE " + filter.joined(separator: " AND "), arguments)
     }
 
     /// Events created or changed after outbox row `seq`, in outbox order: the live stream's

@@ -76,7 +76,7 @@ final class PostgresBackend: StoreBackend {
         do {
             // The whole lease runs on the store's threads: the statements block one of them,
             // never a thread of the cooperative pool.
-            return try await withTaskExecutorPreference(BlockingThreads.shared) {
+            return try await withTaskExecutorPreference(StoreThreads.shared) {
                 try await client.withConnection(leasedWithin: Self.leaseDeadline) { connection in
                     let transaction = PostgresTransaction(connection)
                     try transaction.execute(begin, [])
@@ -212,7 +212,7 @@ final class PostgresBackend: StoreBackend {
     /// The named migrations (``PostgresMigrations``) not applied yet, in order, each in its
     /// transaction, under an advisory lock: instances starting together migrate once.
     private func migrate() async throws {
-        try await withTaskExecutorPreference(BlockingThreads.shared) {
+        try await withTaskExecutorPreference(StoreThreads.shared) {
             try await client.withConnection { connection in
                 let transaction = PostgresTransaction(connection)
                 try transaction.execute("SELECT pg_advisory_lock(\(PostgresBindings.key("migrations")))", [])

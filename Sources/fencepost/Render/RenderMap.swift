@@ -123,16 +123,14 @@ struct RenderMap: AsyncParsableCommand {
     /// The store, when there is one: a picture never creates a store. Missing and `needed`
     /// (regions from the store) is an error; missing and not needed is no events.
     private func openExistingStore(needed: Bool) async throws -> Store? {
-        do {
-            return try await Store.open(store.path, busyTimeout: store.busyTimeout, createIfMissing: false)
-        } catch StoreOpenError.missing(let path) {
+        guard let existing = try await store.openIfPresent() else {
             if needed {
-                throw CommandFailure.io("error: no store at \(path); name region configs with --regions, or set --db")
+                throw CommandFailure.io(
+                    "error: no store at \(store.path); name region configs with --regions, or set --db")
             }
             return nil
-        } catch {
-            return try await store.open(createIfMissing: false)  // reported as every command reports it
         }
+        return existing
     }
 
     /// `1 region`, `2 regions`.
