@@ -37,10 +37,8 @@ struct StoreOptions: ParsableArguments {
         guard creating, db != nil || environment["FENCEPOST_DB"].map({ !$0.isEmpty }) == true,
             !path.contains("://"), !FileManager.default.fileExists(atPath: path)
         else { return }
-        let folder = (path as NSString).deletingLastPathComponent
-        var isDirectory: ObjCBool = false
-        guard folder.isEmpty || FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
-            throw CommandFailure.io("error: cannot create the store \(path): no such directory \(folder)")
+        if let problem = OutputSink.folderProblem(of: path) {
+            throw CommandFailure.io("error: cannot create the store \(path): \(problem)")
         }
     }
 

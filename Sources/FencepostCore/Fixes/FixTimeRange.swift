@@ -36,18 +36,12 @@ public struct FixTimeRange: Sendable, Hashable {
     /// reads as milliseconds (or microseconds) that belong in the range.
     public func refusal(of time: Double) -> String {
         var text =
-            "time \(Self.describe(time)) is outside the accepted range \(Timestamp.format(seconds: earliest)) to \(Timestamp.format(seconds: latest))"
+            "time \(JSONValue.format(time)) is outside the accepted range \(Timestamp.format(seconds: earliest)) to \(Timestamp.format(seconds: latest))"
         if time.isFinite, contains(time / 1000) {
             text += "; it looks like milliseconds since the epoch: send seconds or an RFC 3339 time"
         } else if time.isFinite, contains(time / 1_000_000) {
             text += "; it looks like microseconds since the epoch: send seconds or an RFC 3339 time"
         }
         return text
-    }
-
-    private static func describe(_ time: Double) -> String {
-        guard time.isFinite else { return "\(time)" }
-        if time == time.rounded(), abs(time) < 1e15 { return String(Int64(time)) }
-        return "\(time)"
     }
 }

@@ -95,7 +95,7 @@ extension JSONValue {
     /// round-trip form, so parsing the text gives back the same double. JSON has no infinity
     /// or NaN: they are written `null`, as JavaScript's `JSON.stringify` does (parsed JSON never
     /// holds one; a value computed from an extreme input might).
-    static func format(_ number: Double) -> String {
+    package static func format(_ number: Double) -> String {
         guard number.isFinite else { return "null" }
         if number == number.rounded(), abs(number) < 9_007_199_254_740_992 {
             return String(Int64(number))

@@ -12,12 +12,9 @@ public enum RegionLimits {
 
         /// Why `value` is refused.
         public func refusal(of value: Double) -> String {
-            "must be at most \(Self.plain(maximum)) \(unit) (\(spoken)), got \(value)"
+            "must be at most \(JSONValue.format(maximum)) \(unit) (\(spoken)), got \(value)"
         }
 
-        static func plain(_ value: Double) -> String {
-            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
-        }
     }
 
     /// A circle's radius: a country fits in 1,000 km.

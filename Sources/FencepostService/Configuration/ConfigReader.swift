@@ -96,7 +96,9 @@ package struct ConfigObject {
         guard case .number(let value) = member.value.value else { throw mismatch(member, "a number") }
         guard range.contains(value) else {
             throw failure(
-                member, "must be from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound)), got \(value)")
+                member,
+                "must be from \(JSONValue.format(range.lowerBound)) to \(JSONValue.format(range.upperBound)), got \(value)"
+            )
         }
         return value
     }
@@ -159,10 +161,6 @@ package struct ConfigObject {
         ConfigurationError(
             path: file, line: node.line, column: node.column, keyPath: path(key),
             reason: "missing: expected \(expected)")
-    }
-
-    private static func plain(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
     }
 
     /// The known key closest to `name` by edit distance, when close enough to be a typo.

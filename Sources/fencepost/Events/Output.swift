@@ -85,14 +85,18 @@ extension OutputSink {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw CommandFailure.io("error: cannot write \(path): it is a directory")
         }
+        if let problem = folderProblem(of: path) { throw CommandFailure.io("error: cannot write \(path): \(problem)") }
+    }
+
+    /// Why the folder `path` would go in cannot take it (missing, or not a folder), or nil.
+    static func folderProblem(of path: String) -> String? {
         let folder = (path as NSString).deletingLastPathComponent
-        guard !folder.isEmpty else { return }
+        guard !folder.isEmpty else { return nil }
+        var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
-            throw CommandFailure.io("error: cannot write \(path): no such directory \(folder)")
+            return "no such directory \(folder)"
         }
-        guard isDirectory.boolValue else {
-            throw CommandFailure.io("error: cannot write \(path): \(folder) is not a directory")
-        }
+        return isDirectory.boolValue ? nil : "\(folder) is not a directory"
     }
 }
 
