@@ -57,13 +57,9 @@ enum IngestTarget {
 
     private static func ingest(_ file: [UInt8], format: TraceFormat?, store: Store) async throws -> IngestSummary {
         let session = try await IngestSession(store: store)
-        var skipped: [String: Int] = [:]
-        try await session.ingest { add in
-            var reader = try TraceOpener.open(TraceTargets.chunkedSource(file), format: format, device: nil)
-            while let fix = try reader.next() { try add(fix) }
-            skipped = reader.skipped
-        }
-        session.addSkipped(skipped)
+        var reader = try TraceOpener.open(TraceTargets.chunkedSource(file), format: format, device: nil)
+        try await session.ingest { try reader.next() }
+        session.addSkipped(reader.skipped)
         return session.summary
     }
 

@@ -67,14 +67,14 @@ package struct Store: Sendable {
     }
 
     /// Runs `body` in a read transaction (one snapshot), off the caller's thread.
-    package func read<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+    package func read<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T {
         try await backend.read(body)
     }
 
     /// Runs `body` in a write transaction, off the caller's thread: committed when it returns,
     /// rolled back when it throws.
     @discardableResult
-    package func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+    package func write<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T {
         try await backend.write(body)
     }
 }

@@ -61,9 +61,10 @@ import Testing
         let session = try await IngestSession(store: store)
         struct Malformed: Error {}
         await #expect(throws: Malformed.self) {
-            try await session.ingest { add in
-                for fix in laps { try add(fix) }
-                throw Malformed()
+            var fixes = laps.makeIterator()
+            try await session.ingest {
+                guard let fix = fixes.next() else { throw Malformed() }
+                return fix
             }
         }
         await #expect(try events(store).isEmpty)
@@ -74,13 +75,13 @@ import Testing
         // is the input's, and nothing of it stays.
         try await TestStores.refuseInserts(in: store, into: "events", when: "(SELECT count(*) FROM events) > 2500")
         await #expect(throws: (any Error).self) {
-            try await session.ingest { add in for fix in laps { try add(fix) } }
+            try await session.ingest(laps)
         }
         await #expect(try events(store).isEmpty)
         await #expect(try store.outboxCounts()[.pending] == 300)
 
         try await TestStores.allowInserts(in: store, into: "events")
-        try await session.ingest { add in for fix in laps { try add(fix) } }
+        try await session.ingest(laps)
         await #expect(try events(store).count == 6000)
         #expect(session.summary.events == [.enter: 3000, .exit: 3000] && session.summary.visitsClosed == 3000)
     }
@@ -135,18 +136,17 @@ import Testing
         struct Malformed: Error {}
         // A reader that fails after the whole walk (and its events) went through.
         await #expect(throws: Malformed.self) {
-            try await session.ingest { add in
-                for fix in grid.walk() { try add(fix) }
-                throw Malformed()
+            var fixes = grid.walk().makeIterator()
+            try await session.ingest {
+                guard let fix = fixes.next() else { throw Malformed() }
+                return fix
             }
         }
         await #expect(try events(store).isEmpty)
         await #expect(try store.deviceState("bus") == nil)
         #expect(session.summary.fixesRead == 0)
         // The next input for the same device starts from the committed (empty) state.
-        try await session.ingest { add in
-            for fix in grid.walk() { try add(fix) }
-        }
+        try await session.ingest(grid.walk())
         await #expect(try events(store).count == 2)
     }
 

@@ -36,9 +36,7 @@ package enum StoreInputs {
     {
         let session = try await IngestSession(store: store, options: options)
         for input in inputs {
-            try await session.ingest { add in
-                for fix in input { try add(fix) }
-            }
+            try await session.ingest(input)
         }
         return session.summary
     }

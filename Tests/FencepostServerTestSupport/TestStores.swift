@@ -75,15 +75,15 @@ extension TestStores {
         let name = "refuse_" + table
         try await store.write { tx in
             if store.location.hasPrefix("postgres") {
-                try tx.execute(
+                try await tx.execute(
                     """
                     CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
                     BEGIN IF \(condition) THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$
                     """)
-                try tx.execute(
+                try await tx.execute(
                     "CREATE TRIGGER \(name) AFTER INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(name)()")
             } else {
-                try tx.execute(
+                try await tx.execute(
                     "CREATE TRIGGER \(name) AFTER INSERT ON \(table) WHEN \(condition) BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
                 )
             }
@@ -93,7 +93,7 @@ extension TestStores {
     package static func allowInserts(in store: Store, into table: String) async throws {
         let name = "refuse_" + table
         try await store.write { tx in
-            try tx.execute(
+            try await tx.execute(
                 store.location.hasPrefix("postgres") ? "DROP TRIGGER \(name) ON \(table)" : "DROP TRIGGER \(name)")
         }
     }

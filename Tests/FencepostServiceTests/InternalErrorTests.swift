@@ -14,7 +14,7 @@ struct InternalErrorTests {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
         // A store that fails in a way no request can cause: its visits table is gone.
-        try await fixture.store.write { tx in try tx.execute("ALTER TABLE visits RENAME TO visits_moved_away") }
+        try await fixture.store.write { tx in try await tx.execute("ALTER TABLE visits RENAME TO visits_moved_away") }
         try await fixture.app().test(.router) { client in
             let response = try await client.execute(uri: "/v1/visits", method: .get, headers: .bearer(fixture.reader))
             #expect(response.status == .internalServerError)

@@ -25,13 +25,12 @@ struct SyncTests {
         let client = try await ServiceFixture()
         let session = try await IngestSession(store: client.store)
         for device in devices {
-            try await session.ingest { add in
-                for lap in 0..<laps {
-                    for fix in ServiceFixture.walk(start: 1_750_000_000 + Double(lap) * 3_600) {
-                        try add(Fix(device: device, time: fix.time, lat: fix.lat, lon: fix.lon, accuracy: 5))
+            try await session.ingest(
+                (0..<laps).flatMap { lap in
+                    ServiceFixture.walk(start: 1_750_000_000 + Double(lap) * 3_600).map { fix in
+                        Fix(device: device, time: fix.time, lat: fix.lat, lon: fix.lon, accuracy: 5)
                     }
-                }
-            }
+                })
         }
         return client
     }

@@ -21,9 +21,7 @@ struct BackendParityTests {
         try await store.applyRegions(all)
         let session = try await IngestSession(store: store)
         var reader = try TraceOpener.open(trace, format: nil, device: "bus")
-        try await session.ingest { add in
-            while let fix = try reader.next() { try add(fix) }
-        }
+        try await session.ingest { try reader.next() }
         try await store.applyRegions(Array(all.sorted { $0.id < $1.id }.prefix(all.count / 2)))
     }
 

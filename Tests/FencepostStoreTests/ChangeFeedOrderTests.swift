@@ -42,8 +42,8 @@ import Testing
                             // Two rows with pauses around them: other writers' transactions
                             // begin and end inside this one.
                             for row in 0..<2 {
-                                Thread.sleep(forTimeInterval: Double(random.next() % 3_000) / 1_000_000)
-                                try tx.enqueue(
+                                try await Task.sleep(for: .microseconds(Int(random.next() % 3_000)))
+                                try await tx.enqueue(
                                     OutboxRow(
                                         entity: .region, id: "w\(writer)-t\(transaction)-r\(row)", op: .delete,
                                         version: 1,

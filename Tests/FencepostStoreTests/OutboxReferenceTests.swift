@@ -60,9 +60,7 @@ import Testing
             store: store, options: IngestOptions(monitor: MonitorSettings(enterDelay: 0)))
         for half in ["half1.csv.gz", "half2.csv.gz"].prefix(halves) {
             var reader = try TraceOpener.open(file(half), format: nil, device: "trace")
-            try await session.ingest { add in
-                while let fix = try reader.next() { try add(fix) }
-            }
+            try await session.ingest { try reader.next() }
         }
         return store
     }
@@ -87,7 +85,9 @@ import Testing
                 after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
             #expect(Self.differences(changes, golden.prefix(count)) == [], "after \(halves) half(s)")
             #expect(
-                try await store.read { tx in try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL") as Int? }
+                try await store.read { tx in
+                    try await tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL") as Int?
+                }
                     == count)
         }
     }
@@ -132,7 +132,8 @@ import Testing
         #expect(changes.count == golden.count + 2)
         #expect(
             try await store.read { tx in
-                try tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NOT NULL AND entity != 'region'") as Int?
+                try await tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NOT NULL AND entity != 'region'")
+                    as Int?
             } == 5)  // the visit's two rows and the event's, kept as text, and the two new ones
     }
 }

@@ -35,9 +35,7 @@ struct RealTraceGoldenTests {
         let session = try await IngestSession(
             store: store, options: IngestOptions(monitor: monitor, filter: FixFilterSettings(maxAccuracy: maxAccuracy)))
         var reader = try TraceOpener.open(path, format: nil, device: nil)
-        try await session.ingest { add in
-            while let fix = try reader.next() { try add(fix) }
-        }
+        try await session.ingest { try reader.next() }
         return (store, session.summary)
     }
 

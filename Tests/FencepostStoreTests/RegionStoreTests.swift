@@ -114,7 +114,7 @@ import Testing
         do {
             let store = try Store(path: path)
             try await store.applyRegions([Self.circle("a"), Self.square])
-            let mode: String? = try await store.read { tx in try tx.value("PRAGMA journal_mode") }
+            let mode: String? = try await store.read { tx in try await tx.value("PRAGMA journal_mode") }
             #expect(mode == "wal")
         }
         let reopened = try Store(path: path)

@@ -141,9 +141,7 @@ struct Workload {
         let store = try await TestStores.fresh()
         try await store.applyRegions(regions)
         let session = try await IngestSession(store: store, options: options)
-        try await session.ingest { add in
-            for fix in fixes { try add(fix) }
-        }
+        try await session.ingest(fixes)
         var events: [(time: Double, entering: Bool, region: String)] = []
         try await store.forEachEvent(EventQuery()) { event in
             guard event.kind == "enter" || event.kind == "exit", let region = event.region else { return }

@@ -7,10 +7,10 @@ import Testing
 @Suite struct WriteAheadLogTests {
     /// Writes about `pages` pages of 4 KiB to the store, in transactions of 100 rows.
     static func fill(_ store: Store, pages: Int) async throws {
-        try await store.write { tx in try tx.execute("CREATE TABLE IF NOT EXISTS filler (bytes BLOB)") }
+        try await store.write { tx in try await tx.execute("CREATE TABLE IF NOT EXISTS filler (bytes BLOB)") }
         for _ in 0..<(pages / 100) {
             try await store.write { tx in
-                for _ in 0..<100 { try tx.execute("INSERT INTO filler VALUES (randomblob(4000))") }
+                for _ in 0..<100 { try await tx.execute("INSERT INTO filler VALUES (randomblob(4000))") }
             }
         }
     }
@@ -36,7 +36,7 @@ import Testing
         let first = try log.checkpoint()
         #expect(first.logFrames > 3_000)
         #expect(first.checkpointedFrames == first.logFrames)
-        #expect(try await store.read { tx in try tx.value("SELECT count(*) FROM filler") as Int? } == 3_000)
+        #expect(try await store.read { tx in try await tx.value("SELECT count(*) FROM filler") as Int? } == 3_000)
         try log.sync()
 
         // Stopped, the writer checkpoints at commit again: the log restarts instead of growing.

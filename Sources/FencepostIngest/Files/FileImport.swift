@@ -75,9 +75,7 @@ package struct FileImport {
             let file = ImportedFile(sha256: digest.sha256, name: name, kind: .trace, bytes: digest.bytes)
             _ = session.restartSummary()
             var reader = try TraceOpener.open(ByteSource(path: path), format: options.format, options: options.reader)
-            let isNew = try await session.ingest(recording: file) { add in
-                while let fix = try reader.next() { try add(fix) }
-            }
+            let isNew = try await session.ingest(recording: file) { try reader.next() }
             guard isNew else { return .alreadyImported(try await store.importedFile(sha256: digest.sha256) ?? file) }
             var summary = session.restartSummary()
             summary.skipped = reader.skipped

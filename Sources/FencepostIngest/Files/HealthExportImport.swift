@@ -49,13 +49,10 @@ package enum HealthExportImport {
             case .file(let path):
                 var reader = try TraceOpener.open(
                     try export.referencedFile(path), format: .gpx, device: input.route.source)
-                try await session.ingest { add in
-                    while let fix = try reader.next() { try add(fix) }
-                }
+                try await session.ingest { try reader.next() }
             case .inline(let fixes):
-                try await session.ingest { add in
-                    for fix in fixes { try add(fix) }
-                }
+                var fixes = fixes.makeIterator()
+                try await session.ingest { fixes.next() }
             }
         }
         return session.summary

@@ -16,16 +16,23 @@ package struct FixOrder {
     /// Per device, the latest time seen in this input.
     private var latest: [String: Double] = [:]
     private let runs = FixRuns()
+    /// Fixes whose order is settled, not taken yet: held ones from `readyIndex` on, then the one
+    /// just added while streaming, then the merge of sorted runs.
+    private var ready: [Fix] = []
+    private var readyIndex = 0
+    private var streamed: Fix?
+    private var merge: FixRuns.Merge?
 
     package init(runFixes: Int = 250_000, window: Int = 50_000) {
         self.runFixes = runFixes
         self.window = window
     }
 
-    /// Takes the input's next fix; `process` gets fixes as soon as their order is settled.
-    package mutating func add(_ fix: Fix, process: (Fix) throws -> Void) throws {
+    /// Takes the input's next fix; ``next()`` then gives the fixes whose order is settled, which
+    /// must all be taken before the next fix is added.
+    package mutating func add(_ fix: Fix) throws {
         if streaming {
-            try process(fix)
+            streamed = fix
             return
         }
         if let previous = latest[fix.device], fix.time < previous {
@@ -37,7 +44,7 @@ package struct FixOrder {
         if sorted, buffer.count >= window {
             // In order so far: stream the rest; a late straggler is dropped as out of order.
             streaming = true
-            try drain(process)
+            hold()
         } else if !sorted, buffer.count >= runFixes {
             sortBuffer()
             try runs.spill(buffer)
@@ -45,21 +52,51 @@ package struct FixOrder {
         }
     }
 
-    /// The input ended: processes what is still held, in order, and gets ready for the next input.
-    package mutating func finish(process: (Fix) throws -> Void) throws {
+    /// The next fix whose order is settled, nil when there is none until the next ``add(_:)``
+    /// (or, after ``finish()``, none left).
+    package mutating func next() throws -> Fix? {
+        if readyIndex < ready.count {
+            defer { readyIndex += 1 }
+            return ready[readyIndex]
+        }
+        if !ready.isEmpty {
+            ready.removeAll(keepingCapacity: true)
+            readyIndex = 0
+        }
+        if let fix = streamed {
+            streamed = nil
+            return fix
+        }
+        if merge != nil {
+            if let fix = try merge!.next() { return fix }
+            merge = nil
+            runs.removeAll()
+        }
+        return nil
+    }
+
+    /// The input ended: what is still held becomes settled, in order (``next()``), and the
+    /// order is ready for the next input once it is taken.
+    package mutating func finish() throws {
         if !sorted { sortBuffer() }
         if runs.isEmpty {
-            try drain(process)
+            hold()
         } else {
-            try runs.merge(with: buffer, process)
+            merge = try runs.merging(with: buffer)
             buffer.removeAll(keepingCapacity: true)
         }
-        reset()
+        sorted = true
+        streaming = false
+        latest.removeAll(keepingCapacity: true)
     }
 
     /// Forgets the current input (after a failure, or before the next input).
     package mutating func reset() {
         buffer.removeAll(keepingCapacity: true)
+        ready.removeAll(keepingCapacity: true)
+        readyIndex = 0
+        streamed = nil
+        merge = nil
         runs.removeAll()
         sorted = true
         streaming = false
@@ -72,8 +109,9 @@ package struct FixOrder {
             \.element)
     }
 
-    private mutating func drain(_ process: (Fix) throws -> Void) throws {
-        for fix in buffer { try process(fix) }
-        buffer.removeAll(keepingCapacity: true)
+    /// The held fixes become settled, in the order held.
+    private mutating func hold() {
+        swap(&ready, &buffer)
+        readyIndex = 0
     }
 }

@@ -44,39 +44,91 @@ package final class FixPipeline {
     /// since its last input (nil for a device not seen yet), or from elsewhere (a store).
     package typealias Resume = (_ device: String, _ kept: DeviceProgress?) throws -> DeviceProgress
 
-    /// Takes one input: `read` hands each fix to `add`; `outcomes` is told what became of each,
+    /// Takes one input: `next` gives its fixes, nil at the end; `outcomes` is told what became of each,
     /// in the order the monitor takes them (time order per device). `resume` gives each device's
     /// progress at its first fix (by default what was kept, else a fresh one). If anything
     /// throws, the input counts for nothing: the devices are left as they were before it.
     @discardableResult
     package func input(
-        _ read: (_ add: (Fix) throws -> Void) throws -> Void, into outcomes: inout some FixOutcomes,
-        resume: Resume? = nil
+        _ next: () throws -> Fix?, into outcomes: inout some FixOutcomes, resume: Resume? = nil
     ) throws -> InputTally {
-        // The devices are worked on as a local value: no run-time exclusivity checks per fix,
-        // and a failed input is undone by not keeping it.
-        var devices = self.devices
-        var order = self.order
-        defer {
-            order.reset()
-            self.order = order
-        }
-        devices.startInput()
-        var fixes = 0
+        var input = startInput()
         let monitor = self.monitor
         let resume = resume ?? { _, kept in kept ?? DeviceProgress(monitor: monitor) }
-        let filter = self.filter
-        try read { fix in
-            fixes += 1
-            try order.add(fix) {
-                try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes)
-            }
+        while let fix = try next() {
+            try input.add(fix)
+            while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
         }
-        try order.finish { try devices.take($0, monitor: monitor, filter: filter, resume: resume, into: &outcomes) }
+        try input.finish()
+        while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
+        return end(input)
+    }
+
+    /// One input on its way through, for a caller that drives it (a store's session, which
+    /// loads each device before its first fix is taken): ``add(_:)`` each fix, take every fix
+    /// ``next()`` settles, ``finish()``, take the rest, then ``FixPipeline/end(_:)``. An input
+    /// not ended counts for nothing.
+    package struct Input {
+        // The devices are worked on as a local value: no run-time exclusivity checks per fix,
+        // and a failed input is undone by not keeping it.
+        fileprivate var devices: Devices
+        fileprivate var order: FixOrder
+        fileprivate var fixes = 0
+        private let monitor: Monitor
+        private let filter: FixFilterSettings
+
+        fileprivate init(devices: Devices, order: FixOrder, monitor: Monitor, filter: FixFilterSettings) {
+            self.devices = devices
+            self.order = order
+            self.monitor = monitor
+            self.filter = filter
+            self.devices.startInput()
+            self.order.reset()
+        }
+
+        /// The input's next fix, as read.
+        package mutating func add(_ fix: Fix) throws {
+            fixes += 1
+            try order.add(fix)
+        }
+
+        /// The input has no more fixes.
+        package mutating func finish() throws {
+            try order.finish()
+        }
+
+        /// The next fix whose time order is settled (nil: none until the next ``add(_:)``), to
+        /// be taken before anything else is added.
+        package mutating func next() throws -> Fix? {
+            try order.next()
+        }
+
+        /// Whether `device`'s first fix in this input is yet to be taken: ``take(_:resume:into:)``
+        /// will ask `resume` for its progress.
+        package func isFirst(of device: String) -> Bool {
+            devices.current?.device != device && !devices.seenInInput.contains(device)
+        }
+
+        /// Filters and monitors a settled fix; `outcomes` is told what became of it.
+        @inline(__always)
+        package mutating func take(_ fix: Fix, resume: Resume, into outcomes: inout some FixOutcomes) throws {
+            try devices.take(fix, monitor: monitor, filter: filter, resume: resume, into: &outcomes)
+        }
+    }
+
+    /// An input to drive (``Input``), from the devices' progress as it is now.
+    package func startInput() -> Input {
+        Input(devices: devices, order: order, monitor: monitor, filter: filter)
+    }
+
+    /// Keeps what `input` did to the devices; returns what it held.
+    package func end(_ input: Input) -> InputTally {
+        var devices = input.devices
         devices.putCurrentBack()
         let byDevice = devices.takeTallies()
         self.devices = devices
-        return InputTally(fixes: fixes, devices: devices.seenInInput, byDevice: byDevice)
+        order.reset()
+        return InputTally(fixes: input.fixes, devices: devices.seenInInput, byDevice: byDevice)
     }
 
     /// The devices' progress as it is now, for ``restore(_:)`` when later inputs are undone
@@ -190,7 +242,8 @@ extension FixPipeline {
     /// Takes `fixes` as one input and returns what became of each.
     package func outcomes(of fixes: [Fix]) throws -> [(fix: Fix, outcome: FixOutcomeList.Outcome)] {
         var list = FixOutcomeList()
-        try input({ add in for fix in fixes { try add(fix) } }, into: &list)
+        var iterator = fixes.makeIterator()
+        try input({ iterator.next() }, into: &list)
         return list.items
     }
 }

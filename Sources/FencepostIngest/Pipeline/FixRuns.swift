@@ -43,19 +43,33 @@ package final class FixRuns {
         files.append(url)
     }
 
-    /// Calls `body` with every spilled fix and the `inMemory` ones (sorted), in time order;
-    /// at equal times, earlier runs first, so each device keeps its input order.
-    package func merge(with inMemory: [Fix], _ body: (Fix) throws -> Void) throws {
-        var readers = try files.map { try RunReader(url: $0, devices: devices) }
-        var memoryIndex = 0
-        // The run heads as (time, source), kept sorted (smallest last); the in-memory run is last.
-        var heads: [(time: Double, source: Int)] = []
-        for (source, reader) in readers.enumerated() {
-            if let fix = reader.current { heads.append((fix.time, source)) }
+    /// Every spilled fix and the `inMemory` ones (sorted), in time order; at equal times,
+    /// earlier runs first, so each device keeps its input order. The runs' files stay until
+    /// ``removeAll()``.
+    package func merging(with inMemory: [Fix]) throws -> Merge {
+        try Merge(readers: files.map { try RunReader(url: $0, devices: devices) }, inMemory: inMemory)
+    }
+
+    /// The runs merged, a fix at a time.
+    package struct Merge {
+        private var readers: [RunReader]
+        private let inMemory: [Fix]
+        private var memoryIndex = 0
+        /// The run heads as (time, source), kept sorted (smallest last); the in-memory run is last.
+        private var heads: [(time: Double, source: Int)] = []
+
+        fileprivate init(readers: [RunReader], inMemory: [Fix]) {
+            self.readers = readers
+            self.inMemory = inMemory
+            for (source, reader) in readers.enumerated() {
+                if let fix = reader.current { heads.append((fix.time, source)) }
+            }
+            if !inMemory.isEmpty { heads.append((inMemory[0].time, readers.count)) }
+            heads.sort { ($0.time, $0.source) > ($1.time, $1.source) }  // smallest last
         }
-        if !inMemory.isEmpty { heads.append((inMemory[0].time, readers.count)) }
-        heads.sort { ($0.time, $0.source) > ($1.time, $1.source) }  // smallest last
-        while let head = heads.popLast() {
+
+        package mutating func next() throws -> Fix? {
+            guard let head = heads.popLast() else { return nil }
             let fix: Fix
             let next: Double?
             if head.source == readers.count {
@@ -67,14 +81,13 @@ package final class FixRuns {
                 try readers[head.source].advance()
                 next = readers[head.source].current?.time
             }
-            try body(fix)
             if let next {
                 let entry = (time: next, source: head.source)
                 let index = heads.firstIndex { ($0.time, $0.source) < (entry.time, entry.source) } ?? heads.count
                 heads.insert(entry, at: index)
             }
+            return fix
         }
-        removeAll()
     }
 
     package func removeAll() {
@@ -83,7 +96,7 @@ package final class FixRuns {
     }
 
     /// Reads one run back in blocks.
-    private struct RunReader {
+    fileprivate struct RunReader {
         private let handle: FileHandle
         private let devices: [String]
         private var block: [Double] = []

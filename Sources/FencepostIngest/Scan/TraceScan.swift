@@ -47,15 +47,15 @@ package final class TraceScan {
 
     package var summary: IngestSummary { tally.summary }
 
-    /// Scans one input: `read` hands each fix to `add`. If `read` throws (a malformed file),
-    /// nothing of the input counts and the error is rethrown.
-    package func scan(_ read: (_ add: (Fix) throws -> Void) throws -> Void) throws {
+    /// Scans one input: `next` gives its fixes, nil at the end. If `next` throws (a malformed
+    /// file), nothing of the input counts and the error is rethrown.
+    package func scan(_ next: () throws -> Fix?) throws {
         input += 1
         // Worked on as a local value and kept only if the input succeeds.
         var tally = self.tally
         tally.input = input
         do {
-            let read = try pipeline.input(read, into: &tally)
+            let read = try pipeline.input(next, into: &tally)
             tally.summary.fixesRead += read.fixes
             tally.summary.devices.formUnion(read.devices)
             for (device, counts) in read.byDevice { tally.summary.add(counts, device: device) }

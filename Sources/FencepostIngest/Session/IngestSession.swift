@@ -36,7 +36,7 @@ package struct BatchOutcome: Sendable {
 /// Each input (a file, a request) is one unit: its events, visit changes, outbox rows and the
 /// devices' anchors and states commit in one transaction, so a malformed input writes nothing,
 /// a crash loses nothing, and re-running converges (fixes at or before a device's anchor are
-/// skipped). Events are written in batches on a thread of their own while the session processes
+/// skipped). Events are written in batches, in a task of their own, while the session processes
 /// the next fixes, in the same transaction (``IngestTransaction``, the session's only way to it).
 ///
 /// Several sessions (processes, service instances) may ingest the same devices: a device's work
@@ -95,29 +95,33 @@ package final class IngestSession {
 
     // MARK: - Inputs
 
-    /// Ingests one input (a file, a request) in one transaction: `read` hands each fix to `add`.
-    /// If `read` throws (a malformed file), nothing of the input is written and the error is
-    /// rethrown. Events are written as they come, inside the transaction, so memory stays flat
-    /// whatever the input's size.
-    package func ingest(_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws {
-        try await ingest(recording: nil, read)
+    /// Ingests one input (a file, a request) in one transaction: `next` gives its fixes one at
+    /// a time, nil at the end. If `next` throws (a malformed file), nothing of the input is
+    /// written and the error is rethrown. Events are written as they come, inside the
+    /// transaction, so memory stays flat whatever the input's size.
+    package func ingest(_ next: () throws -> Fix?) async throws {
+        try await ingest(recording: nil, next)
+    }
+
+    /// Ingests `fixes` as one input, as ``ingest(_:)`` does.
+    package func ingest(_ fixes: some Sequence<Fix>) async throws {
+        var iterator = fixes.makeIterator()
+        try await ingest { iterator.next() }
     }
 
     /// Ingests one input as ``ingest(_:)`` does, recording `file` (a whole file's content) in
     /// the same transaction: returns false, having read nothing, when the store already records
     /// a file with the same content, so each content is ingested at most once, whoever asks.
     @discardableResult
-    package func ingest(recording file: ImportedFile?, _ read: (_ add: (Fix) throws -> Void) throws -> Void)
-        async throws -> Bool
-    {
+    package func ingest(recording file: ImportedFile?, _ next: () throws -> Fix?) async throws -> Bool {
         var isNew = true
         try await transaction { tx in
-            if let file, try !tx.record(file) {
+            if let file, try await !tx.record(file) {
                 isNew = false
                 return
             }
-            let tally = try input(read, tx: tx)
-            try saveDevices(tally.devices, tx: tx)
+            let tally = try await input(next, tx: tx)
+            try await saveDevices(tally.devices, tx: tx)
         }
         return isNew
     }
@@ -132,15 +136,16 @@ package final class IngestSession {
             // of the same devices never wait for each other in a circle. Then their stored
             // states at once: a database server is asked twice, not twice per device.
             let devices = Set(batches.lazy.flatMap { $0.lazy.map(\.device) }).sorted()
-            try tx.lock(devices: devices)
+            try await tx.lock(devices: devices)
             lockedDevices.formUnion(devices)
-            try readStoredStates(of: devices, tx: tx)
+            try await readStoredStates(of: devices, tx: tx)
             var touched = Set<String>()
             for batch in batches {
                 let before = summary
                 collected = []
                 defer { collected = nil }
-                touched.formUnion(try input({ add in for fix in batch { try add(fix) } }, tx: tx).devices)
+                var fixes = batch.makeIterator()
+                touched.formUnion(try await input({ fixes.next() }, tx: tx).devices)
                 var outcome = BatchOutcome(
                     fixesAccepted: summary.fixesAccepted - before.fixesAccepted, events: collected ?? [])
                 for (reason, count) in summary.dropped where count != before.dropped[reason] {
@@ -148,14 +153,14 @@ package final class IngestSession {
                 }
                 outcomes.append(outcome)
             }
-            try saveDevices(touched, tx: tx)
+            try await saveDevices(touched, tx: tx)
         }
         return outcomes
     }
 
     /// Runs `body` in one write transaction and commits it, once no event writes are in flight.
     /// On failure, the devices' progress and the summary go back to what was committed.
-    private func transaction(_ body: (IngestTransaction) throws -> Void) async throws {
+    private func transaction(_ body: (IngestTransaction) async throws -> Void) async throws {
         let (pipelineBefore, devices, summary, storedVersion) = (
             pipeline, pipeline.snapshot, self.summary, self.storedVersion
         )
@@ -165,8 +170,8 @@ package final class IngestSession {
                     lockedDevices.removeAll()
                     storedStates.removeAll()
                 }
-                try rebuildIfRegionsChanged(tx: tx)
-                try body(tx)
+                try await rebuildIfRegionsChanged(tx: tx)
+                try await body(tx)
             }
         } catch {
             // A pipeline rebuilt in the transaction (regions changed) starts with no device.
@@ -178,26 +183,29 @@ package final class IngestSession {
 
     /// Rebuilds the monitor if regions changed since it was built (another process applied a
     /// plan), dropping every kept device state.
-    private func rebuildIfRegionsChanged(tx: IngestTransaction) throws {
-        let revision = try tx.regionsRevision()
+    private func rebuildIfRegionsChanged(tx: IngestTransaction) async throws {
+        let revision = try await tx.regionsRevision()
         guard revision != regionsRevision else { return }
-        pipeline = try Self.pipeline(regions: try tx.monitoredRegions(), options: options)
+        pipeline = try Self.pipeline(regions: try await tx.monitoredRegions(), options: options)
         regionsRevision = revision
         storedVersion.removeAll()
     }
 
-    /// One input through the pipeline, its events written as they come.
-    private func input(_ read: (_ add: (Fix) throws -> Void) throws -> Void, tx: IngestTransaction) throws
-        -> FixPipeline.InputTally
-    {
-        var outcomes = Outcomes(eventBatch: Self.eventBatch) { events in
-            try tx.write(events, now: Timestamp.format(Date()))
+    /// One input through the pipeline, its events written as they come: each device is locked
+    /// and its stored state read before its first fix is taken.
+    private func input(_ next: () throws -> Fix?, tx: IngestTransaction) async throws -> FixPipeline.InputTally {
+        var outcomes = Outcomes()
+        var input = pipeline.startInput()
+        let resume: FixPipeline.Resume = { [unowned self] device, kept in try self.resume(device, kept: kept) }
+        while let fix = try next() {
+            try input.add(fix)
+            try await takeSettled(&input, resume: resume, into: &outcomes, tx: tx)
         }
-        let tally = try pipeline.input(read, into: &outcomes) { [unowned self] device, kept in
-            try self.resume(device, kept: kept, tx: tx)
-        }
-        try tx.write(outcomes.pending, now: Timestamp.format(Date()))
-        try tx.awaitWrites()
+        try input.finish()
+        try await takeSettled(&input, resume: resume, into: &outcomes, tx: tx)
+        try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+        try await tx.awaitWrites()
+        let tally = pipeline.end(input)
         summary.fixesRead += tally.fixes
         summary.fixesAccepted += outcomes.accepted
         summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
@@ -205,27 +213,31 @@ package final class IngestSession {
         return tally
     }
 
-    /// Counts the pipeline's outcomes and hands its events to the writes in batches.
+    /// Takes every fix the input has settled, its device made ready first when it is the
+    /// device's first; hands the events to the writes in batches.
+    private func takeSettled(
+        _ input: inout FixPipeline.Input, resume: FixPipeline.Resume, into outcomes: inout Outcomes,
+        tx: IngestTransaction
+    ) async throws {
+        while let fix = try input.next() {
+            if input.isFirst(of: fix.device) { try await prepare(fix.device, tx: tx) }
+            try input.take(fix, resume: resume, into: &outcomes)
+            if outcomes.pending.count >= Self.eventBatch {
+                try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+                outcomes.pending.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// Counts the pipeline's outcomes and holds its events for the writes.
     private struct Outcomes: FixOutcomes {
-        let eventBatch: Int
-        let write: ([MonitorEvent]) throws -> Void
         var accepted = 0
         var dropped: [FixDropReason: Int] = [:]
         var pending: [MonitorEvent] = []
 
-        init(eventBatch: Int, write: @escaping ([MonitorEvent]) throws -> Void) {
-            self.eventBatch = eventBatch
-            self.write = write
-        }
-
-        mutating func accepted(_ fix: Fix, events: [MonitorEvent]) throws {
+        mutating func accepted(_ fix: Fix, events: [MonitorEvent]) {
             accepted += 1
-            guard !events.isEmpty else { return }
-            pending.append(contentsOf: events)
-            if pending.count >= eventBatch {
-                try write(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+            if !events.isEmpty { pending.append(contentsOf: events) }
         }
 
         mutating func dropped(_ fix: Fix, reason: FixDropReason) {
@@ -235,13 +247,18 @@ package final class IngestSession {
 
     // MARK: - Devices
 
-    /// A device's progress at its first fix in an input, with the device's lock taken for the
-    /// rest of the transaction: what the session kept, while the stored state is still the
-    /// version the session last read or saved; else the stored state.
-    private func resume(_ device: String, kept: DeviceProgress?, tx: IngestTransaction) throws -> DeviceProgress {
-        if lockedDevices.insert(device).inserted { try tx.lock(devices: [device]) }
+    /// Before a device's first fix in an input: its lock, taken for the rest of the
+    /// transaction, and its stored state, read under it.
+    private func prepare(_ device: String, tx: IngestTransaction) async throws {
+        if lockedDevices.insert(device).inserted { try await tx.lock(devices: [device]) }
+        if storedStates[device] == nil { try await readStoredStates(of: [device], tx: tx) }
+    }
+
+    /// A device's progress at its first fix in an input (``prepare(_:tx:)`` done): what the
+    /// session kept, while the stored state is still the version the session last read or
+    /// saved; else the stored state.
+    private func resume(_ device: String, kept: DeviceProgress?) throws -> DeviceProgress {
         summary.devices.insert(device)
-        if storedStates[device] == nil { try readStoredStates(of: [device], tx: tx) }
         let stored = storedStates[device] ?? nil
         let version = stored?.version ?? 0
         if let kept, storedVersion[device] == version { return kept }
@@ -252,13 +269,13 @@ package final class IngestSession {
     }
 
     /// Reads the stored states of `devices` (locked) into ``storedStates``.
-    private func readStoredStates(of devices: [String], tx: IngestTransaction) throws {
-        let found = try tx.storedStates(of: devices)
+    private func readStoredStates(of devices: [String], tx: IngestTransaction) async throws {
+        let found = try await tx.storedStates(of: devices)
         for device in devices { storedStates[device] = .some(found[device]) }
     }
 
     /// Saves the anchors and states of the devices an input touched.
-    private func saveDevices(_ devices: Set<String>, tx: IngestTransaction) throws {
+    private func saveDevices(_ devices: Set<String>, tx: IngestTransaction) async throws {
         let states = devices.sorted().compactMap { device -> (device: String, state: DeviceState)? in
             guard let progress = pipeline.progress(of: device) else { return nil }
             return (
@@ -268,7 +285,7 @@ package final class IngestSession {
                     monitor: pipeline.monitor.state(of: progress.track))
             )
         }
-        let saved = try tx.save(states, now: Timestamp.format(Date()))
+        let saved = try await tx.save(states, now: Timestamp.format(Date()))
         storedVersion.merge(saved) { $1 }
     }
 

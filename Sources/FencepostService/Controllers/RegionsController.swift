@@ -55,7 +55,7 @@ struct RegionsController {
         guard region.id == id else {
             throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)")
         }
-        let plan = try await store.applyRegions { monitored in try monitored().filter { $0.id != id } + [region] }
+        let plan = try await store.applyRegions { monitored in try await monitored().filter { $0.id != id } + [region] }
         try await durability.commitsDurable()
         return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
     }
@@ -64,7 +64,7 @@ struct RegionsController {
         _ = try context.requireAdmin()
         let id = try context.parameters.require("id")
         let plan = try await store.applyRegions { monitored in
-            let regions = try monitored()
+            let regions = try await monitored()
             guard regions.contains(where: { $0.id == id }) else { throw APIError.notFound("no region \(id)") }
             return regions.filter { $0.id != id }
         }

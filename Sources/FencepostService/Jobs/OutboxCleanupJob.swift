@@ -23,6 +23,8 @@ struct OutboxCleanupJob: Service {
                     let deleted = try await store.deleteDeliveredOutbox(before: cutoff)
                     if deleted > 0 { logger.info("outbox cleanup", metadata: ["deleted": "\(deleted)"]) }
                 } catch {
+                    // Stopping: a run cut short is not a failure.
+                    if Task.isCancelled { break }
                     logger.error("outbox cleanup failed", metadata: ["error": "\(error)"])
                 }
                 try? await Task.sleep(for: interval)

@@ -50,7 +50,7 @@ extension Store {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
                 of: "=", with: "")
         try await write { tx in
-            let inserted = try tx.execute(
+            let inserted = try await tx.execute(
                 "INSERT INTO tokens (name, token_hash, scope, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
                 name, Self.tokenHash(secret), scope.description, Timestamp.format(now))
             guard inserted > 0 else { throw StoreError.tokenExists(name) }
@@ -61,7 +61,9 @@ extension Store {
     /// The scope of a presented token, or nil when no such token exists.
     package func tokenScope(secret: String) async throws -> (name: String, scope: TokenScope)? {
         try await read { tx in
-            guard let row = try tx.row("SELECT name, scope FROM tokens WHERE token_hash = ?", Self.tokenHash(secret)),
+            guard
+                let row = try await tx.row(
+                    "SELECT name, scope FROM tokens WHERE token_hash = ?", Self.tokenHash(secret)),
                 let scope = TokenScope(row["scope"] as String)
             else { return nil }
             return (row["name"], scope)
@@ -70,7 +72,7 @@ extension Store {
 
     package func tokens() async throws -> [TokenInfo] {
         try await read { tx in
-            try tx.rows("SELECT name, scope, created_at FROM tokens ORDER BY name").compactMap { row in
+            try await tx.rows("SELECT name, scope, created_at FROM tokens ORDER BY name").compactMap { row in
                 TokenScope(row["scope"] as String).map {
                     TokenInfo(name: row["name"], scope: $0, createdAt: row["created_at"])
                 }
@@ -80,7 +82,7 @@ extension Store {
 
     /// Removes a token; returns whether it existed.
     package func revokeToken(name: String) async throws -> Bool {
-        try await write { tx in try tx.execute("DELETE FROM tokens WHERE name = ?", name) > 0 }
+        try await write { tx in try await tx.execute("DELETE FROM tokens WHERE name = ?", name) > 0 }
     }
 
     static func tokenHash(_ secret: String) -> String {

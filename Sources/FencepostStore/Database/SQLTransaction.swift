@@ -9,19 +9,19 @@ package protocol SQLTransaction: AnyObject {
 
     /// Runs a statement; returns how many rows it changed.
     @discardableResult
-    func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int
+    func execute(_ sql: String, _ arguments: [SQLValue]) async throws -> Int
 
     /// Every row a query returns.
-    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow]
+    func rows(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow]
 
     /// Each row a query returns, as it comes (exports of millions of rows).
-    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRow) throws -> Void) throws
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRow) throws -> Void) async throws
 
     /// Adds a row to the outbox, in this transaction. Rows reach the outbox in the order they
     /// were added, and the outbox's `seq` grows in the order transactions commit (where several
     /// write at once, each transaction's rows are added at its commit, one transaction at a
     /// time): a consumer reading by `seq` can never pass a row that commits later.
-    func enqueue(_ row: OutboxRow) throws
+    func enqueue(_ row: OutboxRow) async throws
 
     /// The backend's writer of an ingest's events, visit changes and outbox rows.
     func eventWriter(now: String) throws -> any EventWriting
@@ -54,28 +54,29 @@ package struct OutboxRow {
 
 extension SQLTransaction {
     @discardableResult
-    package func execute(_ sql: String, _ arguments: (any SQLValueConvertible)...) throws -> Int {
-        try execute(sql, arguments.map(\.sqlValue))
+    package func execute(_ sql: String, _ arguments: (any SQLValueConvertible)...) async throws -> Int {
+        try await execute(sql, arguments.map(\.sqlValue))
     }
 
-    package func rows(_ sql: String, _ arguments: (any SQLValueConvertible)...) throws -> [SQLRow] {
-        try rows(sql, arguments.map(\.sqlValue))
+    package func rows(_ sql: String, _ arguments: (any SQLValueConvertible)...) async throws -> [SQLRow] {
+        try await rows(sql, arguments.map(\.sqlValue))
     }
 
-    package func row(_ sql: String, _ arguments: (any SQLValueConvertible)...) throws -> SQLRow? {
-        try rows(sql, arguments.map(\.sqlValue)).first
+    package func row(_ sql: String, _ arguments: (any SQLValueConvertible)...) async throws -> SQLRow? {
+        try await rows(sql, arguments.map(\.sqlValue)).first
     }
 
     /// The first column of the first row, nil when there is no row (or it is NULL).
-    package func value<Value: SQLValueConvertible>(_ sql: String, _ arguments: (any SQLValueConvertible)...) throws
-        -> Value?
+    package func value<Value: SQLValueConvertible>(_ sql: String, _ arguments: (any SQLValueConvertible)...)
+        async throws -> Value?
     {
-        try rows(sql, arguments.map(\.sqlValue)).first.flatMap { $0.first(Value.self) }
+        try await rows(sql, arguments.map(\.sqlValue)).first.flatMap { $0.first(Value.self) }
     }
 
     /// The first column of every row.
-    package func values<Value: SQLValueConvertible>(_ sql: String, _ arguments: [SQLValue] = []) throws -> [Value] {
-        try rows(sql, arguments).compactMap { $0.first(Value.self) }
+    package func values<Value: SQLValueConvertible>(_ sql: String, _ arguments: [SQLValue] = []) async throws -> [Value]
+    {
+        try await rows(sql, arguments).compactMap { $0.first(Value.self) }
     }
 }
 
@@ -87,8 +88,8 @@ package protocol SQLDialect: Sendable {
 
     /// Serialises, until the transaction ends, every transaction that takes the same lock (a
     /// region apply; a device's fixes): nothing where the store has one writer at a time.
-    func lock(_ key: String, in transaction: any SQLTransaction) throws
+    func lock(_ key: String, in transaction: any SQLTransaction) async throws
 
     /// ``lock(_:in:)`` for each key, in the order given, in one statement.
-    func lock(_ keys: [String], in transaction: any SQLTransaction) throws
+    func lock(_ keys: [String], in transaction: any SQLTransaction) async throws
 }

@@ -2,14 +2,15 @@ import Dispatch
 import FencepostCore
 
 /// A database the store runs on: SQLite (a file, or memory for tests) or PostgreSQL. Each runs
-/// the store's SQL (written once, against ``SQLTransaction``) in its own transactions, on a
-/// thread of its own, while the caller's task waits without holding a thread.
+/// the store's SQL (written once, against ``SQLTransaction``) in its own transactions: SQLite
+/// on the connection's own thread (the caller's task waits without holding a thread),
+/// PostgreSQL in the caller's task, each statement awaited.
 protocol StoreBackend: Sendable {
     /// Runs `body` in a transaction that reads one snapshot and writes nothing.
-    func read<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T
+    func read<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T
 
     /// Runs `body` in a write transaction: committed when it returns, rolled back when it throws.
-    func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T
+    func write<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T
 
     /// Runs `body` holding the store-wide lock `name` (see ``Store/exclusively(_:wait:_:)``).
     func exclusively<T: Sendable>(_ name: String, wait: Bool, _ body: @escaping @Sendable () async throws -> T)

@@ -25,11 +25,11 @@ extension Store {
         let timestamp = Timestamp.format(now)
         let nowSeconds = now.timeIntervalSince1970
         return try await write { tx in
-            try tx.dialect.lock("device:" + device, in: tx)
-            guard let state = try Self.deviceState(device, tx: tx) else {
+            try await tx.dialect.lock("device:" + device, in: tx)
+            guard let state = try await Self.deviceState(device, tx: tx) else {
                 return DeviceReset(hadState: false, previousAnchor: nil, visitsClosed: 0)
             }
-            let open = try tx.rows(
+            let open = try await tx.rows(
                 "SELECT * FROM visits WHERE device = ? AND status = 'open' ORDER BY entered_ms, id", device
             ).map(VisitRow.init)
             let writer = try tx.eventWriter(now: timestamp)
@@ -37,11 +37,11 @@ extension Store {
             for visit in open {
                 let lastFix = min(state.anchor ?? nowSeconds, nowSeconds)
                 let at = max(lastFix, visit.enteredMs.seconds)
-                if try writer.close(visitID: visit.id, at: at, reason: .reset) { closed += 1 }
+                if try await writer.close(visitID: visit.id, at: at, reason: .reset) { closed += 1 }
             }
             // Saved empty rather than deleted: the row's version moves on, so an instance holding
             // the old state in its cache cannot mistake a new row for the one it read.
-            try Self.save([(device, DeviceState())], now: timestamp, tx: tx)
+            try await Self.save([(device, DeviceState())], now: timestamp, tx: tx)
             return DeviceReset(hadState: true, previousAnchor: state.anchor, visitsClosed: closed)
         }
     }

@@ -74,11 +74,11 @@ enum OutboxPayload {
     /// Stores the rendered text of the rows referring to an event or visit before sync replaces
     /// it with another version (found through the partial index `outbox_references`: a backend
     /// receiving a push asks for every visit that closes).
-    static func storeRenderedPayloads(entity: SyncEntity, id: String, tx: any SQLTransaction) throws {
-        for row in try tx.rows(
+    static func storeRenderedPayloads(entity: SyncEntity, id: String, tx: any SQLTransaction) async throws {
+        for row in try await tx.rows(
             select + " WHERE o.entity_id = ? AND o.payload IS NULL AND o.entity = ?", id, entity.name)
         {
-            try tx.execute("UPDATE outbox SET payload = ? WHERE seq = ?", text(row), row["seq"] as Int64)
+            try await tx.execute("UPDATE outbox SET payload = ? WHERE seq = ?", text(row), row["seq"] as Int64)
         }
     }
 }

@@ -8,10 +8,10 @@ package protocol EventWriting {
     /// Writes a batch of events in order: each new one (its id not stored yet) with its outbox
     /// row; an enter opens its visit, an exit closes it, each change with an outbox row of the
     /// visit's version (the row refers to the visit, see ``OutboxPayload``).
-    func write(_ events: [GeofenceEvent]) throws -> WrittenEvents
+    func write(_ events: [GeofenceEvent]) async throws -> WrittenEvents
 
     /// Closes an open visit (its region retired); returns whether it was open.
-    func close(visitID: String, at: Double, reason: VisitExitReason) throws -> Bool
+    func close(visitID: String, at: Double, reason: VisitExitReason) async throws -> Bool
 }
 
 /// What a batch of event writes did.
@@ -29,8 +29,8 @@ extension Store {
         entity: SyncEntity, id: String, op: SyncOperation = .upsert, version: Int, key: String? = nil, payload: String?,
         now: String,
         tx: any SQLTransaction
-    ) throws {
-        try tx.enqueue(
+    ) async throws {
+        try await tx.enqueue(
             OutboxRow(entity: entity, id: id, op: op, version: version, key: key, payload: payload, createdAt: now))
     }
 
@@ -39,13 +39,13 @@ extension Store {
     /// Closes the open visits of a removed or changed region, at the device's last fix time,
     /// and forgets the devices' memberships (pending enters too) so the next fix re-evaluates.
     static func closeOpenVisits(regionID: String, reason: RegionRetirementReason, now: String, tx: any SQLTransaction)
-        throws
+        async throws
     {
         // Every device in or entering the region has it among its memberships: read those
         // states once, forget the membership, and keep the anchors for closing the visits.
         var anchors: [String: Double] = [:]
         var changed: [(device: String, state: DeviceState)] = []
-        for row in try tx.rows("SELECT device, state FROM devices WHERE state LIKE ?", "%\"\(regionID)\"%") {
+        for row in try await tx.rows("SELECT device, state FROM devices WHERE state LIKE ?", "%\"\(regionID)\"%") {
             let device: String = row["device"]
             var state = try decodeDeviceState(row["state"])
             if let anchor = state.anchor { anchors[device] = anchor }
@@ -53,11 +53,11 @@ extension Store {
             state.monitor.memberships[regionID] = nil
             changed.append((device, state))
         }
-        try save(changed, now: now, tx: tx)
+        try await save(changed, now: now, tx: tx)
         let visitReason: VisitExitReason = reason == .regionRemoved ? .regionRemoved : .regionChanged
         // Only visits of devices this store monitors itself: a visit that arrived by sync is
         // closed by the store that monitors its device, and arrives closed.
-        let open = try tx.rows(
+        let open = try await tx.rows(
             """
             SELECT * FROM visits WHERE region = ? AND status = 'open' AND device IN (SELECT device FROM devices) ORDER BY entered_ms, id
             """, regionID
@@ -65,14 +65,14 @@ extension Store {
         let writer = try tx.eventWriter(now: now)
         for visit in open {
             let at = max(anchors[visit.device] ?? visit.enteredMs.seconds, visit.enteredMs.seconds)
-            _ = try writer.close(visitID: visit.id, at: at, reason: visitReason)
+            _ = try await writer.close(visitID: visit.id, at: at, reason: visitReason)
         }
     }
 
     // MARK: - Device state
 
-    static func deviceState(_ device: String, tx: any SQLTransaction) throws -> DeviceState? {
-        try tx.value("SELECT state FROM devices WHERE device = ?", device).map(decodeDeviceState)
+    static func deviceState(_ device: String, tx: any SQLTransaction) async throws -> DeviceState? {
+        try await tx.value("SELECT state FROM devices WHERE device = ?", device).map(decodeDeviceState)
     }
 
     static func decodeDeviceState(_ text: String) throws -> DeviceState {
@@ -82,7 +82,7 @@ extension Store {
     /// Saves the devices' states, each one version newer, a few hundred per statement (one
     /// round trip to a database server, not one per device); returns the new versions.
     @discardableResult
-    static func save(_ states: [(device: String, state: DeviceState)], now: String, tx: any SQLTransaction) throws
+    static func save(_ states: [(device: String, state: DeviceState)], now: String, tx: any SQLTransaction) async throws
         -> [String: Int64]
     {
         var versions: [String: Int64] = [:]
@@ -96,7 +96,7 @@ extension Store {
                     .text(now),
                 ]
             }
-            let rows = try tx.rows(
+            let rows = try await tx.rows(
                 """
                 INSERT INTO devices (device, anchor_ms, state, updated_at, version) VALUES \(Array(repeating: "(?, ?, ?, ?, 1)", count: chunk.count).joined(separator: ", "))
                 ON CONFLICT(device) DO UPDATE SET anchor_ms = excluded.anchor_ms, state = excluded.state,

@@ -46,7 +46,8 @@ extension Store: EventReading {
         let (conditions, arguments) = Self.conditions(query)
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         try await read { tx in
-            try tx.forEachRow("SELECT \(eventColumns()) FROM events \(filter) ORDER BY time_ms, id", arguments) { row in
+            try await tx.forEachRow("SELECT \(eventColumns()) FROM events \(filter) ORDER BY time_ms, id", arguments) {
+                row in
                 try body(EventRow(row: row))
             }
         }
@@ -69,7 +70,7 @@ extension Store: EventReading {
         }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         try await read { tx in
-            try tx.forEachRow("SELECT \(visitColumns) FROM visits \(filter) ORDER BY entered_ms, id", arguments) {
+            try await tx.forEachRow("SELECT \(visitColumns) FROM visits \(filter) ORDER BY entered_ms, id", arguments) {
                 row in
                 try body(VisitRow(row: row))
             }
@@ -81,9 +82,9 @@ extension Store: EventReading {
         try await read(Self.outboxCounts)
     }
 
-    static func outboxCounts(_ tx: any SQLTransaction) throws -> [OutboxStatus: Int] {
+    static func outboxCounts(_ tx: any SQLTransaction) async throws -> [OutboxStatus: Int] {
         var counts = Dictionary(uniqueKeysWithValues: OutboxStatus.allCases.map { ($0, 0) })
-        for row in try tx.rows("SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
+        for row in try await tx.rows("SELECT status, COUNT(*) AS n FROM outbox GROUP BY status") {
             // The table's CHECK admits these four only.
             if let status = OutboxStatus(rawValue: row["status"]) { counts[status] = row["n"] }
         }
@@ -94,7 +95,7 @@ extension Store: EventReading {
     package func deviceAnchors() async throws -> [String: Int64] {
         try await read { tx in
             var anchors: [String: Int64] = [:]
-            for row in try tx.rows("SELECT device, anchor_ms FROM devices WHERE anchor_ms IS NOT NULL") {
+            for row in try await tx.rows("SELECT device, anchor_ms FROM devices WHERE anchor_ms IS NOT NULL") {
                 anchors[row["device"]] = row["anchor_ms"]
             }
             return anchors
@@ -103,7 +104,7 @@ extension Store: EventReading {
 
     /// The saved state of a device, if it has been seen.
     package func deviceState(_ device: String) async throws -> DeviceState? {
-        try await read { tx in try Self.deviceState(device, tx: tx) }
+        try await read { tx in try await Self.deviceState(device, tx: tx) }
     }
 }
 
@@ -139,7 +140,7 @@ extension Store {
     package func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) async throws -> [EventRow] {
         let (clause, arguments) = Self.page(query, after: cursor)
         return try await read { tx in
-            try tx.rows(
+            try await tx.rows(
                 "SELECT \(eventColumns()) FROM events \(clause) ORDER BY time_ms, id LIMIT ?",
                 arguments + [limit.sqlValue]
             ).map(EventRow.init)
@@ -152,7 +153,7 @@ extension Store {
     {
         let (clause, arguments) = Self.page(query, after: cursor)
         return try await read { tx in
-            try tx.rows(
+            try await tx.rows(
                 "SELECT time_ms, id FROM events \(clause) ORDER BY time_ms, id LIMIT 1 OFFSET ?",
                 arguments + [offset.sqlValue]
             ).first.map { EventCursor(timeMs: $0["time_ms"], id: $0["id"]) }
@@ -186,7 +187,7 @@ extension Store {
             }
             sql += " ORDER BY o.seq LIMIT ?"
             arguments.append(limit.sqlValue)
-            return try tx.rows(sql, arguments).map { FeedEvent(seq: $0["feed_seq"], event: EventRow(row: $0)) }
+            return try await tx.rows(sql, arguments).map { FeedEvent(seq: $0["feed_seq"], event: EventRow(row: $0)) }
         }
     }
 
@@ -195,8 +196,8 @@ extension Store {
         try await read(Self.latestEventSeq)
     }
 
-    static func latestEventSeq(_ tx: any SQLTransaction) throws -> Int64 {
-        try tx.value("SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
+    static func latestEventSeq(_ tx: any SQLTransaction) async throws -> Int64 {
+        try await tx.value("SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
     }
 
     static func conditions(_ query: EventQuery) -> ([String], [SQLValue]) {

@@ -16,7 +16,7 @@ extension Store {
     package func healthAnchors(owner: String) async throws -> [String: Double] {
         try await read { tx in
             var anchors: [String: Double] = [:]
-            for row in try tx.rows("SELECT kind, anchor_ms FROM health_anchors WHERE owner = ?", owner) {
+            for row in try await tx.rows("SELECT kind, anchor_ms FROM health_anchors WHERE owner = ?", owner) {
                 let milliseconds: Int64 = row["anchor_ms"]
                 anchors[row["kind"]] = Double(milliseconds) / 1000
             }
@@ -27,7 +27,7 @@ extension Store {
     /// The sources of the owner's last import, most records first.
     package func healthSources(owner: String) async throws -> [(source: String, records: Int)] {
         try await read { tx in
-            try tx.rows(
+            try await tx.rows(
                 "SELECT source, records FROM health_sources WHERE owner = ? ORDER BY records DESC, source", owner
             )
             .map { ($0["source"], $0["records"]) }
@@ -43,18 +43,18 @@ extension Store {
         recording file: ImportedFile? = nil
     ) async throws -> HealthCommitSummary? {
         try await write { tx in
-            if let file, try !Self.record(file, in: tx) { return nil }
+            if let file, try await !Self.record(file, in: tx) { return nil }
             let now = Timestamp.format(Date())
             var summary = HealthCommitSummary()
             for event in events {
-                switch try Self.upsert(event, now: now, tx: tx) {
+                switch try await Self.upsert(event, now: now, tx: tx) {
                 case .created: summary.created[event.kind.rawValue, default: 0] += 1
                 case .updated: summary.updated[event.kind.rawValue, default: 0] += 1
                 case .unchanged: summary.unchanged += 1
                 }
             }
             for (kind, anchor) in anchors {
-                try tx.execute(
+                try await tx.execute(
                     """
                     INSERT INTO health_anchors (owner, kind, anchor_ms, updated_at) VALUES (?, ?, ?, ?)
                     ON CONFLICT(owner, kind) DO UPDATE SET anchor_ms = CASE WHEN health_anchors.anchor_ms > excluded.anchor_ms
@@ -63,9 +63,9 @@ extension Store {
                     owner, kind, Timestamp.milliseconds(anchor), now)
             }
             if !sources.isEmpty {
-                try tx.execute("DELETE FROM health_sources WHERE owner = ?", owner)
+                try await tx.execute("DELETE FROM health_sources WHERE owner = ?", owner)
                 for (source, records) in sources.sorted(by: { $0.key < $1.key }) {
-                    try tx.execute(
+                    try await tx.execute(
                         "INSERT INTO health_sources (owner, source, records, updated_at) VALUES (?, ?, ?, ?)", owner,
                         source, records, now)
                 }
@@ -76,22 +76,23 @@ extension Store {
 
     private enum UpsertOutcome { case created, updated, unchanged }
 
-    private static func upsert(_ event: HealthEvent, now: String, tx: any SQLTransaction) throws -> UpsertOutcome {
+    private static func upsert(_ event: HealthEvent, now: String, tx: any SQLTransaction) async throws -> UpsertOutcome
+    {
         let properties = JSONValue.object(event.properties).canonicalText()
         let time = Timestamp.format(seconds: event.time)
-        let existing = try tx.row("SELECT properties, time, version FROM events WHERE id = ?", event.id)
+        let existing = try await tx.row("SELECT properties, time, version FROM events WHERE id = ?", event.id)
         let version: Int
         if let existing {
             guard existing["properties"] as String != properties || existing["time"] as String != time else {
                 return .unchanged
             }
             version = existing["version"] + 1
-            try tx.execute(
+            try await tx.execute(
                 "UPDATE events SET properties = ?, time = ?, time_ms = ?, version = ? WHERE id = ?",
                 properties, time, Timestamp.milliseconds(event.time), version, event.id)
         } else {
             version = 1
-            try tx.execute(
+            try await tx.execute(
                 """
                 INSERT INTO events (id, kind, source, device, time_ms, time, properties, version, created_at)
                 VALUES (?, ?, 'health', ?, ?, ?, ?, 1, ?)
@@ -109,7 +110,7 @@ extension Store {
         payload.add("source", .string("health"))
         payload.add("time", .string(time))
         payload.add("version", .number(Double(version)))
-        try enqueue(entity: .event, id: event.id, version: version, payload: payload.text, now: now, tx: tx)
+        try await enqueue(entity: .event, id: event.id, version: version, payload: payload.text, now: now, tx: tx)
         return version == 1 ? .created : .updated
     }
 }

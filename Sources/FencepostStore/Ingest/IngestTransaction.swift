@@ -1,4 +1,3 @@
-import Dispatch
 package import FencepostCore
 
 /// An ingest's transaction: what the ingest pipeline (``FencepostIngest``'s session) needs of
@@ -7,23 +6,15 @@ package import FencepostCore
 /// rows), and the record of an imported file. Every other table and every SQL statement stay
 /// behind it.
 ///
-/// Event writes run on a thread of their own while the session goes on filtering and
-/// monitoring the next fixes, so the database's work for the events overlaps the monitor's,
-/// inside the same transaction. The connection has one user at a time, and this type is what
-/// keeps it so: every method waits for the batch in flight before it touches the connection.
-///
-/// `@unchecked Sendable`: the batch's thread reads `batch` after the session set it and sets
-/// `outcome` before the session reads it; `queue.async` and the semaphore order those accesses,
-/// and everything else is touched by the session's thread only.
-package final class IngestTransaction: @unchecked Sendable {
+/// Event writes run in a task of their own, on the store's threads, while the session goes on
+/// filtering and monitoring the next fixes, so the database's work for the events overlaps the
+/// monitor's, inside the same transaction. The connection has one user at a time, and this type
+/// is what keeps it so: every method awaits the batch in flight before it touches the connection.
+package final class IngestTransaction {
     private let tx: any SQLTransaction
-    /// Told what each batch did, on the session's thread, once it has been waited for.
+    /// Told what each batch did, once it has been awaited.
     private let written: (WrittenEvents) -> Void
-    private let queue = DispatchQueue(label: "fencepost.event-writes")
-    private let done = DispatchSemaphore(value: 0)
-    private var batch: (events: [MonitorEvent], writer: any EventWriting)?
-    private var outcome: Result<WrittenEvents, any Error>?
-    private var inFlight = false
+    private var inFlight: Task<WrittenEvents, any Error>?
     /// Inside ``use(_:)``: no batch may start while its body has the transaction.
     private var inUse = false
 
@@ -35,31 +26,31 @@ package final class IngestTransaction: @unchecked Sendable {
     // MARK: - What the ingest asks
 
     /// The monitored regions' revision: it changes with every applied plan.
-    package func regionsRevision() throws -> Int64 {
-        try use { try Store.regionsRevision($0) }
+    package func regionsRevision() async throws -> Int64 {
+        try await use { try await Store.regionsRevision($0) }
     }
 
     /// The monitored regions (enabled ones), as the monitor is built from them.
-    package func monitoredRegions() throws -> [Region] {
-        try use { try Store.monitoredRegions($0).map(\.region) }
+    package func monitoredRegions() async throws -> [Region] {
+        try await use { try await Store.monitoredRegions($0).map(\.region) }
     }
 
     /// Takes the devices' locks, in the order given, until the transaction ends: another
     /// process (or instance) ingesting one of them waits.
-    package func lock(devices: [String]) throws {
+    package func lock(devices: [String]) async throws {
         guard !devices.isEmpty else { return }
-        try use { tx in try tx.dialect.lock(devices.map { "device:" + $0 }, in: tx) }
+        try await use { tx in try await tx.dialect.lock(devices.map { "device:" + $0 }, in: tx) }
     }
 
     /// The stored states of `devices` (whose locks this transaction holds), with each one's
     /// version; a device the store has no state for is absent. A few hundred a statement.
-    package func storedStates(of devices: [String]) throws -> [String: StoredDeviceState] {
-        try use { tx in
+    package func storedStates(of devices: [String]) async throws -> [String: StoredDeviceState] {
+        try await use { tx in
             var states: [String: StoredDeviceState] = [:]
             for start in stride(from: 0, to: devices.count, by: 500) {
                 let chunk = devices[start..<min(start + 500, devices.count)]
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                for row in try tx.rows(
+                for row in try await tx.rows(
                     "SELECT device, state, version FROM devices WHERE device IN (\(marks))", chunk.map { .text($0) })
                 {
                     states[row["device"]] = StoredDeviceState(text: row["state"], version: row["version"])
@@ -71,61 +62,52 @@ package final class IngestTransaction: @unchecked Sendable {
 
     /// Saves the devices' states, each one version newer; returns the new versions.
     @discardableResult
-    package func save(_ states: [(device: String, state: DeviceState)], now: String) throws -> [String: Int64] {
-        try use { try Store.save(states, now: now, tx: $0) }
+    package func save(_ states: [(device: String, state: DeviceState)], now: String) async throws -> [String: Int64] {
+        try await use { try await Store.save(states, now: now, tx: $0) }
     }
 
     /// Records `file` as imported; false (nothing written) when the store already records that
     /// content.
-    package func record(_ file: ImportedFile) throws -> Bool {
-        try use { try Store.record(file, in: $0) }
+    package func record(_ file: ImportedFile) async throws -> Bool {
+        try await use { try await Store.record(file, in: $0) }
     }
 
     // MARK: - The connection
 
     /// Runs `body` on the transaction once the batch in flight, if any, is written (and
     /// reported): the only way to the connection besides the writes themselves.
-    private func use<Value>(_ body: (any SQLTransaction) throws -> Value) throws -> Value {
-        try awaitWrites()
+    private func use<Value>(_ body: (any SQLTransaction) async throws -> Value) async throws -> Value {
+        try await awaitWrites()
         inUse = true
         defer { inUse = false }
-        return try body(tx)
+        return try await body(tx)
     }
 
     /// Starts writing `events` with their visit changes and outbox rows (their ids are worked
-    /// out on the writes' thread too), once the batch before is written.
-    package func write(_ events: [MonitorEvent], now: String) throws {
+    /// out in the writes' task too), once the batch before is written.
+    package func write(_ events: [MonitorEvent], now: String) async throws {
         guard !events.isEmpty else { return }
         precondition(!inUse, "event writes started while the transaction is in use")
-        let writer = try use { try $0.eventWriter(now: now) }
-        batch = (events, writer)
-        inFlight = true
-        queue.async { [self] in
-            let (events, writer) = batch!
-            batch = nil
-            outcome = Result { try writer.write(events.map(GeofenceEvent.init)) }
-            done.signal()
+        let writer = UncheckedSendable(try await use { try $0.eventWriter(now: now) })
+        // The writer is used by this task alone until it is awaited (``awaitWrites()``).
+        inFlight = Task(executorPreference: StoreThreads.shared) {
+            try await writer.value.write(events.map(GeofenceEvent.init))
         }
     }
 
-    /// Waits for the batch in flight, if any, and reports what it did; rethrows its error.
-    package func awaitWrites() throws {
-        guard let outcome = waitForBatch() else { return }
-        written(try outcome.get())
+    /// Awaits the batch in flight, if any, and reports what it did; rethrows its error.
+    package func awaitWrites() async throws {
+        guard let batch = inFlight else { return }
+        inFlight = nil
+        written(try await batch.value)
     }
 
-    /// Waits for the batch in flight and forgets it: the transaction is being abandoned, and
+    /// Awaits the batch in flight and forgets it: the transaction is being abandoned, and
     /// the writes end before an error rolls it back.
-    fileprivate func abandon() {
-        _ = waitForBatch()
-    }
-
-    private func waitForBatch() -> Result<WrittenEvents, any Error>? {
-        guard inFlight else { return nil }
-        done.wait()
-        inFlight = false
-        defer { outcome = nil }
-        return outcome
+    fileprivate func abandon() async {
+        guard let batch = inFlight else { return }
+        inFlight = nil
+        _ = try? await batch.value
     }
 }
 
@@ -149,16 +131,16 @@ extension Store {
     /// it once no event writes are in flight; `written` hears what each batch of event writes
     /// did. If `body` throws, the writes in flight end and everything is rolled back.
     package func ingestTransaction<T>(
-        written: @escaping (WrittenEvents) -> Void, _ body: (IngestTransaction) throws -> T
+        written: @escaping (WrittenEvents) -> Void, _ body: (IngestTransaction) async throws -> T
     ) async throws -> T {
         try await write { connection in
             let tx = IngestTransaction(connection, written: written)
             do {
-                let result = try body(tx)
-                try tx.awaitWrites()
+                let result = try await body(tx)
+                try await tx.awaitWrites()
                 return result
             } catch {
-                tx.abandon()
+                await tx.abandon()
                 throw error
             }
         }

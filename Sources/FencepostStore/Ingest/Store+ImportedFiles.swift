@@ -33,8 +33,9 @@ extension Store {
     /// The record of the file with this content, if one was imported.
     package func importedFile(sha256: String) async throws -> ImportedFile? {
         try await read { tx in
-            try tx.row("SELECT sha256, name, kind, bytes, imported_at FROM imported_files WHERE sha256 = ?", sha256).map
-            { row in
+            try await tx.row(
+                "SELECT sha256, name, kind, bytes, imported_at FROM imported_files WHERE sha256 = ?", sha256
+            ).map { row in
                 ImportedFile(
                     sha256: row["sha256"], name: row["name"], kind: ImportedFile.Kind(rawValue: row["kind"]) ?? .trace,
                     bytes: row["bytes"], importedAt: row["imported_at"])
@@ -44,8 +45,8 @@ extension Store {
 
     /// Records `file` as imported, inside the transaction of its events; false (and nothing
     /// written) when a file with the same content already was.
-    static func record(_ file: ImportedFile, in tx: any SQLTransaction) throws -> Bool {
-        try tx.execute(
+    static func record(_ file: ImportedFile, in tx: any SQLTransaction) async throws -> Bool {
+        try await tx.execute(
             "INSERT INTO imported_files (sha256, name, kind, bytes, imported_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             file.sha256, file.name, file.kind.rawValue, file.bytes, Timestamp.format(Date())) > 0
     }

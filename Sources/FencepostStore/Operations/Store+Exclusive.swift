@@ -32,13 +32,13 @@ extension Store {
         let intervalMilliseconds =
             interval.components.seconds * 1_000 + interval.components.attoseconds / 1_000_000_000_000_000
         return try await write { tx in
-            try tx.dialect.lock(key, in: tx)
-            if let last: Int64 = try tx.value("SELECT value FROM store_meta WHERE key = ?", key),
+            try await tx.dialect.lock(key, in: tx)
+            if let last: Int64 = try await tx.value("SELECT value FROM store_meta WHERE key = ?", key),
                 nowMilliseconds - last < intervalMilliseconds
             {
                 return false
             }
-            try tx.execute(
+            try await tx.execute(
                 "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 key, nowMilliseconds)
             return true

@@ -21,11 +21,11 @@ extension Store {
     /// (it receives new events, not the history).
     package func webhookCursor(_ webhook: String, at now: Date = Date()) async throws -> Int64 {
         try await write { tx in
-            if let seq: Int64 = try tx.value("SELECT last_seq FROM webhook_cursors WHERE webhook = ?", webhook) {
+            if let seq: Int64 = try await tx.value("SELECT last_seq FROM webhook_cursors WHERE webhook = ?", webhook) {
                 return seq
             }
-            let latest = try Self.latestEventSeq(tx)
-            try tx.execute(
+            let latest = try await Self.latestEventSeq(tx)
+            try await tx.execute(
                 "INSERT INTO webhook_cursors (webhook, last_seq, updated_at) VALUES (?, ?, ?)", webhook, latest,
                 Timestamp.format(now))
             return latest
@@ -35,7 +35,7 @@ extension Store {
     /// Records that the webhook acknowledged everything up to `seq`.
     package func advanceWebhook(_ webhook: String, to seq: Int64, at now: Date = Date()) async throws {
         try await write { tx in
-            try tx.execute(
+            try await tx.execute(
                 "UPDATE webhook_cursors SET last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, updated_at = ? WHERE webhook = ?",
                 seq, seq, Timestamp.format(now), webhook)
         }
@@ -48,13 +48,13 @@ extension Store {
     ) async throws {
         let timestamp = Timestamp.format(now)
         try await write { tx in
-            try tx.execute(
+            try await tx.execute(
                 """
                 INSERT INTO webhook_dead_letters (webhook, outbox_seq, event_id, payload, attempts, last_error, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """,
                 webhook, seq, eventID, payload, attempts, error, timestamp)
-            try tx.execute(
+            try await tx.execute(
                 "UPDATE webhook_cursors SET last_seq = CASE WHEN last_seq > ? THEN last_seq ELSE ? END, updated_at = ? WHERE webhook = ?",
                 seq, seq, timestamp, webhook)
         }
@@ -62,7 +62,7 @@ extension Store {
 
     package func webhookDeadLetters() async throws -> [WebhookDeadLetter] {
         try await read { tx in
-            try tx.rows(
+            try await tx.rows(
                 "SELECT id, webhook, outbox_seq, event_id, payload, attempts, last_error, created_at FROM webhook_dead_letters ORDER BY id"
             ).map { row in
                 WebhookDeadLetter(
@@ -77,7 +77,7 @@ extension Store {
     /// how many.
     package func deleteDeliveredOutbox(before cutoff: Date) async throws -> Int {
         try await write { tx in
-            try tx.execute(
+            try await tx.execute(
                 """
                 DELETE FROM outbox WHERE status = 'delivered' AND delivered_at < ? AND entity != 'region'
                 AND seq <= (SELECT COALESCE(MIN(last_seq), 9223372036854775807) FROM webhook_cursors)

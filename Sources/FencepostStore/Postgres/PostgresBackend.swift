@@ -7,10 +7,10 @@ import PostgresNIO
 /// The store in a PostgreSQL database, shared by any number of processes and service
 /// instances: postgres-nio's `PostgresClient` pool, migrated once under an advisory lock.
 ///
-/// The store's SQL runs on one leased connection per transaction, on a store thread
-/// (``BlockingWork``), each statement waited for there; readers see one snapshot (repeatable
-/// read), writers read committed and take the advisory locks the store asks for (a region
-/// apply, a device's fixes).
+/// The store's SQL runs on one leased connection per transaction, in the caller's task, each
+/// statement's answer awaited (no thread waits for the server); readers see one snapshot
+/// (repeatable read), writers read committed and take the advisory locks the store asks for
+/// (a region apply, a device's fixes).
 final class PostgresBackend: StoreBackend {
     let client: PostgresClient
     let url: PostgresURL
@@ -60,11 +60,11 @@ final class PostgresBackend: StoreBackend {
 
     // MARK: - Transactions
 
-    func read<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+    func read<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T {
         try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
-    func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
+    func write<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T {
         try await transaction(begin: "BEGIN", body)
     }
 
@@ -72,23 +72,19 @@ final class PostgresBackend: StoreBackend {
     /// unavailable (503 in the service): the pool has none while the server is away.
     static let leaseDeadline: Duration = .seconds(3)
 
-    private func transaction<T>(begin: String, _ body: (any SQLTransaction) throws -> T) async throws -> T {
+    private func transaction<T>(begin: String, _ body: (any SQLTransaction) async throws -> T) async throws -> T {
         do {
-            // The whole lease runs on the store's threads: the statements block one of them,
-            // never a thread of the cooperative pool.
-            return try await withTaskExecutorPreference(StoreThreads.shared) {
-                try await client.withConnection(leasedWithin: Self.leaseDeadline) { connection in
-                    let transaction = PostgresTransaction(connection)
-                    try transaction.execute(begin, [])
-                    do {
-                        let result = try body(transaction)
-                        try transaction.flushOutbox()
-                        try transaction.execute("COMMIT", [])
-                        return result
-                    } catch {
-                        _ = try? transaction.execute("ROLLBACK", [])
-                        throw error
-                    }
+            return try await client.withConnection(leasedWithin: Self.leaseDeadline) { connection in
+                let transaction = PostgresTransaction(connection)
+                try await transaction.execute(begin, [])
+                do {
+                    let result = try await body(transaction)
+                    try await transaction.flushOutbox()
+                    try await transaction.execute("COMMIT", [])
+                    return result
+                } catch {
+                    _ = try? await transaction.execute("ROLLBACK", [])
+                    throw error
                 }
             }
         } catch let error as PSQLError where Self.isConnectionFailure(error) {
@@ -212,37 +208,42 @@ final class PostgresBackend: StoreBackend {
     /// The named migrations (``PostgresMigrations``) not applied yet, in order, each in its
     /// transaction, under an advisory lock: instances starting together migrate once.
     private func migrate() async throws {
-        try await withTaskExecutorPreference(StoreThreads.shared) {
-            try await client.withConnection { connection in
-                let transaction = PostgresTransaction(connection)
-                try transaction.execute("SELECT pg_advisory_lock(\(PostgresBindings.key("migrations")))", [])
-                defer {
-                    _ = try? transaction.execute("SELECT pg_advisory_unlock(\(PostgresBindings.key("migrations")))", [])
+        try await client.withConnection { connection in
+            let transaction = PostgresTransaction(connection)
+            let lock = PostgresBindings.key("migrations")
+            try await transaction.execute("SELECT pg_advisory_lock(\(lock))", [])
+            do {
+                try await Self.migrate(transaction)
+            } catch {
+                _ = try? await transaction.execute("SELECT pg_advisory_unlock(\(lock))", [])
+                throw error
+            }
+            try await transaction.execute("SELECT pg_advisory_unlock(\(lock))", [])
+        }
+    }
+
+    private static func migrate(_ transaction: PostgresTransaction) async throws {
+        try await transaction.execute(
+            "CREATE TABLE IF NOT EXISTS fencepost_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)", [])
+        let applied = Set(try await transaction.values("SELECT name FROM fencepost_migrations") as [String])
+        let known = PostgresMigrations.all.map(\.name)
+        let unknown = applied.subtracting(known)
+        if !unknown.isEmpty { throw StoreOpenError.newerSchema(unknown.sorted()) }
+        for migration in PostgresMigrations.all where !applied.contains(migration.name) {
+            try await transaction.execute("BEGIN", [])
+            do {
+                // One statement at a time: the extended protocol takes one per query.
+                for statement in migration.sql.components(separatedBy: ";\n")
+                where !statement.allSatisfy(\.isWhitespace) {
+                    try await transaction.execute(statement, [])
                 }
-                try transaction.execute(
-                    "CREATE TABLE IF NOT EXISTS fencepost_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
-                    [])
-                let applied = Set(try transaction.values("SELECT name FROM fencepost_migrations") as [String])
-                let known = PostgresMigrations.all.map(\.name)
-                let unknown = applied.subtracting(known)
-                if !unknown.isEmpty { throw StoreOpenError.newerSchema(unknown.sorted()) }
-                for migration in PostgresMigrations.all where !applied.contains(migration.name) {
-                    try transaction.execute("BEGIN", [])
-                    do {
-                        // One statement at a time: the extended protocol takes one per query.
-                        for statement in migration.sql.components(separatedBy: ";\n")
-                        where !statement.allSatisfy(\.isWhitespace) {
-                            try transaction.execute(statement, [])
-                        }
-                        try transaction.execute(
-                            "INSERT INTO fencepost_migrations (name, applied_at) VALUES (?, ?)", migration.name,
-                            Timestamp.format(Date()))
-                        try transaction.execute("COMMIT", [])
-                    } catch {
-                        _ = try? transaction.execute("ROLLBACK", [])
-                        throw error
-                    }
-                }
+                try await transaction.execute(
+                    "INSERT INTO fencepost_migrations (name, applied_at) VALUES (?, ?)", migration.name,
+                    Timestamp.format(Date()))
+                try await transaction.execute("COMMIT", [])
+            } catch {
+                _ = try? await transaction.execute("ROLLBACK", [])
+                throw error
             }
         }
     }

@@ -5,8 +5,9 @@ extension PostgresClient {
     /// `withConnection`, giving up with ``StoreUnavailable`` when no connection is leased within
     /// `deadline`. The pool waits for a connection as long as the server is away (it retries in
     /// the background), so without a deadline a request would hang for the whole outage rather
-    /// than be answered 503. Once a connection is leased, `body` runs to its end: a deadline
-    /// never cuts a transaction short.
+    /// than be answered 503. Once a connection is leased, `body` runs to its end: neither the
+    /// deadline nor the task's cancellation cuts a transaction short (its caller would not know
+    /// whether it committed); cancelled before the lease, it never starts.
     func withConnection<T>(
         leasedWithin deadline: Duration, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
@@ -22,7 +23,12 @@ extension PostgresClient {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: deadline)
+                    do {
+                        try await Task.sleep(for: deadline)
+                    } catch {
+                        guard lease.expire() else { return nil }
+                        throw CancellationError()
+                    }
                     guard lease.expire() else { return nil }
                     throw StoreUnavailable(reason: "no connection to PostgreSQL within \(deadline) (is the server up?)")
                 }
@@ -52,10 +58,4 @@ private final class LeaseRace: @unchecked Sendable {
             return !decided
         }
     }
-}
-
-/// A value handed across a task boundary that the caller knows is not shared meanwhile.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -13,10 +13,10 @@ struct PostgresEventWriter: EventWriting {
     let transaction: PostgresTransaction
     private static let rowsPerStatement = PostgresTransaction.rowsPerStatement
 
-    func write(_ events: [GeofenceEvent]) throws -> WrittenEvents {
+    func write(_ events: [GeofenceEvent]) async throws -> WrittenEvents {
         var written = WrittenEvents()
         for event in events { written.eventsByKind[event.kind, default: 0] += 1 }
-        let newEvents = try insertEvents(events)
+        let newEvents = try await insertEvents(events)
         written.newEvents = events.filter { newEvents.contains($0.id) }
 
         // Visits: opened (closed at once when the batch also holds the exit), then the
@@ -24,9 +24,9 @@ struct PostgresEventWriter: EventWriting {
         var exits: [String: Double] = [:]
         for event in events where event.kind == .exit { exits[event.visitID] = event.time }
         let opens = events.filter { $0.kind == .enter }
-        let opened = try insertVisits(opens, exits: exits)
+        let opened = try await insertVisits(opens, exits: exits)
         let closes = events.filter { $0.kind == .exit && !(opened[$0.visitID] == true) }
-        let closedVersions = try closeVisits(closes.map { ($0.visitID, $0.time, VisitExitReason.exit) })
+        let closedVersions = try await closeVisits(closes.map { ($0.visitID, $0.time, VisitExitReason.exit) })
 
         // The outbox rows, in the order the events came.
         var rows: [(entity: SyncEntity, id: String, version: Int)] = []
@@ -50,20 +50,20 @@ struct PostgresEventWriter: EventWriting {
                 break
             }
         }
-        try enqueue(rows)
+        try await enqueue(rows)
         return written
     }
 
-    func close(visitID: String, at: Double, reason: VisitExitReason) throws -> Bool {
-        guard let version = try closeVisits([(visitID, at, reason)])[visitID] else { return false }
-        try enqueue([(.visit, visitID, version)])
+    func close(visitID: String, at: Double, reason: VisitExitReason) async throws -> Bool {
+        guard let version = try await closeVisits([(visitID, at, reason)])[visitID] else { return false }
+        try await enqueue([(.visit, visitID, version)])
         return true
     }
 
     // MARK: - Statements
 
     /// Inserts the events that are not stored yet; returns their ids.
-    private func insertEvents(_ events: [GeofenceEvent]) throws -> Set<String> {
+    private func insertEvents(_ events: [GeofenceEvent]) async throws -> Set<String> {
         var inserted = Set<String>()
         for chunk in Self.chunks(events) {
             var values: [SQLValue] = []
@@ -80,7 +80,7 @@ struct PostgresEventWriter: EventWriting {
             let rows = Self.placeholders(
                 rows: chunk.count, columns: 11, template: "(?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)")
             inserted.formUnion(
-                try transaction.values(
+                try await transaction.values(
                     """
                     INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
                     VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id
@@ -92,7 +92,7 @@ struct PostgresEventWriter: EventWriting {
 
     /// Inserts the visits the enters open that are not stored yet: closed (version 2) when
     /// `exits` holds their exit. Returns, per visit inserted, whether it was inserted closed.
-    private func insertVisits(_ enters: [GeofenceEvent], exits: [String: Double]) throws -> [String: Bool] {
+    private func insertVisits(_ enters: [GeofenceEvent], exits: [String: Double]) async throws -> [String: Bool] {
         var inserted: [String: Bool] = [:]
         for chunk in Self.chunks(enters) {
             var values: [SQLValue] = []
@@ -109,7 +109,7 @@ struct PostgresEventWriter: EventWriting {
                 ]
             }
             let rows = Self.placeholders(rows: chunk.count, columns: 11, template: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-            for row in try transaction.rows(
+            for row in try await transaction.rows(
                 """
                 INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version,
                     updated_at)
@@ -124,7 +124,9 @@ struct PostgresEventWriter: EventWriting {
     }
 
     /// Closes the open visits among `closes`; returns each closed visit's new version.
-    private func closeVisits(_ closes: [(id: String, at: Double, reason: VisitExitReason)]) throws -> [String: Int] {
+    private func closeVisits(_ closes: [(id: String, at: Double, reason: VisitExitReason)]) async throws -> [String:
+        Int]
+    {
         var versions: [String: Int] = [:]
         for chunk in Self.chunks(closes) {
             var values: [SQLValue] = [.text(now)]
@@ -137,7 +139,7 @@ struct PostgresEventWriter: EventWriting {
             }
             let rows = Self.placeholders(
                 rows: chunk.count, columns: 4, template: "(?::text, ?::bigint, ?::text, ?::text)")
-            for row in try transaction.rows(
+            for row in try await transaction.rows(
                 """
                 UPDATE visits AS v SET exited_ms = c.exited_ms, exited_at = c.exited_at, status = 'closed',
                     exit_reason = c.reason, version = v.version + 1, updated_at = ?
@@ -154,9 +156,10 @@ struct PostgresEventWriter: EventWriting {
     }
 
     /// Outbox rows that refer to their entity (``OutboxPayload``), in order.
-    private func enqueue(_ rows: [(entity: SyncEntity, id: String, version: Int)]) throws {
+    private func enqueue(_ rows: [(entity: SyncEntity, id: String, version: Int)]) async throws {
         for row in rows {
-            try transaction.enqueue(OutboxRow(entity: row.entity, id: row.id, version: row.version, createdAt: now))
+            try await transaction.enqueue(
+                OutboxRow(entity: row.entity, id: row.id, version: row.version, createdAt: now))
         }
     }
 

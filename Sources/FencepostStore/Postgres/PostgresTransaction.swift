@@ -3,9 +3,9 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// The store's SQL on a PostgreSQL connection, inside one of its transactions, on a store
-/// thread: each statement is sent with its values bound (`?` placeholders become `$1`, `$2`,
-/// ...) and waited for.
+/// The store's SQL on a PostgreSQL connection, inside one of its transactions: each statement
+/// is sent with its values bound (`?` placeholders become `$1`, `$2`, ...) and its answer
+/// awaited; no thread waits for the server.
 final class PostgresTransaction: SQLTransaction {
     let connection: PostgresConnection
     let dialect: any SQLDialect = PostgresDialect()
@@ -15,28 +15,28 @@ final class PostgresTransaction: SQLTransaction {
     }
 
     @discardableResult
-    func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
-        try result(sql, arguments).metadata.rows ?? 0
+    func execute(_ sql: String, _ arguments: [SQLValue]) async throws -> Int {
+        try await result(sql, arguments).metadata.rows ?? 0
     }
 
-    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+    func rows(_ sql: String, _ arguments: [SQLValue]) async throws -> [SQLRow] {
         var rows: [SQLRow] = []
-        try each(try result(sql, arguments)) { rows.append($0) }
+        try each(try await result(sql, arguments)) { rows.append($0) }
         return rows
     }
 
     /// Through a cursor, `fetchSize` rows at a time: an export of millions of rows holds one
     /// page in memory, not the whole answer.
-    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRow) throws -> Void) throws {
+    func forEachRow(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRow) throws -> Void) async throws {
         cursors += 1
         let cursor = "fencepost_rows_\(cursors)"
-        try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, arguments)
+        try await execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, arguments)
         while true {
-            let page = try result("FETCH \(Self.fetchSize) FROM \(cursor)", [])
+            let page = try await result("FETCH \(Self.fetchSize) FROM \(cursor)", [])
             try each(page, body)
             if (page.metadata.rows ?? 0) < Self.fetchSize { break }
         }
-        try execute("CLOSE \(cursor)", [])
+        try await execute("CLOSE \(cursor)", [])
     }
 
     private static let fetchSize = 5_000
@@ -60,41 +60,41 @@ final class PostgresTransaction: SQLTransaction {
     /// Rows per multi-row statement: PostgreSQL takes at most 65,535 values per statement.
     static let rowsPerStatement = 2_000
 
-    func enqueue(_ row: OutboxRow) throws {
+    func enqueue(_ row: OutboxRow) async throws {
         pendingOutbox.append(row)
-        if pendingOutbox.count >= Self.spillCount { try spillOutbox() }
+        if pendingOutbox.count >= Self.spillCount { try await spillOutbox() }
     }
 
     /// Adds the transaction's outbox rows, in order, under a lock held until the commit: the
     /// outbox's writers take `seq` values one transaction at a time, each after the one before
     /// is visible, so a reader that has seen `seq` n has seen every row below it. The lock is
     /// the transaction's last: nothing waits for another lock while holding it.
-    func flushOutbox() throws {
+    func flushOutbox() async throws {
         guard spilledOutbox > 0 || !pendingOutbox.isEmpty else { return }
-        try execute("SELECT pg_advisory_xact_lock(\(PostgresBindings.key("outbox")))", [])
+        try await execute("SELECT pg_advisory_xact_lock(\(PostgresBindings.key("outbox")))", [])
         if spilledOutbox > 0 {
-            try spillOutbox()
-            try execute(
+            try await spillOutbox()
+            try await execute(
                 """
                 INSERT INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
                 SELECT entity, entity_id, op, version, idempotency_key, payload, created_at FROM fencepost_outbox_pending ORDER BY ord
                 ON CONFLICT DO NOTHING
                 """, [])
-            try execute("DROP TABLE fencepost_outbox_pending", [])
+            try await execute("DROP TABLE fencepost_outbox_pending", [])
             spilledOutbox = 0
         } else {
-            try insertRows(
+            try await insertRows(
                 into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox
             ) { $0.values }
             pendingOutbox = []
         }
         // Delivered to every listening instance when the transaction commits (``PostgresBackend/watchChanges(_:)``).
-        try execute("SELECT pg_notify('\(PostgresBackend.changesChannel)', '')", [])
+        try await execute("SELECT pg_notify('\(PostgresBackend.changesChannel)', '')", [])
     }
 
-    private func spillOutbox() throws {
+    private func spillOutbox() async throws {
         if spilledOutbox == 0 {
-            try execute(
+            try await execute(
                 """
                 CREATE TEMPORARY TABLE fencepost_outbox_pending (ord BIGINT PRIMARY KEY, entity TEXT, entity_id TEXT, op TEXT,
                     version INTEGER, idempotency_key TEXT, payload TEXT, created_at TEXT) ON COMMIT DROP
@@ -102,7 +102,7 @@ final class PostgresTransaction: SQLTransaction {
         }
         let first = spilledOutbox
         let rows = pendingOutbox.enumerated().map { (first + $0.offset, $0.element) }
-        try insertRows(
+        try await insertRows(
             into:
                 "fencepost_outbox_pending (ord, entity, entity_id, op, version, idempotency_key, payload, created_at)",
             rows
@@ -114,7 +114,7 @@ final class PostgresTransaction: SQLTransaction {
     }
 
     /// Multi-row inserts of `rows`, ``rowsPerStatement`` at a time; conflicts ignored.
-    private func insertRows<Row>(into table: String, _ rows: [Row], _ values: (Row) -> [SQLValue]) throws {
+    private func insertRows<Row>(into table: String, _ rows: [Row], _ values: (Row) -> [SQLValue]) async throws {
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
@@ -125,7 +125,7 @@ final class PostgresTransaction: SQLTransaction {
                 arguments += rowValues
                 tuples.append("(" + Array(repeating: "?", count: rowValues.count).joined(separator: ", ") + ")")
             }
-            try execute(
+            try await execute(
                 "INSERT INTO \(table) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", arguments)
             start += chunk.count
         }
@@ -135,7 +135,7 @@ final class PostgresTransaction: SQLTransaction {
         PostgresEventWriter(now: now, transaction: self)
     }
 
-    private func result(_ sql: String, _ arguments: [SQLValue]) throws -> PostgresQueryResult {
+    private func result(_ sql: String, _ arguments: [SQLValue]) async throws -> PostgresQueryResult {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument {
@@ -148,7 +148,7 @@ final class PostgresTransaction: SQLTransaction {
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
         do {
-            return try waitWatchingTheConnection(connection.query(query, logger: PostgresBackend.logger))
+            return try await answerWatchingTheConnection(connection.query(query, logger: PostgresBackend.logger))
         } catch let error as PSQLError where error.serverInfo?[.message] != nil {
             // postgres-nio hides the server's words from `description`; they are what a user needs.
             throw PostgresStatementError(
@@ -158,17 +158,37 @@ final class PostgresTransaction: SQLTransaction {
     }
 
     /// The statement's answer. A statement sent as the server goes away (a restart cuts every
-    /// connection) may never be answered nor failed by the driver; rather than hold a store
-    /// thread and the request forever, a connection found closed while waiting ends the wait.
-    private func waitWatchingTheConnection<T: Sendable>(_ answer: EventLoopFuture<T>) throws -> T {
-        let answered = DispatchSemaphore(value: 0)
-        answer.whenComplete { _ in answered.signal() }
-        while answered.wait(timeout: .now() + .milliseconds(500)) == .timedOut {
+    /// connection) may never be answered nor failed by the driver; rather than hold the
+    /// request forever, a connection found closed while the answer is awaited (checked every
+    /// ``closedCheck``) ends the wait.
+    private func answerWatchingTheConnection<T: Sendable>(_ answer: EventLoopFuture<T>) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let pending = PendingAnswer(continuation)
+            answer.whenComplete { pending.resume(with: $0) }
+            watch(pending, on: answer.eventLoop)
+        }
+    }
+
+    private static let closedCheck: TimeAmount = .milliseconds(500)
+
+    /// Checks, every ``closedCheck`` until `pending` is answered, whether the connection closed.
+    private func watch<T>(_ pending: PendingAnswer<T>, on eventLoop: any EventLoop) {
+        Self.watch(pending, of: connection, on: eventLoop)
+    }
+
+    private static func watch<T>(
+        _ pending: PendingAnswer<T>, of connection: PostgresConnection, on eventLoop: any EventLoop
+    ) {
+        eventLoop.scheduleTask(in: closedCheck) {
+            guard !pending.isAnswered else { return }
             if connection.isClosed {
-                throw StoreUnavailable(reason: "the connection to PostgreSQL was lost while a statement ran")
+                pending.resume(
+                    with: .failure(
+                        StoreUnavailable(reason: "the connection to PostgreSQL was lost while a statement ran")))
+            } else {
+                watch(pending, of: connection, on: eventLoop)
             }
         }
-        return try answer.wait()
     }
 
     /// The SQL with its `?` placeholders numbered (`$1`, `$2`, ...), quoted text left alone.
@@ -208,16 +228,16 @@ struct PostgresDialect: SQLDialect {
         "(\(column)::jsonb ->> '\(key)')"
     }
 
-    func lock(_ key: String, in transaction: any SQLTransaction) throws {
-        try transaction.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key)
+    func lock(_ key: String, in transaction: any SQLTransaction) async throws {
+        try await transaction.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key)
     }
 
     /// One round trip for many locks: taken one after another in the rows' order (volatile
     /// functions of the select list are evaluated after the sort).
-    func lock(_ keys: [String], in transaction: any SQLTransaction) throws {
+    func lock(_ keys: [String], in transaction: any SQLTransaction) async throws {
         for chunk in stride(from: 0, to: keys.count, by: 1_000).map({ keys[$0..<min($0 + 1_000, keys.count)] }) {
             let rows = chunk.indices.map { "(?, \($0))" }.joined(separator: ", ")
-            try transaction.execute(
+            try await transaction.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM (VALUES \(rows)) AS wanted(key, position) ORDER BY position",
                 chunk.map { .text("fencepost:" + $0) })
         }
@@ -237,5 +257,26 @@ struct PostgresStatementError: Error, CustomStringConvertible {
     /// (classes 57P, 53 and 08): the operation may succeed when tried again later.
     var meansUnavailable: Bool {
         sqlState.hasPrefix("57P") || sqlState.hasPrefix("53") || sqlState.hasPrefix("08")
+    }
+}
+
+/// A statement's answer awaited: resumed once, by the answer or by the connection's loss,
+/// whichever comes first. `@unchecked Sendable`: `continuation` is guarded by `lock`.
+private final class PendingAnswer<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+
+    init(_ continuation: CheckedContinuation<T, any Error>) {
+        self.continuation = continuation
+    }
+
+    var isAnswered: Bool { lock.withLock { continuation == nil } }
+
+    func resume(with result: Result<T, any Error>) {
+        let continuation = lock.withLock {
+            defer { self.continuation = nil }
+            return self.continuation
+        }
+        continuation?.resume(with: result)
     }
 }

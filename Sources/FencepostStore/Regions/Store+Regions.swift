@@ -24,9 +24,10 @@ extension Store {
         try await read(Self.monitoredRegions)
     }
 
-    static func monitoredRegions(_ tx: any SQLTransaction) throws -> [MonitoredRegion] {
+    static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
         let parser = RegionConfigParser()
-        return try tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id").map { row in
+        return try await tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id").map {
+            row in
             let id: String = row["id"]
             let region: Region
             do {
@@ -62,13 +63,13 @@ extension Store {
     /// edits cannot undo each other.
     @discardableResult
     package func applyRegions(
-        at now: Date = Date(), editing edit: (_ monitored: () throws -> [Region]) throws -> [Region]
+        at now: Date = Date(), editing edit: (_ monitored: () async throws -> [Region]) async throws -> [Region]
     ) async throws -> RegionPlan {
         let timestamp = Timestamp.format(now)
         return try await write { tx in
-            try tx.dialect.lock("regions", in: tx)
-            let desired = try edit { try Self.monitoredRegions(tx).map(\.region) }
-            return try apply(desired, timestamp: timestamp, origin: .local, tx: tx)
+            try await tx.dialect.lock("regions", in: tx)
+            let desired = try await edit { try await Self.monitoredRegions(tx).map(\.region) }
+            return try await apply(desired, timestamp: timestamp, origin: .local, tx: tx)
         }
     }
 
@@ -78,32 +79,33 @@ extension Store {
 
     /// Makes the monitored set equal `desired` inside the caller's transaction (which holds the
     /// regions lock).
-    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) throws
+    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) async throws
         -> RegionPlan
     {
-        let plan = RegionPlan(desired: desired, monitored: try Self.digests(tx))
+        let plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
         for change in plan.changes {
             let version: Int
             switch change {
             case .add(let region):
                 version = 1
-                try Self.insert(region, version: version, createdAt: timestamp, updatedAt: timestamp, tx: tx)
+                try await Self.insert(region, version: version, createdAt: timestamp, updatedAt: timestamp, tx: tx)
             case .update(let region, _, _):
-                guard let current = try tx.row("SELECT version, created_at FROM regions WHERE id = ?", region.id) else {
+                guard let current = try await tx.row("SELECT version, created_at FROM regions WHERE id = ?", region.id)
+                else {
                     preconditionFailure("planned update of \(region.id) has no row in the same transaction")
                 }
                 version = current["version"] + 1
-                try Self.insert(
+                try await Self.insert(
                     region, version: version, createdAt: current["created_at"], updatedAt: timestamp, tx: tx)
             case .remove(let id):
-                version = (try tx.value("SELECT version FROM regions WHERE id = ?", id) ?? 0) + 1
-                try tx.execute("DELETE FROM regions WHERE id = ?", id)
+                version = (try await tx.value("SELECT version FROM regions WHERE id = ?", id) ?? 0) + 1
+                try await tx.execute("DELETE FROM regions WHERE id = ?", id)
             }
-            if origin == .local { try Self.enqueue(change, version: version, now: timestamp, tx: tx) }
+            if origin == .local { try await Self.enqueue(change, version: version, now: timestamp, tx: tx) }
         }
-        if !plan.changes.isEmpty { try Self.bumpRegionsRevision(tx) }
+        if !plan.changes.isEmpty { try await Self.bumpRegionsRevision(tx) }
         for (regionID, reason) in plan.retirements {
-            try Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, tx: tx)
+            try await Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, tx: tx)
         }
         return plan
     }
@@ -112,9 +114,9 @@ extension Store {
     /// one it updates.
     private static func insert(
         _ region: Region, version: Int, createdAt: String, updatedAt: String, tx: any SQLTransaction
-    ) throws {
+    ) async throws {
         let bounds = region.shape.bounds
-        try tx.execute(
+        try await tx.execute(
             """
             INSERT INTO regions (id, name, kind, enabled, feature, content_hash, geometry_hash, version, min_lon, min_lat,
                 max_lon, max_lat, created_at, updated_at)
@@ -131,15 +133,16 @@ extension Store {
 
     /// A region edit as a sync mutation. Its key is new for every edit (regions are edited by
     /// people, not derived, so the same content twice is two edits).
-    private static func enqueue(_ change: RegionChange, version: Int, now: String, tx: any SQLTransaction) throws {
+    private static func enqueue(_ change: RegionChange, version: Int, now: String, tx: any SQLTransaction) async throws
+    {
         let edit = UUID().uuidString.prefix(8).lowercased()
         switch change {
         case .add(let region), .update(let region, _, _):
-            try enqueue(
+            try await enqueue(
                 entity: .region, id: region.id, version: version, key: "region:\(region.id):v\(version):\(edit)",
                 payload: region.feature.canonicalText(), now: now, tx: tx)
         case .remove(let id):
-            try enqueue(
+            try await enqueue(
                 entity: .region, id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)",
                 payload: "{}",
                 now: now, tx: tx)
@@ -152,20 +155,20 @@ extension Store {
         try await read(Self.regionsRevision)
     }
 
-    static func regionsRevision(_ tx: any SQLTransaction) throws -> Int64 {
-        try tx.value("SELECT value FROM store_meta WHERE key = 'regions_revision'") ?? 0
+    static func regionsRevision(_ tx: any SQLTransaction) async throws -> Int64 {
+        try await tx.value("SELECT value FROM store_meta WHERE key = 'regions_revision'") ?? 0
     }
 
-    private static func bumpRegionsRevision(_ tx: any SQLTransaction) throws {
-        try tx.execute(
+    private static func bumpRegionsRevision(_ tx: any SQLTransaction) async throws {
+        try await tx.execute(
             """
             INSERT INTO store_meta (key, value) VALUES ('regions_revision', 1)
             ON CONFLICT(key) DO UPDATE SET value = store_meta.value + 1
             """)
     }
 
-    private static func digests(_ tx: any SQLTransaction) throws -> [MonitoredRegionDigest] {
-        try tx.rows("SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id").map { row in
+    private static func digests(_ tx: any SQLTransaction) async throws -> [MonitoredRegionDigest] {
+        try await tx.rows("SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id").map { row in
             MonitoredRegionDigest(
                 id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"],
                 enabled: row["enabled"])
@@ -176,6 +179,6 @@ extension Store {
 extension Store {
     /// The monitored regions with the revision they are at, read in one snapshot.
     package func monitoredRegionsAndRevision() async throws -> (regions: [Region], revision: Int64) {
-        try await read { tx in (try Self.monitoredRegions(tx).map(\.region), try Self.regionsRevision(tx)) }
+        try await read { tx in (try await Self.monitoredRegions(tx).map(\.region), try await Self.regionsRevision(tx)) }
     }
 }

@@ -1,6 +1,8 @@
 import GRDB
 
 /// The store's SQL on a SQLite connection (through GRDB), inside one of its transactions.
+/// Its methods are synchronous (SQLite's calls, on the connection's thread), which the
+/// protocol's async requirements accept: on SQLite the store's SQL never suspends.
 final class GRDBTransaction: SQLTransaction {
     let db: Database
     let dialect: any SQLDialect = SQLiteDialect()

@@ -43,33 +43,30 @@ final class SQLiteBackend: StoreBackend {
 
     var isInMemory: Bool { !(writer is DatabasePool) }
 
-    func read<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
-        try await BlockingWork.run { try self.readNow(body) }
-    }
-
-    func write<T>(_ body: (any SQLTransaction) throws -> T) async throws -> T {
-        try await BlockingWork.run { try self.writeNow(body) }
-    }
-
-    /// ``read(_:)`` on the calling thread.
-    func readNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
-        try SQLiteFailures.translating(path: location) {
-            try writer.read { db in try body(GRDBTransaction(db)) }
+    /// Runs `body` in a read transaction on a store thread, which holds the connection until
+    /// the body ends (``CallingThreadExecutor``).
+    func read<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T {
+        try await BlockingWork.run {
+            try SQLiteFailures.translating(path: location) {
+                try writer.read { db in try CallingThreadExecutor.run { try await body(GRDBTransaction(db)) } }
+            }
         }
     }
 
-    /// ``write(_:)`` on the calling thread: an immediate transaction takes the write lock up
-    /// front, so another process's commit cannot invalidate its first reads
-    /// (SQLITE_BUSY_SNAPSHOT).
-    func writeNow<T>(_ body: (any SQLTransaction) throws -> T) throws -> T {
-        try SQLiteFailures.translating(path: location) {
-            try writer.writeWithoutTransaction { db in
-                var result: T?
-                try db.inTransaction(.immediate) {
-                    result = try body(GRDBTransaction(db))
-                    return .commit
+    /// Runs `body` in a write transaction on a store thread, as ``read(_:)`` does: an
+    /// immediate transaction takes the write lock up front, so another process's commit cannot
+    /// invalidate its first reads (SQLITE_BUSY_SNAPSHOT).
+    func write<T>(_ body: (any SQLTransaction) async throws -> T) async throws -> T {
+        try await BlockingWork.run {
+            try SQLiteFailures.translating(path: location) {
+                try writer.writeWithoutTransaction { db in
+                    var result: T?
+                    try db.inTransaction(.immediate) {
+                        result = try CallingThreadExecutor.run { try await body(GRDBTransaction(db)) }
+                        return .commit
+                    }
+                    return result!
                 }
-                return result!
             }
         }
     }

@@ -21,13 +21,13 @@ extension Store {
     ) async throws -> PulledRegions {
         let timestamp = Timestamp.format(now)
         return try await write { tx in
-            try tx.dialect.lock("regions", in: tx)
+            try await tx.dialect.lock("regions", in: tx)
             let waiting = Set(
-                try tx.values(
+                try await tx.values(
                     "SELECT DISTINCT entity_id FROM outbox WHERE entity = 'region' AND status IN ('pending', 'inflight')"
                 ) as [String])
             var desired = Dictionary(
-                uniqueKeysWithValues: try Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
+                uniqueKeysWithValues: try await Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
             var keptLocal: [String] = []
             var refused: [(String, String)] = []
             let parser = RegionConfigParser()
@@ -50,9 +50,10 @@ extension Store {
                     }
                 }
             }
-            let plan = try apply(desired.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .pulled, tx: tx)
-            try Self.setSyncState(cursorKey, String(cursor), tx: tx)
-            try Self.setSyncState("pull.last_success_at", timestamp, tx: tx)
+            let plan = try await apply(
+                desired.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .pulled, tx: tx)
+            try await Self.setSyncState(cursorKey, String(cursor), tx: tx)
+            try await Self.setSyncState("pull.last_success_at", timestamp, tx: tx)
             return PulledRegions(plan: plan, keptLocal: Array(Set(keptLocal)).sorted(), refused: refused)
         }
     }

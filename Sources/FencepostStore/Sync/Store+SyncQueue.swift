@@ -45,7 +45,7 @@ extension Store {
     /// Puts rows a killed push left in flight back to pending; returns how many.
     @discardableResult
     package func requeueInflight() async throws -> Int {
-        try await write { tx in try tx.execute("UPDATE outbox SET status = 'pending' WHERE status = 'inflight'") }
+        try await write { tx in try await tx.execute("UPDATE outbox SET status = 'pending' WHERE status = 'inflight'") }
     }
 
     /// Claims the next pending rows in outbox order (up to `limit` rows and about `maxBytes`
@@ -54,7 +54,7 @@ extension Store {
         try await write { tx in
             var items: [OutboxItem] = []
             var bytes = 0
-            for row in try tx.rows(
+            for row in try await tx.rows(
                 OutboxPayload.select + " WHERE o.status = 'pending' ORDER BY o.seq LIMIT ?", [limit.sqlValue])
             {
                 let change = OutboxPayload.change(row)
@@ -63,7 +63,7 @@ extension Store {
                 items.append(OutboxItem(seq: change.seq, mutation: change.mutation, attempts: row["attempts"]))
             }
             guard let first = items.first, let last = items.last else { return [] }
-            try tx.execute(
+            try await tx.execute(
                 "UPDATE outbox SET status = 'inflight' WHERE status = 'pending' AND seq BETWEEN ? AND ?", first.seq,
                 last.seq)
             return items
@@ -84,13 +84,13 @@ extension Store {
             if let first = items.first, let last = items.last,
                 items.allSatisfy({ results[$0.mutation.key].isDelivered })
             {
-                let delivered = try tx.execute(
+                let delivered = try await tx.execute(
                     """
                     UPDATE outbox SET status = 'delivered', delivered_at = ?, attempts = attempts + 1, last_error = NULL,
                         next_attempt_at = NULL WHERE status = 'inflight' AND seq BETWEEN ? AND ?
                     """,
                     timestamp, first.seq, last.seq)
-                try Self.setSyncState("push.last_success_at", timestamp, tx: tx)
+                try await Self.setSyncState("push.last_success_at", timestamp, tx: tx)
                 return (delivered, 0)
             }
             var delivered = 0
@@ -98,7 +98,7 @@ extension Store {
             for item in items {
                 switch results[item.mutation.key] {
                 case .applied?, .duplicate?:
-                    try tx.execute(
+                    try await tx.execute(
                         """
                         UPDATE outbox SET status = 'delivered', delivered_at = ?, attempts = attempts + 1, last_error = NULL,
                             next_attempt_at = NULL WHERE seq = ?
@@ -106,15 +106,15 @@ extension Store {
                         timestamp, item.seq)
                     delivered += 1
                 case .rejected(let reason)?:
-                    try tx.execute(
+                    try await tx.execute(
                         "UPDATE outbox SET status = 'dead', attempts = attempts + 1, last_error = ?, next_attempt_at = NULL WHERE seq = ?",
                         "rejected: \(reason)", item.seq)
                     dead += 1
                 case nil:
-                    try tx.execute("UPDATE outbox SET status = 'pending' WHERE seq = ?", item.seq)
+                    try await tx.execute("UPDATE outbox SET status = 'pending' WHERE seq = ?", item.seq)
                 }
             }
-            try Self.setSyncState("push.last_success_at", timestamp, tx: tx)
+            try await Self.setSyncState("push.last_success_at", timestamp, tx: tx)
             return (delivered, dead)
         }
     }
@@ -134,13 +134,13 @@ extension Store {
                 let attempts = item.attempts + increment
                 let status: OutboxStatus = attempts >= maxAttempts ? .dead : .pending
                 if status == .dead { dead += 1 }
-                try tx.execute(
+                try await tx.execute(
                     "UPDATE outbox SET status = ?, attempts = ?, last_error = ?, next_attempt_at = ? WHERE seq = ?",
                     status.rawValue, attempts, status == .dead ? "gave up after \(attempts) attempts: \(error)" : error,
                     Timestamp.format(retryAt), item.seq)
             }
-            try Self.setSyncState("push.last_error", error, tx: tx)
-            try Self.setSyncState("push.last_error_at", timestamp, tx: tx)
+            try await Self.setSyncState("push.last_error", error, tx: tx)
+            try await Self.setSyncState("push.last_error_at", timestamp, tx: tx)
             return dead
         }
     }
@@ -148,11 +148,11 @@ extension Store {
     /// Queue depth by status, the oldest pending row and the last push outcome.
     package func syncStatus() async throws -> SyncStatus {
         try await read { tx in
-            let counts = try Self.outboxCounts(tx)
-            let oldest: String? = try tx.value(
+            let counts = try await Self.outboxCounts(tx)
+            let oldest: String? = try await tx.value(
                 "SELECT created_at FROM outbox WHERE status IN ('pending', 'inflight') ORDER BY seq LIMIT 1")
             let state = Dictionary(
-                uniqueKeysWithValues: try tx.rows("SELECT key, value FROM sync_state").map {
+                uniqueKeysWithValues: try await tx.rows("SELECT key, value FROM sync_state").map {
                     ($0["key"] as String, $0["value"] as String)
                 })
             return SyncStatus(
@@ -164,7 +164,7 @@ extension Store {
     /// The dead-letter list, oldest first.
     package func syncDeadLetters(limit: Int = 1_000) async throws -> [SyncDeadLetter] {
         try await read { tx in
-            try tx.rows(
+            try await tx.rows(
                 """
                 SELECT seq, entity, entity_id, version, idempotency_key, attempts, last_error, created_at FROM outbox
                 WHERE status = 'dead' ORDER BY seq LIMIT ?
@@ -186,7 +186,7 @@ extension Store {
     package func retryDeadLetters(seq: Int64? = nil) async throws -> Int {
         try await write { tx in
             let filter = seq == nil ? "" : " AND seq = ?"
-            return try tx.execute(
+            return try await tx.execute(
                 "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = NULL WHERE status = 'dead'\(filter)",
                 seq.map { [$0.sqlValue] } ?? [])
         }
@@ -195,15 +195,15 @@ extension Store {
     // MARK: - Sync state
 
     package func syncState(_ key: String) async throws -> String? {
-        try await read { tx in try tx.value("SELECT value FROM sync_state WHERE key = ?", key) }
+        try await read { tx in try await tx.value("SELECT value FROM sync_state WHERE key = ?", key) }
     }
 
     package func setSyncState(_ key: String, _ value: String) async throws {
-        try await write { tx in try Self.setSyncState(key, value, tx: tx) }
+        try await write { tx in try await Self.setSyncState(key, value, tx: tx) }
     }
 
-    static func setSyncState(_ key: String, _ value: String, tx: any SQLTransaction) throws {
-        try tx.execute(
+    static func setSyncState(_ key: String, _ value: String, tx: any SQLTransaction) async throws {
+        try await tx.execute(
             "INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             key, value)
     }

@@ -41,8 +41,8 @@ extension Store {
             // time (another instance) waits on it and then finds it taken. Then what the batch
             // needs to know of the stored events and visits, read at once: a database server is
             // asked a few times per batch, not a few times per mutation.
-            var unclaimed = try Self.claim(mutations, timestamp: timestamp, tx: tx)
-            var known = try KnownRows(for: mutations, tx: tx)
+            var unclaimed = try await Self.claim(mutations, timestamp: timestamp, tx: tx)
+            var known = try await KnownRows(for: mutations, tx: tx)
             for mutation in mutations {
                 // A key claimed before, or earlier in this batch, is applied once.
                 guard unclaimed.remove(mutation.key) != nil else {
@@ -50,18 +50,18 @@ extension Store {
                     continue
                 }
                 do {
-                    if mutation.entity != .region { try regions.flush(into: self, timestamp: timestamp, tx: tx) }
-                    try apply(
+                    if mutation.entity != .region { try await regions.flush(into: self, timestamp: timestamp, tx: tx) }
+                    try await apply(
                         mutation, permissions: permissions, regions: &regions, known: &known, timestamp: timestamp,
                         tx: tx)
                     results.append(.applied)
                 } catch let rejection as SyncRejection {
                     // Not remembered: fixed and sent again, it applies.
-                    try tx.execute("DELETE FROM sync_applied WHERE idempotency_key = ?", mutation.key)
+                    try await tx.execute("DELETE FROM sync_applied WHERE idempotency_key = ?", mutation.key)
                     results.append(.rejected(reason: rejection.reason))
                 }
             }
-            try regions.flush(into: self, timestamp: timestamp, tx: tx)
+            try await regions.flush(into: self, timestamp: timestamp, tx: tx)
             return results
         }
     }
@@ -69,9 +69,11 @@ extension Store {
     /// Records the mutations' keys as applied, a few hundred per statement in key order (two
     /// instances claiming overlapping batches never wait for each other in a circle); returns
     /// the keys that were not applied before.
-    private static func claim(_ mutations: [SyncMutation], timestamp: String, tx: any SQLTransaction) throws -> Set<
-        String
-    > {
+    private static func claim(_ mutations: [SyncMutation], timestamp: String, tx: any SQLTransaction) async throws
+        -> Set<
+            String
+        >
+    {
         var claimed = Set<String>()
         let sorted = mutations.sorted { $0.key < $1.key }
         for start in stride(from: 0, to: sorted.count, by: 500) {
@@ -82,7 +84,7 @@ extension Store {
                     .text(timestamp),
                 ]
             }
-            let rows = try tx.rows(
+            let rows = try await tx.rows(
                 """
                 INSERT INTO sync_applied (idempotency_key, entity, entity_id, version, applied_at)
                 VALUES \(Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", "))
@@ -100,13 +102,13 @@ extension Store {
         var versions: [String: Int] = [:]
         var referredTo: Set<String> = []
 
-        init(for mutations: [SyncMutation], tx: any SQLTransaction) throws {
+        init(for mutations: [SyncMutation], tx: any SQLTransaction) async throws {
             for (entity, table) in [(SyncEntity.event, "events"), (.visit, "visits")] {
                 let ids = Array(Set(mutations.lazy.filter { $0.entity == entity }.map(\.id)))
-                try Self.each(ids, "SELECT id, version FROM \(table) WHERE id IN", tx) { row in
+                try await Self.each(ids, "SELECT id, version FROM \(table) WHERE id IN", tx) { row in
                     versions[entity.name + ":" + (row["id"] as String)] = row["version"] as Int
                 }
-                try Self.each(
+                try await Self.each(
                     ids,
                     "SELECT DISTINCT entity_id FROM outbox WHERE payload IS NULL AND entity = '\(entity.name)' AND entity_id IN",
                     tx
@@ -117,11 +119,11 @@ extension Store {
         }
 
         private static func each(_ ids: [String], _ select: String, _ tx: any SQLTransaction, _ body: (SQLRow) -> Void)
-            throws
+            async throws
         {
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = ids[start..<min(start + 500, ids.count)]
-                for row in try tx.rows(
+                for row in try await tx.rows(
                     select + " (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
                     chunk.map { .text($0) })
                 {
@@ -132,11 +134,11 @@ extension Store {
 
         /// Whether `mutation` is newer than what is stored; if so, renders the rows that refer
         /// to the stored version first and takes the mutation's version as the stored one.
-        mutating func replaces(_ mutation: SyncMutation, tx: any SQLTransaction) throws -> Bool {
+        mutating func replaces(_ mutation: SyncMutation, tx: any SQLTransaction) async throws -> Bool {
             let key = mutation.entity.name + ":" + mutation.id
             if let held = versions[key], held >= mutation.version { return false }
             if referredTo.remove(key) != nil {
-                try OutboxPayload.storeRenderedPayloads(entity: mutation.entity, id: mutation.id, tx: tx)
+                try await OutboxPayload.storeRenderedPayloads(entity: mutation.entity, id: mutation.id, tx: tx)
             }
             versions[key] = mutation.version
             return true
@@ -151,9 +153,10 @@ extension Store {
         var byID: [String: Region]?
         var edited = false
 
-        mutating func flush(into store: Store, timestamp: String, tx: any SQLTransaction) throws {
+        mutating func flush(into store: Store, timestamp: String, tx: any SQLTransaction) async throws {
             guard edited, let byID else { return }
-            _ = try store.apply(byID.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .local, tx: tx)
+            _ = try await store.apply(
+                byID.values.sorted { $0.id < $1.id }, timestamp: timestamp, origin: .local, tx: tx)
             edited = false
         }
     }
@@ -162,19 +165,19 @@ extension Store {
         _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, known: inout KnownRows,
         timestamp: String,
         tx: any SQLTransaction
-    ) throws {
+    ) async throws {
         switch (mutation.entity, mutation.op) {
         case (.region, _):
             guard permissions.regions else { throw SyncRejection("regions can only be changed with an admin token") }
-            try applyRegion(mutation, regions: &regions, tx: tx)
+            try await applyRegion(mutation, regions: &regions, tx: tx)
         case (.event, .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try Self.upsertEvent(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
+            try await Self.upsertEvent(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
         case (.visit, .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try Self.upsertVisit(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
+            try await Self.upsertVisit(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
         case (.event, .delete), (.visit, .delete):
             throw SyncRejection("deleting \(mutation.entity)s is not supported")
         case (.unknown(let name), _):
@@ -182,11 +185,15 @@ extension Store {
         }
     }
 
-    private func applyRegion(_ mutation: SyncMutation, regions: inout RegionSet, tx: any SQLTransaction) throws {
-        if regions.byID == nil { try tx.dialect.lock("regions", in: tx) }
-        var byID =
-            try regions.byID
-            ?? Dictionary(uniqueKeysWithValues: Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
+    private func applyRegion(_ mutation: SyncMutation, regions: inout RegionSet, tx: any SQLTransaction) async throws {
+        if regions.byID == nil { try await tx.dialect.lock("regions", in: tx) }
+        var byID: [String: Region]
+        if let edited = regions.byID {
+            byID = edited
+        } else {
+            byID = Dictionary(
+                uniqueKeysWithValues: try await Self.monitoredRegions(tx).map { ($0.region.id, $0.region) })
+        }
         switch mutation.op {
         case .delete:
             byID[mutation.id] = nil
@@ -246,7 +253,7 @@ extension Store {
     private static func upsertEvent(
         _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String,
         tx: any SQLTransaction
-    ) throws {
+    ) async throws {
         let kind = try text(fields, "kind")
         guard let time = try time(fields, "time") else { throw SyncRejection("the payload has no time") }
         let flags = (fields["flags"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
@@ -258,8 +265,8 @@ extension Store {
             (fields["properties"] ?? .object([:])).canonicalText(), mutation.version, timestamp,
         ]
         // Checked whole before anything is written or taken as stored.
-        guard try known.replaces(mutation, tx: tx) else { return }
-        try tx.execute(
+        guard try await known.replaces(mutation, tx: tx) else { return }
+        try await tx.execute(
             """
             INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, properties, version, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -269,7 +276,7 @@ extension Store {
                 version = excluded.version
             """,
             values.map(\.sqlValue))
-        try enqueue(
+        try await enqueue(
             entity: .event, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload,
             now: timestamp, tx: tx)
     }
@@ -277,7 +284,7 @@ extension Store {
     private static func upsertVisit(
         _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String,
         tx: any SQLTransaction
-    ) throws {
+    ) async throws {
         let region = try text(fields, "region")
         guard let entered = try time(fields, "entered_at") else { throw SyncRejection("the payload has no entered_at") }
         let exited = try time(fields, "exited_at")
@@ -292,8 +299,8 @@ extension Store {
             mutation.id, try text(fields, "device"), region, entered.ms, entered.text, exited?.ms, exited?.text, status,
             fields["exit_reason"]?.stringValue, mutation.version, timestamp,
         ]
-        guard try known.replaces(mutation, tx: tx) else { return }
-        try tx.execute(
+        guard try await known.replaces(mutation, tx: tx) else { return }
+        try await tx.execute(
             """
             INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -303,7 +310,7 @@ extension Store {
                 updated_at = excluded.updated_at
             """,
             values.map(\.sqlValue))
-        try enqueue(
+        try await enqueue(
             entity: .visit, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload,
             now: timestamp, tx: tx)
     }
@@ -327,7 +334,7 @@ extension Store {
                 arguments.append(device.sqlValue)
             }
             arguments.append(limit.sqlValue)
-            return try tx.rows(
+            return try await tx.rows(
                 OutboxPayload.select
                     + " WHERE \(conditions.joined(separator: " AND ")) ORDER BY o.seq LIMIT ?",
                 arguments

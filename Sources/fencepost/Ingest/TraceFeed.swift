@@ -5,8 +5,8 @@ import Foundation
 /// Feeds trace files to `ingest` or `scan`, one input per file, each parsed on a thread of its
 /// own ahead of the consumer, with progress on a terminal.
 struct TraceFeed {
-    /// Takes one input: calls `read`, which hands each of its fixes to `add`.
-    typealias Consumer = (_ read: (_ add: (Fix) throws -> Void) throws -> Void) async throws -> Void
+    /// Takes one input: calls `next` for each of its fixes, until nil.
+    typealias Consumer = (_ next: () throws -> Fix?) async throws -> Void
 
     let format: TraceFormat?
     let options: TraceReaderOptions
@@ -66,12 +66,11 @@ struct TraceFeed {
         var count = 0
         var progress = self.progress
         defer { self.progress = progress }
-        try await consume { add in
-            while let fix = try reader.next() {
-                try add(fix)
-                count += 1
-                if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
-            }
+        try await consume {
+            guard let fix = try reader.next() else { return nil }
+            count += 1
+            if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
+            return fix
         }
         progress.clear()
         skipped(reader.skipped)

@@ -41,10 +41,11 @@ enum MapSources {
         for file in files {
             var reader = try TraceOpener.open(file, format: nil, device: nil)
             let read = try pipeline.input(
-                { add in
+                {
                     while let fix = try reader.next() {
-                        if selection.includes(device: fix.device) { try add(fix) }
+                        if selection.includes(device: fix.device) { return fix }
                     }
+                    return nil
                 }, into: &recorder)
             recorder.activity.fixes += read.fixes
         }
