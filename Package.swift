@@ -94,6 +94,8 @@ let package = Package(
                 // SQLite's C API, for binding the per-event writes of an ingest directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // A PostgreSQL store's connection pool is a service of `serve`'s service group.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

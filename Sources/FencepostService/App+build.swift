@@ -35,7 +35,7 @@ package struct ServiceSettings: Sendable {
 
 /// Assembles the HTTP service: the router with its controllers, the live ingest writer and the
 /// background jobs the configuration switches on, all in one service group that shuts down
-/// gracefully (SIGTERM/SIGINT with `runService()`): the server stops taking requests and
+/// gracefully (SIGTERM/SIGINT with ``runService(store:settings:logger:)``): the server stops taking requests and
 /// finishes those in flight, then the writer commits what is queued, then the jobs stop.
 ///
 /// Start-up reads only the regions (to build the monitor): no scan of events or the outbox.

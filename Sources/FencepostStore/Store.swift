@@ -1,5 +1,6 @@
 import FencepostCore
 import Foundation
+package import ServiceLifecycle
 
 /// The event repository every Fencepost command and the service share: SQLite (a file, the
 /// default) or PostgreSQL (a `postgres://` URL), behind one API.
@@ -26,9 +27,13 @@ package struct Store: Sendable {
     /// With `createIfMissing` false, a SQLite file that does not exist is not made: the error
     /// is ``StoreOpenError/missing(path:)`` (for commands that only read, where a mistyped path
     /// should not leave an empty store behind). A PostgreSQL database is never created here.
-    package static func open(_ location: String, busyTimeout: Double = 30, createIfMissing: Bool = true)
-        async throws -> Store
-    {
+    ///
+    /// A PostgreSQL store's connection pool runs until ``close()``; with `poolAsService`, it is
+    /// left to the caller's service group instead (``poolService``), which must run it for any
+    /// transaction to start.
+    package static func open(
+        _ location: String, busyTimeout: Double = 30, createIfMissing: Bool = true, poolAsService: Bool = false
+    ) async throws -> Store {
         switch try StoreLocation(location) {
         case .file(let path):
             if !createIfMissing, !FileManager.default.fileExists(atPath: path) {
@@ -36,7 +41,7 @@ package struct Store: Sendable {
             }
             return try Store(path: path, busyTimeout: busyTimeout)
         case .postgres(let url):
-            return Store(backend: try await PostgresBackend.open(url))
+            return Store(backend: try await PostgresBackend.open(url, runsPool: !poolAsService))
         }
     }
 
@@ -59,6 +64,12 @@ package struct Store: Sendable {
 
     init(backend: any StoreBackend) {
         self.backend = backend
+    }
+
+    /// The service that runs a PostgreSQL store's connection pool when it was opened with
+    /// `poolAsService`; nil for SQLite.
+    package var poolService: (any Service)? {
+        (backend as? PostgresBackend)?.pool
     }
 
     /// Closes the store's connections.

@@ -56,12 +56,14 @@ struct StoreOptions: ParsableArguments {
 
     /// Opens the store; a failure is reported on stderr as one line and exit code 3. With
     /// `createIfMissing` false (commands that only read), a missing SQLite file is such a
-    /// failure rather than made empty.
-    func open(createIfMissing: Bool = true) async throws -> Store {
+    /// failure rather than made empty. With `poolAsService`, a PostgreSQL store's connection
+    /// pool is left to the caller's service group (``Store/poolService``).
+    func open(createIfMissing: Bool = true, poolAsService: Bool = false) async throws -> Store {
         try await CommandFailure.reporting {
             try checkFolder(creating: createIfMissing)
             do {
-                return try await Store.open(path, busyTimeout: busyTimeout, createIfMissing: createIfMissing)
+                return try await Store.open(
+                    path, busyTimeout: busyTimeout, createIfMissing: createIfMissing, poolAsService: poolAsService)
             } catch StoreOpenError.missing(let path) {
                 throw CommandFailure.io(
                     "error: no store at \(path) (check --db or FENCEPOST_DB; `fencepost regions apply` or `fencepost ingest` creates one)"

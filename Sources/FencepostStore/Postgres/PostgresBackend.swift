@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 
 /// The store in a PostgreSQL database, shared by any number of processes and service
 /// instances: postgres-nio's `PostgresClient` pool, migrated once under an advisory lock.
@@ -14,21 +15,27 @@ import PostgresNIO
 final class PostgresBackend: StoreBackend {
     let client: PostgresClient
     let url: PostgresURL
-    private let running: Task<Void, Never>
+    /// The pool's run, when the backend runs it itself (nil: a service group runs it).
+    private let running: Task<Void, Never>?
     /// postgres-nio's own logging stays quiet: what fails reaches the caller as an error.
     static let logger = Logger(label: "fencepost.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
     var location: String { url.description }
 
-    private init(client: PostgresClient, url: PostgresURL) {
+    private init(client: PostgresClient, url: PostgresURL, runsPool: Bool) {
         self.client = client
         self.url = url
-        running = Task { await client.run() }
+        running = runsPool ? Task { await client.run() } : nil
     }
 
-    /// Connects (within `timeout`) and migrates; a server that cannot be reached, refuses the
-    /// login or holds a newer schema throws a ``StoreOpenError`` with one line to show.
-    static func open(_ url: PostgresURL, timeout: Duration = .seconds(10)) async throws -> PostgresBackend {
+    /// Connects (within `timeout`) and migrates, on a connection of its own; a server that
+    /// cannot be reached, refuses the login or holds a newer schema throws a ``StoreOpenError``
+    /// with one line to show. With `runsPool`, the backend runs its connection pool until
+    /// ``close()``; without, the caller runs ``pool`` (a service of its service group), and no
+    /// transaction starts before it does.
+    static func open(_ url: PostgresURL, runsPool: Bool = true, timeout: Duration = .seconds(10)) async throws
+        -> PostgresBackend
+    {
         var configuration: PostgresClient.Configuration
         if let socket = url.socket {
             configuration = .init(
@@ -42,10 +49,10 @@ final class PostgresBackend: StoreBackend {
         configuration.options.connectTimeout = timeout
         configuration.options.maximumConnections = 16
         let backend = PostgresBackend(
-            client: PostgresClient(configuration: configuration, backgroundLogger: logger), url: url)
+            client: PostgresClient(configuration: configuration, backgroundLogger: logger), url: url,
+            runsPool: runsPool)
         do {
-            try await backend.firstConnection(timeout: timeout)
-            try await backend.migrate()
+            try await backend.migrate(timeout: timeout)
         } catch {
             await backend.close()
             throw error
@@ -53,9 +60,12 @@ final class PostgresBackend: StoreBackend {
         return backend
     }
 
+    /// The connection pool, for a service group to run (see ``open(_:runsPool:timeout:)``).
+    var pool: any Service { client }
+
     func close() async {
-        running.cancel()
-        _ = await running.value
+        running?.cancel()
+        _ = await running?.value
     }
 
     // MARK: - Transactions
@@ -179,10 +189,10 @@ final class PostgresBackend: StoreBackend {
 
     // MARK: - Opening
 
-    /// One connection of its own first, so that a bad address, a stopped server, a missing
+    /// A connection of its own for opening, so that a bad address, a stopped server, a missing
     /// database or a refused login fails the opening at once with the server's reason (the pool
-    /// would retry forever).
-    private func firstConnection(timeout: Duration) async throws {
+    /// would retry forever), and so that migrating needs no pool.
+    private func firstConnection(timeout: Duration) async throws -> PostgresConnection {
         var configuration: PostgresConnection.Configuration
         if let socket = url.socket {
             configuration = .init(
@@ -195,9 +205,7 @@ final class PostgresBackend: StoreBackend {
         }
         configuration.options.connectTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
         do {
-            let connection = try await PostgresConnection.connect(
-                configuration: configuration, id: 0, logger: Self.logger)
-            try? await connection.close()
+            return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: Self.logger)
         } catch let error as PSQLError {
             throw StoreOpenError.unreachable("cannot open PostgreSQL at \(location): \(Self.describe(error))")
         } catch {
@@ -207,19 +215,18 @@ final class PostgresBackend: StoreBackend {
 
     /// The named migrations (``PostgresMigrations``) not applied yet, in order, each in its
     /// transaction, under an advisory lock: instances starting together migrate once.
-    private func migrate() async throws {
-        try await client.withConnection { connection in
-            let transaction = PostgresTransaction(connection)
-            let lock = PostgresBindings.key("migrations")
-            try await transaction.execute("SELECT pg_advisory_lock(\(lock))", [])
-            do {
-                try await Self.migrate(transaction)
-            } catch {
-                _ = try? await transaction.execute("SELECT pg_advisory_unlock(\(lock))", [])
-                throw error
-            }
-            try await transaction.execute("SELECT pg_advisory_unlock(\(lock))", [])
+    private func migrate(timeout: Duration) async throws {
+        let connection = try await firstConnection(timeout: timeout)
+        let transaction = PostgresTransaction(connection)
+        // The session's lock goes with the connection, closed either way.
+        do {
+            try await transaction.execute("SELECT pg_advisory_lock(\(PostgresBindings.key("migrations")))", [])
+            try await Self.migrate(transaction)
+        } catch {
+            try? await connection.close()
+            throw error
         }
+        try? await connection.close()
     }
 
     private static func migrate(_ transaction: PostgresTransaction) async throws {

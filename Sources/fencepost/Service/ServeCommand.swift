@@ -63,7 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration: ServiceConfiguration = try CommandFailure.reporting { try loadConfiguration() }
-        let store = try await self.store.open()
+        let store = try await self.store.open(poolAsService: true)
         var logger = Logger(label: "fencepost")
         logger.logLevel =
             ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
@@ -71,12 +71,9 @@ struct ServeCommand: AsyncParsableCommand {
         let settings = ServiceSettings(host: host, port: port, configuration: configuration) { port in
             Console.error(["listening on http://\(host):\(port)"])
         }
-        let app = try await CommandFailure.reporting {
-            try await buildApplication(store: store, settings: settings, logger: logger)
-        }
         try await CommandFailure.reporting {
             do {
-                try await runService(app, settings: settings)
+                try await runService(store: store, settings: settings, logger: logger)
             } catch let error as ListenError {
                 throw CommandFailure.io("error: \(error)")
             }
