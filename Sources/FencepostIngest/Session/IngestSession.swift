@@ -195,36 +195,74 @@ package final class IngestSession {
     /// and its stored state read before its first fix is taken.
     private func input(_ next: () throws -> Fix?, tx: IngestTransaction) async throws -> FixPipeline.InputTally {
         var outcomes = Outcomes()
-        var input = pipeline.startInput()
+        var run = InputRun(input: pipeline.startInput())
         let resume: FixPipeline.Resume = { [unowned self] device, kept in try self.resume(device, kept: kept) }
-        while let fix = try next() {
-            try input.add(fix)
-            try await takeSettled(&input, resume: resume, into: &outcomes, tx: tx)
-        }
-        try input.finish()
-        try await takeSettled(&input, resume: resume, into: &outcomes, tx: tx)
-        try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
-        try await tx.awaitWrites()
-        let tally = pipeline.end(input)
-        summary.fixesRead += tally.fixes
-        summary.fixesAccepted += outcomes.accepted
-        summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
-        for (device, counts) in tally.byDevice { summary.add(counts, device: device) }
-        return tally
-    }
-
-    /// Takes every fix the input has settled, its device made ready first when it is the
-    /// device's first; hands the events to the writes in batches.
-    private func takeSettled(
-        _ input: inout FixPipeline.Input, resume: FixPipeline.Resume, into outcomes: inout Outcomes,
-        tx: IngestTransaction
-    ) async throws {
-        while let fix = try input.next() {
-            if input.isFirst(of: fix.device) { try await prepare(fix.device, tx: tx) }
-            try input.take(fix, resume: resume, into: &outcomes)
-            if outcomes.pending.count >= Self.eventBatch {
+        // The fixes go through synchronously, a pause for each thing to await.
+        while true {
+            switch try run.takeFixes(next, isPrepared: isPrepared, resume: resume, into: &outcomes) {
+            case .prepare(let device):
+                try await prepare(device, tx: tx)
+            case .writeEvents:
                 try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
                 outcomes.pending.removeAll(keepingCapacity: true)
+            case .end:
+                try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+                try await tx.awaitWrites()
+                let tally = pipeline.end(run.input)
+                summary.fixesRead += tally.fixes
+                summary.fixesAccepted += outcomes.accepted
+                summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
+                for (device, counts) in tally.byDevice { summary.add(counts, device: device) }
+                return tally
+            }
+        }
+    }
+
+    /// An input driven through the pipeline a fix at a time, stopping for what must be awaited.
+    private struct InputRun {
+        var input: FixPipeline.Input
+        /// A settled fix whose device is being prepared: taken first when the run goes on.
+        var held: Fix?
+        var ended = false
+
+        /// What the session awaits before the run goes on.
+        enum Pause {
+            /// Lock the device and read its stored state: its first fix is next.
+            case prepare(String)
+            /// Hand the pending events to the writes.
+            case writeEvents
+            /// Every fix is taken.
+            case end
+        }
+
+        /// Reads, orders and takes fixes until something must be awaited.
+        mutating func takeFixes(
+            _ next: () throws -> Fix?, isPrepared: (String) -> Bool, resume: FixPipeline.Resume,
+            into outcomes: inout Outcomes
+        ) throws -> Pause {
+            while true {
+                let fix: Fix
+                if let held {
+                    fix = held
+                    self.held = nil
+                } else if let settled = try input.next() {
+                    fix = settled
+                } else if ended {
+                    return .end
+                } else if let read = try next() {
+                    try input.add(read)
+                    continue
+                } else {
+                    try input.finish()
+                    ended = true
+                    continue
+                }
+                if input.isFirst(of: fix.device), !isPrepared(fix.device) {
+                    held = fix
+                    return .prepare(fix.device)
+                }
+                try input.take(fix, resume: resume, into: &outcomes)
+                if outcomes.pending.count >= IngestSession.eventBatch { return .writeEvents }
             }
         }
     }
@@ -252,6 +290,11 @@ package final class IngestSession {
     private func prepare(_ device: String, tx: IngestTransaction) async throws {
         if lockedDevices.insert(device).inserted { try await tx.lock(devices: [device]) }
         if storedStates[device] == nil { try await readStoredStates(of: [device], tx: tx) }
+    }
+
+    /// Whether `device` is locked and its stored state read, in this transaction.
+    private func isPrepared(_ device: String) -> Bool {
+        storedStates.index(forKey: device) != nil
     }
 
     /// A device's progress at its first fix in an input (``prepare(_:tx:)`` done): what the
