@@ -10,8 +10,12 @@ final class PostgresTransaction: SQLTransaction {
     let connection: PostgresConnection
     let dialect: any SQLDialect = PostgresDialect()
 
+    /// Ends the wait of a statement whose connection closes.
+    private let loss: ConnectionLoss
+
     init(_ connection: PostgresConnection) {
         self.connection = connection
+        loss = ConnectionLoss.of(connection)
     }
 
     @discardableResult
@@ -159,34 +163,15 @@ final class PostgresTransaction: SQLTransaction {
 
     /// The statement's answer. A statement sent as the server goes away (a restart cuts every
     /// connection) may never be answered nor failed by the driver; rather than hold the
-    /// request forever, a connection found closed while the answer is awaited (checked every
-    /// ``closedCheck``) ends the wait.
+    /// request forever, the connection's closing ends the wait (``ConnectionLoss``).
     private func answerWatchingTheConnection<T: Sendable>(_ answer: EventLoopFuture<T>) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        let loss = self.loss
+        return try await withCheckedThrowingContinuation { continuation in
             let pending = PendingAnswer(continuation)
-            answer.whenComplete { pending.resume(with: $0) }
-            watch(pending, on: answer.eventLoop)
-        }
-    }
-
-    private static let closedCheck: TimeAmount = .milliseconds(500)
-
-    /// Checks, every ``closedCheck`` until `pending` is answered, whether the connection closed.
-    private func watch<T>(_ pending: PendingAnswer<T>, on eventLoop: any EventLoop) {
-        Self.watch(pending, of: connection, on: eventLoop)
-    }
-
-    private static func watch<T>(
-        _ pending: PendingAnswer<T>, of connection: PostgresConnection, on eventLoop: any EventLoop
-    ) {
-        eventLoop.scheduleTask(in: closedCheck) {
-            guard !pending.isAnswered else { return }
-            if connection.isClosed {
-                pending.resume(
-                    with: .failure(
-                        StoreUnavailable(reason: "the connection to PostgreSQL was lost while a statement ran")))
-            } else {
-                watch(pending, of: connection, on: eventLoop)
+            loss.watch(pending)
+            answer.whenComplete { result in
+                loss.unwatch(pending)
+                pending.resume(with: result)
             }
         }
     }
@@ -262,7 +247,7 @@ struct PostgresStatementError: Error, CustomStringConvertible {
 
 /// A statement's answer awaited: resumed once, by the answer or by the connection's loss,
 /// whichever comes first. `@unchecked Sendable`: `continuation` is guarded by `lock`.
-private final class PendingAnswer<T: Sendable>: @unchecked Sendable {
+final class PendingAnswer<T: Sendable>: @unchecked Sendable, ConnectionLoss.Waiter {
     private let lock = NSLock()
     private var continuation: CheckedContinuation<T, any Error>?
 
@@ -270,13 +255,15 @@ private final class PendingAnswer<T: Sendable>: @unchecked Sendable {
         self.continuation = continuation
     }
 
-    var isAnswered: Bool { lock.withLock { continuation == nil } }
-
     func resume(with result: Result<T, any Error>) {
         let continuation = lock.withLock {
             defer { self.continuation = nil }
             return self.continuation
         }
         continuation?.resume(with: result)
+    }
+
+    func connectionLost() {
+        resume(with: .failure(StoreUnavailable(reason: "the connection to PostgreSQL was lost while a statement ran")))
     }
 }
