@@ -132,12 +132,27 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
 }
 
 /// `fencepost watch`: the watch job alone, until SIGTERM or SIGINT (the file being imported is
-/// finished first).
+/// finished first), in one service group with the store's connection pool (PostgreSQL), as
+/// `serve` runs them (``runService(store:settings:logger:)``).
 package func runWatcher(store: Store, folders: Watcher.Folders, options: FileImport.Options, logger: Logger)
     async throws
 {
-    let job = try await WatchJob(store: store, folders: folders, options: options, metrics: nil, logger: logger)
+    var services: [any Service] = []
+    if let pool = store.poolService { services.append(pool) }
+    services.append(WatcherService(store: store, folders: folders, options: options, logger: logger))
     let group = ServiceGroup(
-        configuration: .init(services: [job], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
+}
+
+/// The watch job, made when the group starts it (making it reads the store).
+private struct WatcherService: Service {
+    let store: Store
+    let folders: Watcher.Folders
+    let options: FileImport.Options
+    let logger: Logger
+
+    func run() async throws {
+        try await WatchJob(store: store, folders: folders, options: options, metrics: nil, logger: logger).run()
+    }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import PostgresNIO
 import Synchronization
 
@@ -6,17 +5,14 @@ import Synchronization
 /// of the statement that was awaiting an answer on it: the driver may neither answer nor fail a
 /// statement sent as the server goes away. Per statement this costs two uncontended locks, not
 /// a timer.
-///
-/// `@unchecked Sendable`: `waiting` and `closed` are guarded by `lock`.
-final class ConnectionLoss: @unchecked Sendable {
+final class ConnectionLoss: Sendable {
     /// What waits on a connection.
     protocol Waiter: AnyObject, Sendable {
         func connectionLost()
     }
 
-    private let lock = NSLock()
-    private var waiting: (any Waiter)?
-    private var closed = false
+    /// The statement awaiting an answer, and whether the connection closed.
+    private let state = Mutex<(waiting: (any Waiter)?, closed: Bool)>((nil, false))
 
     /// Every open connection's, by identity; removed when it closes.
     private static let all = Mutex<[ObjectIdentifier: ConnectionLoss]>([:])
@@ -42,26 +38,26 @@ final class ConnectionLoss: @unchecked Sendable {
 
     /// `waiter` awaits an answer on the connection (one at a time); told at once if it is closed.
     func watch(_ waiter: any Waiter) {
-        let closed = lock.withLock {
-            if !self.closed { waiting = waiter }
-            return self.closed
+        let closed = state.withLock { state in
+            if !state.closed { state.waiting = waiter }
+            return state.closed
         }
         if closed { waiter.connectionLost() }
     }
 
-    private var isClosed: Bool { lock.withLock { closed } }
+    private var isClosed: Bool { state.withLock { $0.closed } }
 
     func unwatch(_ waiter: any Waiter) {
-        lock.withLock {
-            if waiting === waiter { waiting = nil }
+        state.withLock { state in
+            if state.waiting === waiter { state.waiting = nil }
         }
     }
 
     private func close() {
-        let waiter = lock.withLock {
-            closed = true
-            defer { waiting = nil }
-            return waiting
+        let waiter = state.withLock { state in
+            state.closed = true
+            defer { state.waiting = nil }
+            return state.waiting
         }
         waiter?.connectionLost()
     }

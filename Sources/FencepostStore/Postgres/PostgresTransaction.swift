@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// The store's SQL on a PostgreSQL connection, inside one of its transactions: each statement
 /// is sent with its values bound (`?` placeholders become `$1`, `$2`, ...) and its answer
@@ -246,21 +247,19 @@ struct PostgresStatementError: Error, CustomStringConvertible {
 }
 
 /// A statement's answer awaited: resumed once, by the answer or by the connection's loss,
-/// whichever comes first. `@unchecked Sendable`: `continuation` is guarded by `lock`.
-final class PendingAnswer<T: Sendable>: @unchecked Sendable, ConnectionLoss.Waiter {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, any Error>?
+/// whichever comes first.
+final class PendingAnswer<T: Sendable>: Sendable, ConnectionLoss.Waiter {
+    private let continuation: Mutex<CheckedContinuation<T, any Error>?>
 
     init(_ continuation: CheckedContinuation<T, any Error>) {
-        self.continuation = continuation
+        self.continuation = Mutex(continuation)
     }
 
     func resume(with result: Result<T, any Error>) {
-        let continuation = lock.withLock {
-            defer { self.continuation = nil }
-            return self.continuation
-        }
-        continuation?.resume(with: result)
+        continuation.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }?.resume(with: result)
     }
 
     func connectionLost() {

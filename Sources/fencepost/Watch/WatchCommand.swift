@@ -77,7 +77,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store: Store = try await CommandFailure.reporting { try await self.store.open() }
+        let store: Store = try await CommandFailure.reporting { try await self.store.open(poolAsService: true) }
         var logger = Logger(label: "fencepost")
         logger.logLevel =
             ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
