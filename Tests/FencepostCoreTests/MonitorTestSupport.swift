@@ -10,13 +10,13 @@ struct MonitorHarness {
 
     init(regions: [Region], settings: MonitorSettings) throws {
         monitor = try Monitor(regions: regions, settings: settings)
-        track = monitor.track(resuming: MonitorState())
+        track = monitor.track(resuming: MonitorState(), device: "test")
     }
 
     /// The device's state as it would be saved.
     var state: MonitorState {
         get { monitor.state(of: track) }
-        set { track = monitor.track(resuming: newValue) }
+        set { track = monitor.track(resuming: newValue, device: "test") }
     }
 
     mutating func feed(_ fixes: [Fix]) throws {

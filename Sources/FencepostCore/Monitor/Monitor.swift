@@ -18,7 +18,11 @@ public final class Monitor {
     /// Per region, its ``RegionArea/deepestUsefulDepth``.
     private let deepestDepths: [Double]
     private let indexByID: [String: Int]
-    private let index: SpatialIndex
+    /// Per region, whom it applies to.
+    private let audiences: [RegionAudience]
+    /// The regions a device is monitored against, by audience (``AudienceLookups``).
+    private let lookups: AudienceLookups
+    private let roster: DeviceRoster
     public let settings: MonitorSettings
     /// Whether the safe and quiet discs (and, for the segment from the previous fix, the fix's
     /// distance to the boundary) may stand in for exact tests. Only tests turn it off: every
@@ -30,8 +34,12 @@ public final class Monitor {
     /// Fixes without a reported accuracy are taken to be this good (metres).
     static let assumedAccuracy = 15.0
 
-    /// Compiles the enabled regions; disabled ones are not monitored.
-    public init(regions: [Region], settings: MonitorSettings, context: GEOSContext = GEOSContext()) throws {
+    /// Compiles the enabled regions; disabled ones are not monitored. A region applies to the
+    /// devices its audience selects, with their groups from `roster`.
+    public init(
+        regions: [Region], roster: DeviceRoster = DeviceRoster(), settings: MonitorSettings,
+        context: GEOSContext = GEOSContext()
+    ) throws {
         self.settings = settings
         let enabled = regions.filter(\.settings.enabled)
         self.ids = enabled.map(\.id)
@@ -39,17 +47,23 @@ public final class Monitor {
         self.areas = try enabled.map { try RegionArea.compile($0.shape, context: context) }
         self.deepestDepths = areas.map(\.deepestUsefulDepth)
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
-        self.index = SpatialIndex(
+        self.audiences = enabled.map(\.audience)
+        self.roster = roster
+        self.lookups = AudienceLookups(
+            audiences: audiences,
             envelopes: zip(areas, regionSettings).map { Self.widen($0.envelope, metres: $1.widestBand + 1) })
     }
 
     public var regionCount: Int { ids.count }
 
-    /// A device's saved state, ready for this monitor's regions.
-    public func track(resuming state: MonitorState) -> MonitorTrack {
+    /// A device's saved state, ready for this monitor's regions: those that apply to `device`
+    /// (a membership in one that does not is kept as it is, not followed).
+    public func track(resuming state: MonitorState, device: String) -> MonitorTrack {
         var track = MonitorTrack(lastFix: state.lastFix)
+        let groups = lookups.hasSelectors ? roster.groups(of: device) : []
+        track.lookups = lookups.lookups(for: device, groups: groups)
         for (id, membership) in state.memberships {
-            if let region = indexByID[id] {
+            if let region = indexByID[id], audiences[region].includes(device: device, groups: groups) {
                 track.members[region] = membership
             } else {
                 track.unmonitored[id] = membership
@@ -166,7 +180,7 @@ public final class Monitor {
         var discs: [SafeDisc?] = []
         swap(&candidates, &track.spareCandidates)
         swap(&discs, &track.spareDiscs)
-        index.query(box, into: &candidates)
+        lookups.query(box, track.lookups, into: &candidates)
         // Safe discs carry over for regions that stay candidates: the previous fix, the last one
         // tested against them, is inside them.
         discs.removeAll(keepingCapacity: true)

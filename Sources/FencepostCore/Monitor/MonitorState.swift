@@ -59,6 +59,8 @@ public struct MonitorTrack: Sendable {
     /// saved): kept as they are.
     var unmonitored: [String: Membership] = [:]
 
+    /// The monitor's lookups (``AudienceLookups``) of the regions that apply to the device.
+    var lookups: [Int] = []
     /// The box the candidate regions were looked up for; fixes inside it reuse them.
     var box: Envelope?
     /// Regions near the box, ascending by index.

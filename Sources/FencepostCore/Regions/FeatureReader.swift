@@ -8,7 +8,8 @@ struct FeatureReader {
 
     /// Properties with a meaning to Fencepost; everything else is kept as given.
     static let knownProperties: Set<String> = [
-        "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled",
+        "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled", "devices",
+        "groups",
     ]
 
     init(feature: JSONValue) {
@@ -38,9 +39,11 @@ struct FeatureReader {
         let settings = readSettings(properties)
         let name = readName(properties)
         let tags = readTags(properties)
+        let audience = RegionAudience(
+            devices: readSelectors(properties, "devices"), groups: readSelectors(properties, "groups"))
         guard problems.isEmpty, let id, let shape else { return nil }
         return Region(
-            id: id, name: name, tags: tags, shape: shape, settings: settings,
+            id: id, name: name, tags: tags, shape: shape, settings: settings, audience: audience,
             extraProperties: properties.filter { !Self.knownProperties.contains($0.key) })
     }
 
@@ -98,6 +101,25 @@ struct FeatureReader {
         default: break
         }
         problems.append(.invalidProperty(name: "tags", reason: "must be an array of strings"))
+        return []
+    }
+
+    /// `devices` (ids or patterns) or `groups` (names): an array of non-empty strings, each
+    /// at most 200 bytes and without control characters.
+    private mutating func readSelectors(_ properties: [String: JSONValue], _ name: String) -> [String] {
+        switch properties[name] {
+        case nil, .null?: return []
+        case .array(let items)?:
+            let selectors = items.compactMap(\.stringValue)
+            if selectors.count == items.count,
+                selectors.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 && !$0.utf8.contains(where: { $0 < 0x20 }) })
+            {
+                return selectors
+            }
+        default: break
+        }
+        let what = name == "devices" ? "device ids or patterns (`truck-*`)" : "group names"
+        problems.append(.invalidProperty(name: name, reason: "must be an array of \(what), each a non-empty string"))
         return []
     }
 

@@ -8,18 +8,22 @@ public struct Region: Sendable, Hashable {
     public var tags: [String]
     public var shape: RegionShape
     public var settings: RegionSettings
+    /// The devices it applies to (every device by default).
+    public var audience: RegionAudience
     /// Properties Fencepost does not interpret, kept as given.
     public var extraProperties: [String: JSONValue]
 
     public init(
         id: String, name: String? = nil, tags: [String] = [], shape: RegionShape,
-        settings: RegionSettings = RegionSettings(), extraProperties: [String: JSONValue] = [:]
+        settings: RegionSettings = RegionSettings(), audience: RegionAudience = .everyone,
+        extraProperties: [String: JSONValue] = [:]
     ) {
         self.id = id
         self.name = name
         self.tags = tags
         self.shape = shape
         self.settings = settings
+        self.audience = audience
         self.extraProperties = extraProperties
     }
 }

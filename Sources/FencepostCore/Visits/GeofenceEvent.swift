@@ -32,6 +32,8 @@ public enum VisitExitReason: String, Sendable, Hashable, Codable {
     case exit
     case regionRemoved = "region_removed"
     case regionChanged = "region_changed"
+    /// The region no longer applies to the device (its selectors or the roster changed).
+    case regionUnassigned = "region_unassigned"
     /// The device was reset (`fencepost devices reset`): its state was forgotten.
     case reset
 }

@@ -21,8 +21,8 @@ package struct DeviceProgress: Sendable {
     }
 
     /// A device seen for the first time.
-    package init(monitor: Monitor) {
-        self.init(filter: FilterState(), track: monitor.track(resuming: MonitorState()), anchor: nil)
+    package init(monitor: Monitor, device: String) {
+        self.init(filter: FilterState(), track: monitor.track(resuming: MonitorState(), device: device), anchor: nil)
     }
 }
 

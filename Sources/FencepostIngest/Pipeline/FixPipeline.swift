@@ -54,7 +54,7 @@ package final class FixPipeline {
     ) throws -> InputTally {
         var input = startInput()
         let monitor = self.monitor
-        let resume = resume ?? { _, kept in kept ?? DeviceProgress(monitor: monitor) }
+        let resume = resume ?? { device, kept in kept ?? DeviceProgress(monitor: monitor, device: device) }
         while let fix = try next() {
             try input.add(fix)
             while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }

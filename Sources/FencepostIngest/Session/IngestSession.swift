@@ -67,14 +67,16 @@ package final class IngestSession {
     package init(store: Store, options: IngestOptions = IngestOptions()) async throws {
         self.store = store
         self.options = options
-        let (regions, revision) = try await store.monitoredRegionsAndRevision()
-        self.pipeline = try Self.pipeline(regions: regions, options: options)
+        let (regions, roster, revision) = try await store.monitoredRegionsAndRevision()
+        self.pipeline = try Self.pipeline(regions: regions, roster: roster, options: options)
         self.regionsRevision = revision
     }
 
-    private static func pipeline(regions: [Region], options: IngestOptions) throws -> FixPipeline {
+    private static func pipeline(regions: [Region], roster: DeviceRoster, options: IngestOptions) throws
+        -> FixPipeline
+    {
         FixPipeline(
-            monitor: try Monitor(regions: regions, settings: options.monitor), filter: options.filter,
+            monitor: try Monitor(regions: regions, roster: roster, settings: options.monitor), filter: options.filter,
             sortRunFixes: options.sortRunFixes)
     }
 
@@ -186,7 +188,8 @@ package final class IngestSession {
     private func rebuildIfRegionsChanged(tx: IngestTransaction) async throws {
         let revision = try await tx.regionsRevision()
         guard revision != regionsRevision else { return }
-        pipeline = try Self.pipeline(regions: try await tx.monitoredRegions(), options: options)
+        pipeline = try Self.pipeline(
+            regions: try await tx.monitoredRegions(), roster: try await tx.roster(), options: options)
         regionsRevision = revision
         storedVersion.removeAll()
     }
@@ -308,7 +311,8 @@ package final class IngestSession {
         storedVersion[device] = version
         let state = try stored?.state() ?? DeviceState()
         return DeviceProgress(
-            filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor), anchor: state.anchor)
+            filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor, device: device),
+            anchor: state.anchor)
     }
 
     /// Reads the stored states of `devices` (locked) into ``storedStates``.

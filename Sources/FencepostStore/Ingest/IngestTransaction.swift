@@ -35,6 +35,11 @@ package final class IngestTransaction {
         try await use { try await Store.monitoredRegions($0).map(\.region) }
     }
 
+    /// The roster, whose groups the regions' selectors name.
+    package func roster() async throws -> DeviceRoster {
+        try await use { try await Store.roster($0) }
+    }
+
     /// Takes the devices' locks, in the order given, until the transaction ends: another
     /// process (or instance) ingesting one of them waits.
     package func lock(devices: [String]) async throws {

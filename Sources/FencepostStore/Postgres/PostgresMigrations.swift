@@ -163,5 +163,15 @@ enum PostgresMigrations {
             sql: """
                 CREATE INDEX outbox_references ON outbox (entity_id) WHERE payload IS NULL;
                 """),
+        Migration(
+            name: "v12-roster",
+            sql: """
+                CREATE TABLE roster (
+                    device TEXT PRIMARY KEY,
+                    name TEXT,
+                    groups TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                """),
     ]
 }

@@ -107,6 +107,12 @@ extension Store {
         for (regionID, reason) in plan.retirements {
             try await Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, tx: tx)
         }
+        // A region narrowed to some devices closes the others' visits in it.
+        let narrowed = plan.changes.contains { change in
+            if case .update(let region, _, _) = change { return !region.audience.isEveryone }
+            return false
+        }
+        if narrowed { try await Self.closeUnassignedVisits(now: timestamp, tx: tx) }
         return plan
     }
 
@@ -159,7 +165,7 @@ extension Store {
         try await tx.value("SELECT value FROM store_meta WHERE key = 'regions_revision'") ?? 0
     }
 
-    private static func bumpRegionsRevision(_ tx: any SQLTransaction) async throws {
+    static func bumpRegionsRevision(_ tx: any SQLTransaction) async throws {
         try await tx.execute(
             """
             INSERT INTO store_meta (key, value) VALUES ('regions_revision', 1)
@@ -177,8 +183,15 @@ extension Store {
 }
 
 extension Store {
-    /// The monitored regions with the revision they are at, read in one snapshot.
-    package func monitoredRegionsAndRevision() async throws -> (regions: [Region], revision: Int64) {
-        try await read { tx in (try await Self.monitoredRegions(tx).map(\.region), try await Self.regionsRevision(tx)) }
+    /// The monitored regions and the roster with the revision they are at, read in one snapshot.
+    package func monitoredRegionsAndRevision() async throws -> (
+        regions: [Region], roster: DeviceRoster, revision: Int64
+    ) {
+        try await read { tx in
+            (
+                try await Self.monitoredRegions(tx).map(\.region), try await Self.roster(tx),
+                try await Self.regionsRevision(tx)
+            )
+        }
     }
 }

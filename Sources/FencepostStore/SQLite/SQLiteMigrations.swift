@@ -216,6 +216,19 @@ extension SQLiteBackend {
                     CREATE INDEX outbox_references ON outbox(entity_id) WHERE payload IS NULL;
                     """)
         }
+        migrator.registerMigration("v12-roster") { db in
+            try db.execute(
+                sql: """
+                    -- The devices people named and grouped (`fencepost devices apply`); `groups`
+                    -- is a JSON array of names, sorted.
+                    CREATE TABLE roster (
+                        device TEXT PRIMARY KEY NOT NULL,
+                        name TEXT,
+                        groups TEXT NOT NULL,
+                        updated_at TEXT NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 

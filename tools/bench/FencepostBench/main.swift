@@ -49,7 +49,7 @@ do {
         var best = Double.infinity
         var events = 0
         for _ in 0..<repeats {
-            var track = monitor.track(resuming: MonitorState())
+            var track = monitor.track(resuming: MonitorState(), device: fixes.first?.device ?? "bench")
             events = 0
             let elapsed = try seconds {
                 for fix in fixes {

@@ -1,0 +1,105 @@
+package import FencepostCore
+package import Foundation
+
+/// What applying a roster changes: devices added, updated (name or groups) and removed.
+package struct RosterPlan: Sendable, Equatable {
+    package var added: [DeviceRoster.Entry] = []
+    package var updated: [(before: DeviceRoster.Entry, after: DeviceRoster.Entry)] = []
+    package var removed: [DeviceRoster.Entry] = []
+    package var unchanged = 0
+
+    package var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty }
+
+    package init(desired: DeviceRoster, stored: DeviceRoster) {
+        for device in desired.entries.keys.sorted() {
+            let entry = desired.entries[device]!
+            if let before = stored.entries[device] {
+                if before == entry { unchanged += 1 } else { updated.append((before, entry)) }
+            } else {
+                added.append(entry)
+            }
+        }
+        removed = stored.entries.keys.sorted().filter { desired.entries[$0] == nil }.map { stored.entries[$0]! }
+    }
+
+    package static func == (lhs: RosterPlan, rhs: RosterPlan) -> Bool {
+        lhs.added == rhs.added && lhs.removed == rhs.removed && lhs.unchanged == rhs.unchanged
+            && lhs.updated.map(\.after) == rhs.updated.map(\.after)
+    }
+}
+
+extension Store {
+    /// The roster as stored.
+    package func roster() async throws -> DeviceRoster {
+        try await read(Self.roster)
+    }
+
+    static func roster(_ tx: any SQLTransaction) async throws -> DeviceRoster {
+        DeviceRoster(
+            try await tx.rows("SELECT device, name, groups FROM roster ORDER BY device").map { row in
+                let groups = try JSONDecoder().decode([String].self, from: Data((row["groups"] as String).utf8))
+                return DeviceRoster.Entry(device: row["device"], name: row["name"], groups: groups)
+            })
+    }
+
+    /// The diff between `desired` and the stored roster; changes nothing.
+    package func planRoster(_ desired: DeviceRoster) async throws -> RosterPlan {
+        RosterPlan(desired: desired, stored: try await roster())
+    }
+
+    /// Makes the stored roster equal `desired` in one transaction: a device that leaves a group
+    /// has its open visits in regions that no longer apply to it closed (`region_unassigned`) in
+    /// the same transaction, and monitors everywhere rebuild (the regions revision grows).
+    @discardableResult
+    package func applyRoster(_ desired: DeviceRoster, at now: Date = Date()) async throws -> RosterPlan {
+        let timestamp = Timestamp.format(now)
+        return try await write { tx in
+            // The same lock as a region apply: what applies to whom changes under one of them at a time.
+            try await tx.dialect.lock("regions", in: tx)
+            let plan = RosterPlan(desired: desired, stored: try await Self.roster(tx))
+            guard !plan.isEmpty else { return plan }
+            for entry in plan.removed { try await tx.execute("DELETE FROM roster WHERE device = ?", entry.device) }
+            for entry in plan.added + plan.updated.map(\.after) {
+                let groups = String(decoding: try JSONEncoder().encode(entry.groups), as: UTF8.self)
+                try await tx.execute(
+                    """
+                    INSERT INTO roster (device, name, groups, updated_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(device) DO UPDATE SET name = excluded.name, groups = excluded.groups,
+                        updated_at = excluded.updated_at
+                    """, entry.device, entry.name, groups, timestamp)
+            }
+            try await Self.bumpRegionsRevision(tx)
+            try await Self.closeUnassignedVisits(now: timestamp, tx: tx)
+            return plan
+        }
+    }
+
+    /// Closes the open visits in regions that no longer apply to their device (its selectors,
+    /// or the device's groups, changed), at the device's last fix time, and forgets those
+    /// memberships so they are not followed again.
+    static func closeUnassignedVisits(now: String, tx: any SQLTransaction) async throws {
+        let selective = try await monitoredRegions(tx).map(\.region).filter { !$0.audience.isEveryone }
+        guard !selective.isEmpty else { return }
+        let roster = try await roster(tx)
+        let byID = Dictionary(uniqueKeysWithValues: selective.map { ($0.id, $0) })
+        let marks = Array(repeating: "?", count: selective.count).joined(separator: ", ")
+        // Only visits of devices this store monitors itself (as for retired regions).
+        let unassigned = try await tx.rows(
+            """
+            SELECT * FROM visits WHERE status = 'open' AND region IN (\(marks)) AND device IN (SELECT device FROM devices)
+            ORDER BY entered_ms, id
+            """, selective.map { .text($0.id) }
+        ).map(VisitRow.init).filter { !roster.applies(byID[$0.region]!, to: $0.device) }
+        guard !unassigned.isEmpty else { return }
+        var states: [String: DeviceState] = [:]
+        for device in Set(unassigned.map(\.device)) { states[device] = try await deviceState(device, tx: tx) }
+        let writer = try tx.eventWriter(now: now)
+        for visit in unassigned {
+            let anchor = states[visit.device]?.anchor ?? visit.enteredMs.seconds
+            _ = try await writer.close(
+                visitID: visit.id, at: max(anchor, visit.enteredMs.seconds), reason: .regionUnassigned)
+            states[visit.device]?.monitor.memberships[visit.region] = nil
+        }
+        try await save(states.keys.sorted().map { ($0, states[$0]!) }, now: now, tx: tx)
+    }
+}

@@ -1,0 +1,147 @@
+import ArgumentParser
+import FencepostCore
+import FencepostFormats
+import FencepostStore
+import Foundation
+
+/// The roster file and output format `devices plan` and `devices apply` share.
+struct RosterArguments: ParsableArguments {
+    @Argument(help: ArgumentHelp("A roster: CSV (device,name,groups; groups ;-separated) or JSON.", valueName: "file"))
+    var file: String
+
+    @Option(help: "Output format: text (one line per change and a summary) or json.")
+    var format: PlanFormat = .text
+
+    /// The desired roster, or its problem on stderr and exit code 1 (3 when the file could not
+    /// be opened at all).
+    func loadRoster() throws -> DeviceRoster {
+        do {
+            return try RosterFile.load(file)
+        } catch {
+            let line = "error: \(error) (nothing was applied)"
+            throw error.unreadable ? CommandFailure.io(line) : CommandFailure.invalidInput([line])
+        }
+    }
+
+    func render(_ plan: RosterPlan) -> String {
+        switch format {
+        case .text:
+            var lines = plan.added.map { "+ add \($0.device)\(Self.described($0))" }
+            lines += plan.updated.map { change in
+                var fields: [String] = []
+                if change.before.name != change.after.name { fields.append("name") }
+                if change.before.groups != change.after.groups { fields.append("groups") }
+                return
+                    "~ update \(change.after.device): \(fields.joined(separator: ", "))\(Self.described(change.after))"
+            }
+            lines += plan.removed.map { "- remove \($0.device)" }
+            lines.append(
+                "\(plan.added.count) to add, \(plan.updated.count) to update, \(plan.removed.count) to remove, \(plan.unchanged) unchanged"
+            )
+            return lines.joined(separator: "\n")
+        case .json:
+            func entries(_ list: [DeviceRoster.Entry]) -> JSONValue { .array(list.map(DevicesList.json)) }
+            return JSONValue.object([
+                "add": entries(plan.added), "update": entries(plan.updated.map(\.after)),
+                "remove": .array(plan.removed.map { .string($0.device) }),
+                "unchanged": .number(Double(plan.unchanged)),
+            ]).canonicalText()
+        }
+    }
+
+    private static func described(_ entry: DeviceRoster.Entry) -> String {
+        var text = entry.name.map { " \"\($0)\"" } ?? ""
+        if !entry.groups.isEmpty { text += " [\(entry.groups.joined(separator: ", "))]" }
+        return text
+    }
+}
+
+struct DevicesPlan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show how the stored roster differs from a roster file; change nothing.")
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var roster: RosterArguments
+
+    func run() async throws {
+        try await CommandFailure.reporting {
+            let desired = try roster.loadRoster()
+            let plan = try await (store.openIfPresent() ?? Store.inMemory()).planRoster(desired)
+            Console.output(roster.render(plan))
+        }
+    }
+}
+
+struct DevicesApply: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Make the stored roster match a roster file, in one transaction.",
+        discussion: """
+            A device that leaves a group has its open visits in regions that no longer apply to it \
+            closed (region_unassigned) in the same transaction.
+            """)
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var roster: RosterArguments
+
+    func run() async throws {
+        try await CommandFailure.reporting {
+            let desired = try roster.loadRoster()
+            Console.output(roster.render(try await store.open().applyRoster(desired)))
+        }
+    }
+}
+
+struct DevicesList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the roster: the devices named and grouped with `devices apply`.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json, csv
+    }
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "Output format: table, json or csv (a roster file: applying it again changes nothing).")
+    var format: Format = .table
+
+    func run() async throws {
+        try await CommandFailure.reporting {
+            let roster = try await store.open(createIfMissing: false).roster()
+            let entries = roster.entries.keys.sorted().map { roster.entries[$0]! }
+            switch format {
+            case .table:
+                var lines =
+                    ["DEVICE\tNAME\tGROUPS"]
+                    + entries.map {
+                        "\($0.device)\t\($0.name ?? "")\t\($0.groups.joined(separator: ";"))"
+                    }
+                lines.append("\(entries.count) device\(entries.count == 1 ? "" : "s")")
+                Console.output(lines.joined(separator: "\n"))
+            case .json:
+                Console.output(JSONValue.array(entries.map(Self.json)).canonicalText())
+            case .csv:
+                Console.output(
+                    (["device,name,groups"]
+                        + entries.map {
+                            [$0.device, $0.name ?? "", $0.groups.joined(separator: ";")].map(Self.csvField).joined(
+                                separator: ",")
+                        }).joined(separator: "\n"))
+            }
+        }
+    }
+
+    static func json(_ entry: DeviceRoster.Entry) -> JSONValue {
+        .object([
+            "device": .string(entry.device), "name": entry.name.map(JSONValue.string) ?? .null,
+            "groups": .array(entry.groups.map(JSONValue.string)),
+        ])
+    }
+
+    private static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,69 @@
+import FencepostTestSupport
+import Foundation
+import Testing
+
+/// `devices plan|apply|list`: the roster as a file under plan/apply, as regions are.
+@Suite struct DevicesRosterCommandTests {
+    @Test func aRosterIsPlannedAppliedListedAndReappliedAsANoOp() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let csv = try cli.write(
+            "roster.csv",
+            """
+            device,name,groups
+            truck-1,"Truck 1, north",night;depot
+            truck-2,,depot
+            phone-ann,Ann,
+
+            """)
+        let plan = try await cli.run("devices", "plan", csv)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(
+            plan.stdout == """
+                + add phone-ann "Ann"
+                + add truck-1 "Truck 1, north" [depot, night]
+                + add truck-2 [depot]
+                3 to add, 0 to update, 0 to remove, 0 unchanged
+
+                """)
+        #expect(try await cli.run("devices", "apply", csv).status == 0)
+        let listed = try await cli.run("devices", "list", "--format", "csv")
+        #expect(
+            listed.stdout == """
+                device,name,groups
+                phone-ann,Ann,
+                truck-1,"Truck 1, north",depot;night
+                truck-2,,depot
+
+                """)
+        // The listing is a roster file: applied again, nothing changes.
+        let again = try await cli.run("devices", "apply", cli.write("listed.csv", listed.stdout))
+        #expect(again.stdout.hasSuffix("0 to add, 0 to update, 0 to remove, 3 unchanged\n"))
+
+        let json = try cli.write(
+            "roster.json", #"[{"device":"truck-1","groups":["depot"]},{"device":"truck-3","name":"Spare"}]"#)
+        let changed = try await cli.run("devices", "apply", json, "--format", "json")
+        #expect(changed.status == 0)
+        #expect(
+            changed.stdout
+                == #"{"add":[{"device":"truck-3","groups":[],"name":"Spare"}],"remove":["phone-ann","truck-2"],"unchanged":0,"update":[{"device":"truck-1","groups":["depot"],"name":null}]}"#
+                + "\n")
+    }
+
+    @Test func aBadRosterIsRefusedWholeWithItsLine() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let twice = try cli.write("twice.csv", "device,groups\na,x\nb,y\na,z\n")
+        let refused = try await cli.run("devices", "apply", twice)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("twice.csv:4: line 4: device a is listed twice (nothing was applied)"))
+        let badID = try await cli.run("devices", "plan", cli.write("bad.csv", "device\nhas space\n"))
+        #expect(badID.status == 1 && badID.stderr.contains("bad.csv:2:"))
+        let column = try await cli.run("devices", "plan", cli.write("column.csv", "device,team\na,b\n"))
+        #expect(column.status == 1 && column.stderr.contains("unknown column \"team\""))
+        #expect(try await cli.run("devices", "plan", cli.path("missing.csv")).status == 3)
+        // Nothing was applied by the refusals: not even a store was made.
+        let listed = try await cli.run("devices", "list", "--format", "json")
+        #expect(listed.status == 3 && listed.stderr.contains("no store at"))
+    }
+}
