@@ -28,11 +28,16 @@ struct RosterArguments: ParsableArguments {
         case .text:
             var lines = plan.added.map { "+ add \($0.device)\(Self.described($0))" }
             lines += plan.updated.map { change in
+                // Each changed field, before → after.
+                func shown(_ groups: [String]) -> String { groups.isEmpty ? "(none)" : groups.joined(separator: ", ") }
                 var fields: [String] = []
-                if change.before.name != change.after.name { fields.append("name") }
-                if change.before.groups != change.after.groups { fields.append("groups") }
-                return
-                    "~ update \(change.after.device): \(fields.joined(separator: ", "))\(Self.described(change.after))"
+                if change.before.name != change.after.name {
+                    fields.append("name \(change.before.name ?? "(none)") → \(change.after.name ?? "(none)")")
+                }
+                if change.before.groups != change.after.groups {
+                    fields.append("groups \(shown(change.before.groups)) → \(shown(change.after.groups))")
+                }
+                return "~ update \(change.after.device): \(fields.joined(separator: "; "))"
             }
             lines += plan.removed.map { "- remove \($0.device)" }
             lines.append(
@@ -113,13 +118,10 @@ struct DevicesList: AsyncParsableCommand {
             let entries = roster.entries.keys.sorted().map { roster.entries[$0]! }
             switch format {
             case .table:
-                var lines =
-                    ["DEVICE\tNAME\tGROUPS"]
-                    + entries.map {
-                        "\($0.device)\t\($0.name ?? "")\t\($0.groups.joined(separator: ";"))"
-                    }
-                lines.append("\(entries.count) device\(entries.count == 1 ? "" : "s")")
-                Console.output(lines.joined(separator: "\n"))
+                let rows = entries.map { [$0.device, $0.name ?? "", $0.groups.joined(separator: ", ")] }
+                Console.output(
+                    Table.render(header: ["DEVICE", "NAME", "GROUPS"], rows: rows)
+                        + "\n\(entries.count) device\(entries.count == 1 ? "" : "s")")
             case .json:
                 Console.output(JSONValue.array(entries.map(Self.json)).canonicalText())
             case .csv:
