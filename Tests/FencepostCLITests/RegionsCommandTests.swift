@@ -57,7 +57,7 @@ import Testing
         let apply = try await cli.run("regions", "apply", "--format", "json", cli.path("regions"))
         #expect(
             apply.stdout
-                == #"{"add":1,"changes":[{"action":"update","geometry_changed":true,"id":"a"},{"action":"update","geometry_changed":false,"id":"b"},{"action":"remove","id":"c"},{"action":"add","id":"d"}],"remove":1,"unchanged":0,"update":2}"#
+                == #"{"add":1,"changes":[{"action":"update","fields":["radius"],"geometry_changed":true,"id":"a"},{"action":"update","fields":["name"],"geometry_changed":false,"id":"b"},{"action":"remove","id":"c"},{"action":"add","id":"d"}],"remove":1,"unchanged":0,"update":2}"#
                 + "\n")
         let listed = try await cli.run("regions", "list", "--format", "json").stdout
         #expect(listed.contains(#""id":"a","kind":"circle","name":"stop","radius":40,"#))

@@ -26,6 +26,22 @@ import Testing
         #expect(plan.retirements.map(\.reason) == [.regionRemoved, .regionChanged])
     }
 
+    @Test func anUpdateSaysWhatChangedOnceTheStoredFeaturesAreKnown() {
+        let before = [Self.circle("move"), Self.circle("rename"), Self.circle("narrow")]
+        var narrowed = Self.circle("narrow")
+        narrowed.audience = RegionAudience(groups: ["night-shift"])
+        var moved = Self.circle("move")
+        moved.shape = .circle(center: Position(lon: 2, lat: 1), radius: 30)
+        var plan = RegionPlan(
+            desired: [moved, Self.circle("rename", name: "New"), narrowed], monitored: before.map(Self.digest))
+        #expect(plan.lines == ["~ update move", "~ update narrow", "~ update rename"])
+        plan.noteChangedFields(stored: Dictionary(uniqueKeysWithValues: before.map { ($0.id, $0.feature) }))
+        #expect(
+            plan.lines == [
+                "~ update move: geometry, radius", "~ update narrow: groups", "~ update rename: name",
+            ])
+    }
+
     @Test func identicalSetsPlanNothing() {
         let regions = (0..<50).map { Self.circle("r\($0)") }
         let plan = RegionPlan(desired: regions, monitored: regions.map(Self.digest))

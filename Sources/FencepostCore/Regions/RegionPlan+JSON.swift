@@ -11,9 +11,11 @@ extension RegionPlan {
             var action: String
             /// Updates only.
             var geometryChanged: Bool?
+            /// Updates only, when known: what changed.
+            var fields: [String]?
 
             enum CodingKeys: String, CodingKey {
-                case id, action
+                case id, action, fields
                 case geometryChanged = "geometry_changed"
             }
         }
@@ -29,7 +31,9 @@ extension RegionPlan {
                 switch change {
                 case .add: Change(id: change.regionID, action: "add")
                 case .update(_, let geometryChanged, _):
-                    Change(id: change.regionID, action: "update", geometryChanged: geometryChanged)
+                    Change(
+                        id: change.regionID, action: "update", geometryChanged: geometryChanged,
+                        fields: plan.changedFields[change.regionID])
                 case .remove: Change(id: change.regionID, action: "remove")
                 }
             }

@@ -50,6 +50,9 @@ public struct RegionPlan: Sendable, Hashable {
     public var changes: [RegionChange]
     /// Ids present and identical on both sides.
     public var unchanged: [String]
+    /// Per updated region, the names of what changed (`geometry`, and each property added,
+    /// removed or changed), in order; empty until ``noteChangedFields(stored:)``.
+    public var changedFields: [String: [String]] = [:]
 
     public init(desired: [Region], monitored: [MonitoredRegionDigest]) {
         let monitoredByID = Dictionary(monitored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -79,6 +82,31 @@ public struct RegionPlan: Sendable, Hashable {
     }
 
     public var isEmpty: Bool { changes.isEmpty }
+
+    /// Works out ``changedFields`` from the stored features of the updated regions (by id).
+    public mutating func noteChangedFields(stored: [String: JSONValue]) {
+        for case .update(let region, _, _) in changes {
+            guard let before = stored[region.id] else { continue }
+            let after = region.feature
+            var fields: [String] = []
+            if before["geometry"] != after["geometry"] { fields.append("geometry") }
+            let old = before["properties"]?.objectValue ?? [:]
+            let new = after["properties"]?.objectValue ?? [:]
+            for key in Set(old.keys).union(new.keys).sorted() where old[key] != new[key] { fields.append(key) }
+            changedFields[region.id] = fields
+        }
+    }
+
+    /// The plan line users read: `+ add ID`, `~ update ID: fields`, `- remove ID`.
+    public func line(_ change: RegionChange) -> String {
+        guard case .update = change, let fields = changedFields[change.regionID], !fields.isEmpty else {
+            return change.line
+        }
+        return change.line + ": " + fields.joined(separator: ", ")
+    }
+
+    /// Every change's line, in order.
+    public var lines: [String] { changes.map(line) }
 
     public var addCount: Int { changes.count { if case .add = $0 { true } else { false } } }
     public var updateCount: Int { changes.count { if case .update = $0 { true } else { false } } }

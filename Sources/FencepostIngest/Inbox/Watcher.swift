@@ -161,7 +161,7 @@ package enum WatchReport: Sendable {
     /// The plan's changes of an apply (`+ add ID`, …), for a more detailed log.
     package var details: [String] {
         guard case .regionsApplied(_, let plan) = self else { return [] }
-        return plan.changes.map(\.line)
+        return plan.lines
     }
 
     /// Whether the line reports a problem (logged as a warning or an error).

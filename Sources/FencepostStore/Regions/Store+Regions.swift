@@ -45,7 +45,28 @@ extension Store {
 
     /// The diff between `desired` and the monitored set; changes nothing.
     package func planRegions(_ desired: [Region]) async throws -> RegionPlan {
-        RegionPlan(desired: desired, monitored: try await regionDigests())
+        try await read { tx in
+            var plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
+            try await Self.noteChangedFields(&plan, tx: tx)
+            return plan
+        }
+    }
+
+    /// What changed in each updated region, from its stored feature (read for those only).
+    static func noteChangedFields(_ plan: inout RegionPlan, tx: any SQLTransaction) async throws {
+        var updated: [String] = []
+        for case .update(let region, _, _) in plan.changes { updated.append(region.id) }
+        var stored: [String: JSONValue] = [:]
+        for start in stride(from: 0, to: updated.count, by: 500) {
+            let chunk = updated[start..<min(start + 500, updated.count)]
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for row in try await tx.rows(
+                "SELECT id, feature FROM regions WHERE id IN (\(marks))", chunk.map { .text($0) })
+            {
+                stored[row["id"]] = try? JSONParser.parse(Data((row["feature"] as String).utf8))
+            }
+        }
+        plan.noteChangedFields(stored: stored)
     }
 
     /// Makes the monitored set equal `desired` in one transaction and returns what changed.
@@ -82,7 +103,8 @@ extension Store {
     func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) async throws
         -> RegionPlan
     {
-        let plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
+        var plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
+        try await Self.noteChangedFields(&plan, tx: tx)
         for change in plan.changes {
             let version: Int
             switch change {

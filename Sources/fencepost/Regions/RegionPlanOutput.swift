@@ -13,7 +13,7 @@ enum RegionPlanOutput {
     static func render(_ plan: RegionPlan, format: PlanFormat) -> String {
         switch format {
         case .text:
-            return (plan.changes.map(\.line) + [plan.summary]).joined(separator: "\n")
+            return (plan.lines + [plan.summary]).joined(separator: "\n")
         case .json:
             return plan.json.canonicalText()
         }
