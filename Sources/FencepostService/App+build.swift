@@ -70,6 +70,8 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(
         to: router)
     WebhooksController(auth: auth, store: store).addRoutes(to: router)
+    DevicesController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
+        .addRoutes(to: router)
     LiveController(auth: auth, store: store, tracks: recentTracks, mapTiles: configuration.mapTiles).addRoutes(
         to: router)
     SyncController(

@@ -15,7 +15,7 @@ package enum RosterFile {
 
     // MARK: - JSON
 
-    static func json(_ bytes: [UInt8], file: String) throws(TraceReadError) -> DeviceRoster {
+    package static func json(_ bytes: [UInt8], file: String) throws(TraceReadError) -> DeviceRoster {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)

@@ -52,11 +52,21 @@ extension Store {
     /// the same transaction, and monitors everywhere rebuild (the regions revision grows).
     @discardableResult
     package func applyRoster(_ desired: DeviceRoster, at now: Date = Date()) async throws -> RosterPlan {
+        try await editRoster(at: now) { _ in desired }
+    }
+
+    /// Applies the roster `edit` makes of the stored one, read and written in one transaction
+    /// (as ``applyRoster(_:at:)``): concurrent single-device edits cannot undo each other.
+    @discardableResult
+    package func editRoster(at now: Date = Date(), _ edit: (DeviceRoster) throws -> DeviceRoster) async throws
+        -> RosterPlan
+    {
         let timestamp = Timestamp.format(now)
         return try await write { tx in
             // The same lock as a region apply: what applies to whom changes under one of them at a time.
             try await tx.dialect.lock("regions", in: tx)
-            let plan = RosterPlan(desired: desired, stored: try await Self.roster(tx))
+            let stored = try await Self.roster(tx)
+            let plan = RosterPlan(desired: try edit(stored), stored: stored)
             guard !plan.isEmpty else { return plan }
             for entry in plan.removed { try await tx.execute("DELETE FROM roster WHERE device = ?", entry.device) }
             for entry in plan.added + plan.updated.map(\.after) {
