@@ -50,6 +50,38 @@ import Testing
                 + "\n")
     }
 
+    @Test func scanTakesTheRosterItsRegionsGroupsSelect() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        // One circle for the depot group, one for everyone, in the same place; a walk through them.
+        func circle(_ id: String, _ extra: String) -> String {
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.0,47.0]},"properties":{"id":"\#(id)","radius":100\#(extra)}}"#
+        }
+        let regions = try cli.write(
+            "regions.geojson",
+            #"{"type":"FeatureCollection","features":["# + circle("depot", #","groups":["depot"]"#) + ","
+                + circle("all", "") + "]}")
+        let walk = try cli.write(
+            "walk.csv",
+            "device,time,lat,lon,accuracy\n"
+                + (0...12).map { "truck-1,\(1_750_000_000 + $0 * 60),\(46.9946 + Double($0) * 0.0009),8.0,5" }.joined(
+                    separator: "\n") + "\n")
+        let roster = try cli.write("roster.csv", "device,groups\ntruck-1,depot\n")
+        func regionsOfEvents(_ arguments: String...) async throws -> [String] {
+            let scan = try await cli.run(["scan", "--regions", regions] + arguments + [walk])
+            #expect(scan.status == 0, "\(scan.stderr)")
+            return scan.stdout.split(separator: "\n").dropFirst().map {
+                String($0.split(separator: ",")[2...4].joined(separator: " "))
+            }
+            .sorted()
+        }
+        #expect(try await regionsOfEvents() == ["enter truck-1 all", "exit truck-1 all"])
+        #expect(
+            try await regionsOfEvents("--roster", roster) == [
+                "enter truck-1 all", "enter truck-1 depot", "exit truck-1 all", "exit truck-1 depot",
+            ])
+    }
+
     @Test func aBadRosterIsRefusedWholeWithItsLine() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }

@@ -22,10 +22,10 @@ package final class FixPipeline {
     }
 
     package convenience init(
-        regions: [Region], monitor settings: MonitorSettings = MonitorSettings(),
+        regions: [Region], roster: DeviceRoster = DeviceRoster(), monitor settings: MonitorSettings = MonitorSettings(),
         filter: FixFilterSettings = FixFilterSettings()
     ) throws {
-        self.init(monitor: try Monitor(regions: regions, settings: settings), filter: filter)
+        self.init(monitor: try Monitor(regions: regions, roster: roster, settings: settings), filter: filter)
     }
 
     package var regionCount: Int { monitor.regionCount }

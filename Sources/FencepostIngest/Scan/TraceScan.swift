@@ -35,10 +35,11 @@ package final class TraceScan {
     private var tally: Tally
     private var input = 0
 
-    package init(regions: [Region], monitor settings: MonitorSettings, filter: FixFilterSettings, output: ScanOutput)
-        throws
-    {
-        self.pipeline = try FixPipeline(regions: regions, monitor: settings, filter: filter)
+    package init(
+        regions: [Region], roster: DeviceRoster = DeviceRoster(), monitor settings: MonitorSettings,
+        filter: FixFilterSettings, output: ScanOutput
+    ) throws {
+        self.pipeline = try FixPipeline(regions: regions, roster: roster, monitor: settings, filter: filter)
         self.tally = Tally(
             output: output, regions: Dictionary(regions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
     }

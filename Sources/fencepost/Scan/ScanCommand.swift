@@ -26,6 +26,12 @@ struct ScanCommand: AsyncParsableCommand {
             "A region config file, or a directory of *.geojson files; repeat for more.", valueName: "path"))
     var regionPaths: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A roster file (CSV or JSON, as `devices apply` takes): the groups regions' `groups` select.",
+            valueName: "file"))
+    var roster: String?
+
     @Argument(help: ArgumentHelp("Trace files; - reads standard input.", valueName: "file"))
     var files: [String] = []
 
@@ -76,9 +82,18 @@ struct ScanCommand: AsyncParsableCommand {
             } catch let error as RegionConfigError {
                 throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
             }
+            var roster = DeviceRoster()
+            if let path = self.roster {
+                do throws(TraceReadError) {
+                    roster = try RosterFile.load(path)
+                } catch {
+                    let line = "error: \(error)"
+                    throw error.unreadable ? CommandFailure.io(line) : CommandFailure.invalidInput([line])
+                }
+            }
             let content: ScanOutput.Content = visits ? .visits : .events
             let scan = try TraceScan(
-                regions: regions, monitor: monitor.monitor, filter: monitor.filter,
+                regions: regions, roster: roster, monitor: monitor.monitor, filter: monitor.filter,
                 output: ScanOutput(
                     content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:))))
             var feed = TraceFeed(
