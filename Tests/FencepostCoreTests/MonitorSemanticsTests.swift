@@ -111,6 +111,44 @@ import Testing
         #expect(harness.events.filter { $0.regionID == "short" }.map(\.kind) == [.enter, .exit])
     }
 
+    @Test func overstayFiresOnceAtEnterPlusMaxDwellAfterTheDwellAndSurvivesASavedState() throws {
+        // Inside from t = 0 (the first fix); dwell at 30 s, overstay at 45 s; out between t = 99
+        // (at the centre) and t = 100 (450 m beyond the edge): at 99.1 s.
+        let rules = RegionSettings(dwell: 30, maxDwell: 45)
+        let region = grid.circle("depot", radius: 50, settings: rules)
+        var fixes = (0..<100).map { grid.fix(0, 0, t: Double($0)) }
+        fixes.append(grid.fix(500, 0, t: 100))
+        var whole = try MonitorHarness(regions: [region], settings: MonitorHarness.raw)
+        try whole.feed(fixes)
+        #expect(whole.summary == ["enter@0.0", "dwell@30.0", "overstay@45.0", "exit@99.1"])
+        // Cut after the overstay and resumed from the saved state: no second overstay.
+        var first = try MonitorHarness(regions: [region], settings: MonitorHarness.raw)
+        try first.feed(Array(fixes[..<50]))
+        let saved = try JSONEncoder().encode(first.state)
+        var second = try MonitorHarness(regions: [region], settings: MonitorHarness.raw)
+        second.state = try JSONDecoder().decode(MonitorState.self, from: saved)
+        try second.feed(Array(fixes[50...]))
+        #expect(first.summary + second.summary == whole.summary)
+        // A state saved before overstays existed (no key) reads as not emitted.
+        var old = try JSONSerialization.jsonObject(with: saved) as! [String: Any]
+        var memberships = old["memberships"] as! [String: [String: Any]]
+        memberships["depot"]?["overstayEmitted"] = nil
+        old["memberships"] = memberships
+        let decoded = try JSONDecoder().decode(MonitorState.self, from: JSONSerialization.data(withJSONObject: old))
+        #expect(decoded.memberships["depot"]?.overstayEmitted == false)
+        // A visit shorter than max_dwell has none; a pass-through long enough has one, flagged.
+        var short = try MonitorHarness(regions: [region], settings: MonitorHarness.raw)
+        try short.feed((0..<40).map { grid.fix(0, 0, t: Double($0)) } + [grid.fix(500, 0, t: 40)])
+        #expect(short.events.map(\.kind) == [.enter, .dwell, .exit])
+        // 300 m around the centre, crossed at 5 m/s between two fixes outside: in at x = -300
+        // (t = 40), out at x = 300 (t = 160).
+        let wide = grid.circle("wide", radius: 300, settings: rules)
+        var passing = try MonitorHarness(regions: [wide], settings: MonitorSettings(hysteresis: 0))
+        try passing.feed([grid.fix(-500, 0, t: 0), grid.fix(500, 0, t: 200)])
+        #expect(
+            passing.summary == ["enter@40.0[pass]", "dwell@70.0[pass]", "overstay@85.0[pass]", "exit@160.0[pass]"])
+    }
+
     @Test func stateCarriesAVisitAcrossRunsAndRoundTripsThroughJSON() throws {
         let region = grid.circle("c", radius: 50)
         let fixes = grid.walk(xs: stride(from: -100.0, through: 100, by: 7).map { $0 })

@@ -83,3 +83,26 @@ import Testing
         #expect(try await eventsByDevice(store)["b"] == ["enter all"])
     }
 }
+
+/// A region's `max_dwell`: an `overstay` event in the store, once, the visit left as it is.
+@Suite struct OverstayIngestTests {
+    let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))
+
+    @Test func aVisitOpenPastMaxDwellGetsOneOverstayEventAndStaysOpen() async throws {
+        let store = try await TestStores.fresh()
+        var depot = grid.circle("depot", x: 0, radius: 50)
+        depot.settings.maxDwell = 60
+        try await store.applyRegions([depot])
+        // At the centre from t = 0 to t = 100, one fix a second, in two inputs (a saved state between).
+        let staying = (0...100).map { grid.fix(0, t: Double($0), device: "van") }
+        let summary = try await StoreInputs.ingest(store, [Array(staying[...30]), Array(staying[31...])])
+        #expect(summary.events == [.enter: 1, .overstay: 1])
+        var events: [String] = []
+        try await store.forEachEvent(EventQuery()) { events.append("\($0.kind) \($0.time)") }
+        // Entered at the first fix, 2023-11-14T22:13:20Z; the overstay 60 s later.
+        #expect(events == ["enter 2023-11-14T22:13:20.000Z", "overstay 2023-11-14T22:14:20.000Z"])
+        var visits: [String] = []
+        try await store.forEachVisit { visits.append("\($0.region) \($0.status)") }
+        #expect(visits == ["depot open"])
+    }
+}

@@ -1,6 +1,6 @@
 public import FencepostGeometry
 
-/// Turns a device's fixes into enter, exit and dwell events for the monitored regions.
+/// Turns a device's fixes into enter, exit, dwell and overstay events for the monitored regions.
 ///
 /// The semantics are the design's ("Monitor semantics"): hysteresis band, enter and exit
 /// delays, interpolated crossing times with back-dated exits, gaps, pass-through and dwell.
@@ -130,9 +130,9 @@ public final class Monitor {
         }
     }
 
-    /// Whether a settled visit in the region still waits for its dwell.
+    /// Whether a settled visit in the region still waits for its dwell or overstay.
     private func dwellPending(_ region: Int, _ track: MonitorTrack) -> Bool {
-        regionSettings[region].dwell != nil && track.members[region].map { !$0.dwellEmitted } ?? false
+        track.members[region]?.awaitsTimedEvent(regionSettings[region]) ?? false
     }
 
     /// The largest disc around the fix within `reach` (how far every candidate's safe disc
@@ -155,6 +155,9 @@ public final class Monitor {
         for (region, membership) in zip(track.members.regions, track.members.values) {
             if let dwell = regionSettings[region].dwell, !membership.dwellEmitted {
                 until = min(until, membership.enter.time + dwell)
+            }
+            if let maxDwell = regionSettings[region].maxDwell, !membership.overstayEmitted {
+                until = min(until, membership.enter.time + maxDwell)
             }
         }
         // 1 % spares rounding.
@@ -224,11 +227,11 @@ public final class Monitor {
                     visitEnteredAt: visit, position: crossing.position))
         }
 
-        // Still in the safe disc of a settled visit in a region with a dwell: only the dwell
-        // may be due.
+        // Still in the safe disc of a settled visit in a region with a dwell or a max_dwell:
+        // only those may be due.
         if usesDiscs, let slot, let disc = track.discs[slot], disc.settled, disc.covers(position) {
-            if disc.inside, var current = track.members[region], !current.dwellEmitted {
-                emitDwellIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
+            if disc.inside, var current = track.members[region], current.awaitsTimedEvent(settings) {
+                emitTimedEventsIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
                 track.members[region] = current
             }
             return
@@ -248,7 +251,7 @@ public final class Monitor {
             else { return }
             entering.phase = .inside
             event(.enter, entering.enter, visit: entering.enter.time)
-            emitDwellIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
+            emitTimedEventsIfDue(&entering, certainUntil: fix.time, settings: settings, event: event)
         }
 
         switch membership?.phase {
@@ -292,7 +295,7 @@ public final class Monitor {
             if location.inside {
                 visit.outward = nil
                 visit.armed = false
-                emitDwellIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
+                emitTimedEventsIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
                 membership = visit
             } else {
                 var boundaryDistance = location.boundaryDistance
@@ -346,7 +349,7 @@ public final class Monitor {
             let band = settings.band(accuracy: fix.accuracy)
             visit.armed = band == 0 || boundaryDistance > band
         }
-        emitDwellIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
+        emitTimedEventsIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
         guard visit.armed, fix.time - outward.time >= settings.exitDelay else { return visit }
         event(.exit, outward, visit.enter.time)
         return nil
@@ -396,8 +399,11 @@ public final class Monitor {
             time: previous.time + first * span, flags: .pass, position: Self.along(previous, here, first))
         let exit = Crossing(time: previous.time + last * span, flags: .pass, position: Self.along(previous, here, last))
         event(.enter, enter, enter.time)
-        if let dwell = settings.dwell, exit.time - enter.time >= dwell {
-            event(.dwell, Crossing(time: enter.time + dwell, flags: .pass), enter.time)
+        var timed: [(EventKind, Double)] = []
+        if let dwell = settings.dwell, exit.time - enter.time >= dwell { timed.append((.dwell, dwell)) }
+        if let maxDwell = settings.maxDwell, exit.time - enter.time >= maxDwell { timed.append((.overstay, maxDwell)) }
+        for (kind, after) in timed.sorted(by: { $0.1 < $1.1 }) {
+            event(kind, Crossing(time: enter.time + after, flags: .pass), enter.time)
         }
         event(.exit, exit, enter.time)
     }
@@ -500,15 +506,25 @@ public final class Monitor {
         max(a.accuracy ?? 0, b.accuracy ?? 0)
     }
 
-    private func emitDwellIfDue(
+    private func emitTimedEventsIfDue(
         _ membership: inout Membership, certainUntil: Double, settings: MonitorSettings,
         event: (EventKind, Crossing, Double) -> Void
     ) {
-        guard membership.phase == .inside, !membership.dwellEmitted, let dwell = settings.dwell,
-            certainUntil - membership.enter.time >= dwell
-        else { return }
-        membership.dwellEmitted = true
-        event(.dwell, Crossing(time: membership.enter.time + dwell, flags: []), membership.enter.time)
+        guard membership.phase == .inside else { return }
+        let enter = membership.enter.time
+        // The dwell, then the overstay, each once, in time order.
+        var due: [(EventKind, Double)] = []
+        if !membership.dwellEmitted, let dwell = settings.dwell, certainUntil - enter >= dwell {
+            membership.dwellEmitted = true
+            due.append((.dwell, dwell))
+        }
+        if !membership.overstayEmitted, let maxDwell = settings.maxDwell, certainUntil - enter >= maxDwell {
+            membership.overstayEmitted = true
+            due.append((.overstay, maxDwell))
+        }
+        for (kind, after) in due.sorted(by: { $0.1 < $1.1 }) {
+            event(kind, Crossing(time: enter + after, flags: []), enter)
+        }
     }
 
     /// When the boundary was crossed between `from` (one side) and `to` (the other): linear in

@@ -3,6 +3,12 @@ public import FencepostGeometry
 /// The kinds of geofence event.
 public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
     case enter, exit, dwell
+    /// A visit still open the region's `max_dwell` after its enter.
+    case overstay
+
+    /// The kinds every region can give; the others come from a region's rules, and summaries
+    /// name them only when there are some.
+    public static let always: [EventKind] = [.enter, .exit, .dwell]
 }
 
 /// Qualifiers of an event's time.

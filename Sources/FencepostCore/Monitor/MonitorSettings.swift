@@ -9,6 +9,9 @@ public struct MonitorSettings: Sendable, Hashable {
     public var exitDelay: Double
     /// Seconds after entry at which a dwell event fires; nil: only regions with `dwell` get one.
     public var dwell: Double?
+    /// Seconds after entry at which a visit still open is an `overstay` (the region's
+    /// `max_dwell`; never a run-wide default).
+    public var maxDwell: Double?
     /// Fixes farther apart than this many seconds are not interpolated between.
     public var maxGap: Double
     /// Whether a segment crossing a region between two outside fixes makes a visit.
@@ -57,6 +60,7 @@ public struct MonitorSettings: Sendable, Hashable {
         if let value = region.settings.enterDelay { settings.enterDelay = value }
         if let value = region.settings.exitDelay { settings.exitDelay = value }
         if let value = region.settings.dwell { settings.dwell = value }
+        settings.maxDwell = region.settings.maxDwell
         return settings
     }
 

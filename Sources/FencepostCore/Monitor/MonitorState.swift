@@ -32,6 +32,31 @@ public struct Membership: Sendable, Hashable, Codable {
     /// A fix farther out than the hysteresis band was seen since `outward`.
     public var armed: Bool
     public var dwellEmitted: Bool
+    /// The visit's `overstay` (the region's `max_dwell`) was emitted.
+    public var overstayEmitted = false
+
+    /// Whether a `dwell` or an `overstay` is still to come for this visit under `settings`.
+    func awaitsTimedEvent(_ settings: MonitorSettings) -> Bool {
+        (settings.dwell != nil && !dwellEmitted) || (settings.maxDwell != nil && !overstayEmitted)
+    }
+}
+
+extension Membership {
+    enum CodingKeys: String, CodingKey {
+        case phase, enter, outward, armed, dwellEmitted, overstayEmitted
+    }
+
+    /// States saved before `overstayEmitted` existed read as not emitted.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            phase: try container.decode(Phase.self, forKey: .phase),
+            enter: try container.decode(Crossing.self, forKey: .enter),
+            outward: try container.decodeIfPresent(Crossing.self, forKey: .outward),
+            armed: try container.decode(Bool.self, forKey: .armed),
+            dwellEmitted: try container.decode(Bool.self, forKey: .dwellEmitted),
+            overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false)
+    }
 }
 
 /// What the monitor remembers of a device between fixes and between runs.

@@ -9,7 +9,7 @@ struct FeatureReader {
     /// Properties with a meaning to Fencepost; everything else is kept as given.
     static let knownProperties: Set<String> = [
         "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled", "devices",
-        "groups",
+        "groups", "max_dwell",
     ]
 
     init(feature: JSONValue) {
@@ -127,6 +127,7 @@ struct FeatureReader {
         var settings = RegionSettings()
         settings.hysteresis = readNumber(properties, "hysteresis", allowZero: true, limit: RegionLimits.hysteresis)
         settings.dwell = readNumber(properties, "dwell", allowZero: false, limit: RegionLimits.dwell)
+        settings.maxDwell = readNumber(properties, "max_dwell", allowZero: false, limit: RegionLimits.dwell)
         settings.enterDelay = readNumber(properties, "enter_delay", allowZero: true, limit: RegionLimits.delay)
         settings.exitDelay = readNumber(properties, "exit_delay", allowZero: true, limit: RegionLimits.delay)
         switch properties["enabled"] {

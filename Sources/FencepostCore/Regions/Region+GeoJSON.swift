@@ -16,6 +16,7 @@ extension Region {
         if case .circle(_, let radius) = shape { properties["radius"] = .number(radius) }
         if let value = settings.hysteresis { properties["hysteresis"] = .number(value) }
         if let value = settings.dwell { properties["dwell"] = .number(value) }
+        if let value = settings.maxDwell { properties["max_dwell"] = .number(value) }
         if let value = settings.enterDelay { properties["enter_delay"] = .number(value) }
         if let value = settings.exitDelay { properties["exit_delay"] = .number(value) }
         if !settings.enabled { properties["enabled"] = .bool(false) }

@@ -77,6 +77,8 @@ public struct RegionSettings: Sendable, Hashable {
     public var hysteresis: Double?
     /// Seconds after entering at which a `dwell` event fires; off when nil.
     public var dwell: Double?
+    /// Seconds after entering at which a visit still open is an `overstay`; off when nil.
+    public var maxDwell: Double?
     /// Seconds the inside state must hold before an enter is confirmed.
     public var enterDelay: Double?
     /// Seconds the outside state must hold before an exit is confirmed.
@@ -86,8 +88,9 @@ public struct RegionSettings: Sendable, Hashable {
 
     public init(
         hysteresis: Double? = nil, dwell: Double? = nil, enterDelay: Double? = nil,
-        exitDelay: Double? = nil, enabled: Bool = true
+        exitDelay: Double? = nil, enabled: Bool = true, maxDwell: Double? = nil
     ) {
+        self.maxDwell = maxDwell
         self.hysteresis = hysteresis
         self.dwell = dwell
         self.enterDelay = enterDelay

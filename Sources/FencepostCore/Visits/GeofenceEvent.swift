@@ -68,7 +68,7 @@ public enum VisitChange: Sendable, Hashable {
     case close(visitID: String, at: Double, reason: VisitExitReason)
     case none
 
-    /// An enter opens its visit, an exit closes it, a dwell leaves it as it is.
+    /// An enter opens its visit, an exit closes it, a dwell or an overstay leaves it as it is.
     public init(for event: GeofenceEvent) {
         switch event.kind {
         case .enter:
@@ -76,7 +76,7 @@ public enum VisitChange: Sendable, Hashable {
                 Visit(id: event.visitID, device: event.device, regionID: event.regionID, enteredAt: event.time))
         case .exit:
             self = .close(visitID: event.visitID, at: event.time, reason: .exit)
-        case .dwell:
+        case .dwell, .overstay:
             self = .none
         }
     }

@@ -31,19 +31,21 @@ package struct DeviceTally: Sendable, Hashable {
     package var enters = 0
     package var exits = 0
     package var dwells = 0
+    package var overstays = 0
 
     package init() {}
 
     /// The events by kind (kinds with none left out).
     package var events: [EventKind: Int] {
         var events: [EventKind: Int] = [:]
-        for (kind, count) in [(EventKind.enter, enters), (.exit, exits), (.dwell, dwells)] where count > 0 {
+        for (kind, count) in [(EventKind.enter, enters), (.exit, exits), (.dwell, dwells), (.overstay, overstays)]
+        where count > 0 {
             events[kind] = count
         }
         return events
     }
 
-    package var eventCount: Int { enters + exits + dwells }
+    package var eventCount: Int { enters + exits + dwells + overstays }
 
     @inline(__always)
     mutating func count(_ kind: EventKind) {
@@ -51,6 +53,7 @@ package struct DeviceTally: Sendable, Hashable {
         case .enter: enters += 1
         case .exit: exits += 1
         case .dwell: dwells += 1
+        case .overstay: overstays += 1
         }
     }
 
@@ -60,5 +63,6 @@ package struct DeviceTally: Sendable, Hashable {
         enters += other.enters
         exits += other.exits
         dwells += other.dwells
+        overstays += other.overstays
     }
 }

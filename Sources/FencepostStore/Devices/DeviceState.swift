@@ -47,6 +47,8 @@ extension DeviceState {
         json.member("outward", membership.outward, write)
         json.member("armed", .bool(membership.armed))
         json.member("dwellEmitted", .bool(membership.dwellEmitted))
+        // Written only once it is true: states without overstays are stored as before.
+        if membership.overstayEmitted { json.member("overstayEmitted", .bool(true)) }
     }
 
     private static func write(_ crossing: Crossing, to json: inout JSONObjectWriter) {

@@ -46,7 +46,7 @@ struct PostgresEventWriter: EventWriting {
                     break
                 }
                 written.visitsClosed += 1
-            case .dwell:
+            case .dwell, .overstay:
                 break
             }
         }

@@ -34,10 +34,16 @@ enum IngestReport {
             )
         }
         lines.append(
-            "events: " + EventKind.allCases.map { "\($0.rawValue) \(summary.events[$0] ?? 0)" }.joined(separator: ", "))
+            "events: " + counts(summary.events))
         lines.append("visits: \(summary.visitsOpened) opened, \(summary.visitsClosed) closed")
         if summary.byDevice.count > 1 { lines += deviceLines(summary.byDevice) }
         return lines
+    }
+
+    /// `enter N, exit N, dwell N`, then the rules' kinds (`overstay N`) when there are some.
+    private static func counts(_ events: [EventKind: Int]) -> String {
+        EventKind.allCases.filter { EventKind.always.contains($0) || events[$0] != nil }
+            .map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ")
     }
 
     /// One line per device (the first `listedDevices` by name), for a fleet.
@@ -50,7 +56,7 @@ enum IngestReport {
             let name = device.padding(toLength: width, withPad: " ", startingAt: 0)
             lines.append(
                 "  \(name)  fixes \(tally.fixesRead) read, \(tally.fixesAccepted) accepted; events: "
-                    + EventKind.allCases.map { "\($0.rawValue) \(tally.events[$0] ?? 0)" }.joined(separator: ", "))
+                    + counts(tally.events))
         }
         if devices.count > listedDevices {
             lines.append("  … and \(devices.count - listedDevices) more devices (--json lists every one)")
