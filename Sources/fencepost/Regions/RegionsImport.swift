@@ -1,22 +1,26 @@
 import ArgumentParser
 import FencepostCore
 import FencepostFormats
+import FencepostHealth
 import Foundation
 
 struct RegionsImport: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Turn third-party GeoJSON into a region config, printed on stdout.",
+        abstract: "Turn third-party GeoJSON, KML or KMZ into a region config, printed on stdout.",
         discussion: """
             Open-data districts and POI lists rarely carry Fencepost ids or radii. This takes ids \
             from a property (unsafe characters become '-'), names from another, and gives Point \
-            features a radius; other properties are kept. The result is validated like any config. Example:
+            features a radius; other properties are kept. KML and KMZ (Google My Maps, Google Earth) \
+            give their placemarks' points and polygons, named, with their folders as tags; lines are \
+            skipped and counted. The result is validated like any config. Example:
               fencepost regions import neighbourhoods.geojson \\
                 --id-property AREA_SHORT_CODE --id-prefix toronto: \\
                 --name-property AREA_NAME > regions/toronto.geojson
             """)
 
-    @Argument(help: ArgumentHelp("A GeoJSON FeatureCollection in WGS84 lon/lat.", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp("A GeoJSON FeatureCollection in WGS84 lon/lat, or a KML or KMZ file.", valueName: "file"))
     var file: String
 
     @Option(help: "The property to take each region's id from (default: the feature's id, else its index).")
@@ -49,14 +53,21 @@ struct RegionsImport: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.io("error: \(error)")
             }
-            if let other = Self.otherFormat(bytes, file: file) {
-                throw CommandFailure.invalidInput(["error: \(file): \(other)"])
-            }
             let document: JSONValue
-            do {
-                document = try JSONParser.parse(bytes)
-            } catch {
-                throw CommandFailure.invalidInput(["error: \(file): invalid JSON at \(error)"])
+            if let kml = try Self.placemarks(bytes, file: file) {
+                document = kml.featureCollection
+                for (reason, count) in kml.skipped.sorted(by: { $0.key < $1.key }) {
+                    Console.error(["warning: \(file): skipped \(count) placemark\(count == 1 ? "" : "s"): \(reason)"])
+                }
+            } else {
+                if let other = Self.otherFormat(bytes, file: file) {
+                    throw CommandFailure.invalidInput(["error: \(file): \(other)"])
+                }
+                do {
+                    document = try JSONParser.parse(bytes)
+                } catch {
+                    throw CommandFailure.invalidInput(["error: \(file): invalid JSON at \(error)"])
+                }
             }
             let options = RegionImportOptions(
                 idProperty: idProperty, idPrefix: idPrefix, nameProperty: nameProperty, radius: radius)
@@ -83,6 +94,29 @@ struct RegionsImport: AsyncParsableCommand {
 }
 
 extension RegionsImport {
+    /// The placemarks of a KML file, or of the KML document in a KMZ archive; nil for any other
+    /// file. A malformed one is refused with its line.
+    static func placemarks(_ bytes: [UInt8], file: String) throws -> KMLPlacemarks? {
+        do throws(TraceReadError) {
+            if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+                let archive = try ZipArchive(path: file)
+                guard let entry = archive.entries.first(where: { $0.name.lowercased().hasSuffix(".kml") }) else {
+                    return nil
+                }
+                let reader = try archive.reader(for: entry)
+                return try KMLPlacemarks(
+                    source: ByteSource(name: reader.name, size: Int(clamping: entry.uncompressedSize)) {
+                        () throws(TraceReadError) -> [UInt8]? in try reader.next()
+                    })
+            }
+            let head = String(decoding: bytes.prefix(2048), as: UTF8.self)
+            guard head.contains("<kml") else { return nil }
+            return try KMLPlacemarks(source: ByteSource(name: file, bytes: bytes))
+        } catch {
+            throw CommandFailure.invalidInput(["error: \(error) (not a KML document Fencepost can read)"])
+        }
+    }
+
     /// What the file is when it is not GeoJSON but a format people keep regions in.
     static func otherFormat(_ bytes: [UInt8], file: String) -> String? {
         let lower = file.lowercased()
@@ -92,12 +126,13 @@ extension RegionsImport {
                 + "`ogr2ogr -f GeoJSON -t_srs EPSG:4326 out.geojson \((file as NSString).lastPathComponent)` (GDAL)"
         }
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
-            return "a zip archive, not GeoJSON (a zipped shapefile or KMZ?): unpack it and convert to GeoJSON "
+            return
+                "a zip archive with no KML document, not GeoJSON (a zipped shapefile?): unpack it and convert to GeoJSON "
                 + "(`ogr2ogr -f GeoJSON -t_srs EPSG:4326 out.geojson IN`)"
         }
         let head = String(decoding: bytes.prefix(512), as: UTF8.self).drop { $0.isWhitespace }
         if head.hasPrefix("<") {
-            return "XML (KML or GPX?), not GeoJSON: convert it (`ogr2ogr -f GeoJSON out.geojson IN`)"
+            return "XML but not KML (GPX?), not GeoJSON: convert it (`ogr2ogr -f GeoJSON out.geojson IN`)"
         }
         return nil
     }
