@@ -99,3 +99,58 @@ import Testing
         #expect(listed.status == 3 && listed.stderr.contains("no store at"))
     }
 }
+
+/// `regions plan --replay`: what an edit would do to the visits of given traces.
+@Suite struct RegionPlanReplayCommandTests {
+    static func sites(depotRadius: Int, depotGroups: String, yard: String) -> String {
+        func circle(_ id: String, _ radius: Int, _ extra: String) -> String {
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-8.6254,52.6634]},"properties":{"id":"\#(id)","radius":\#(radius)\#(extra)}}"#
+        }
+        return #"{"type":"FeatureCollection","features":["#
+            + [
+                circle("depot", depotRadius, #","groups":\#(depotGroups)"#), circle("yard", 150, yard),
+                circle("city-centre", 150, ""),
+            ].joined(separator: ",") + "]}"
+    }
+
+    @Test func aReplaySaysPerChangedRegionWhichVisitsTheEditAddsRemovesAndChanges() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let before = try cli.write(
+            "before.geojson",
+            Self.sites(depotRadius: 150, depotGroups: #"["night-shift"]"#, yard: #","devices":["truck-*"]"#))
+        #expect(try await cli.run("regions", "apply", before).status == 0)
+        #expect(
+            try await cli.run(
+                "devices", "apply", cli.write("roster.csv", "device,groups\ntruck-1,night-shift\nvan-9,\n")
+            ).status == 0)
+        // Both devices walk north through the three circles (same centre), 20 m a minute.
+        var lines = ["device,time,lat,lon,accuracy"]
+        for device in ["truck-1", "van-9"] {
+            for minute in 0...40 {
+                let lat = 52.6634 - 0.0036 + Double(minute) * 0.00018
+                lines.append("\(device),2026-11-25T06:\(String(format: "%02d", minute)):00Z,\(lat),-8.6254,5")
+            }
+        }
+        let walk = try cli.write("walk.csv", lines.joined(separator: "\n") + "\n")
+        // The depot grows (its one visit, truck-1's, changes times); the yard opens to every
+        // device (van-9 gains a visit, truck-1's stays); the centre is unchanged.
+        let after = try cli.write(
+            "after.geojson", Self.sites(depotRadius: 200, depotGroups: #"["night-shift","weekend"]"#, yard: ""))
+        let plan = try await cli.run("regions", "plan", after, "--replay", walk)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(
+            plan.stdout == """
+                ~ update depot: groups, radius
+                ~ update yard: devices
+                0 to add, 2 to update, 0 to remove, 1 unchanged
+                replay: depot: +0 −0 ~1 visits over 1 device
+                replay: yard: +1 −0 ~0 visits over 1 device
+
+                """)
+        // Nothing was applied.
+        #expect(
+            try await cli.run("regions", "plan", before).stdout.hasSuffix(
+                "0 to add, 0 to update, 0 to remove, 3 unchanged\n"))
+    }
+}

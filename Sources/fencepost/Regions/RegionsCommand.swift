@@ -54,13 +54,33 @@ struct RegionsPlan: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
     @OptionGroup var config: RegionConfigArguments
 
+    @Option(
+        help: ArgumentHelp(
+            "A trace to replay through the monitored and the planned regions: per changed region, the visits the edit adds, removes and changes (text format). Repeat for more.",
+            valueName: "trace"))
+    var replay: [String] = []
+
     func run() async throws {
         try await CommandFailure.reporting {
             let desired = try config.loadRegions()
             // A store not made yet monitors nothing: every region is an add, and nothing is created.
-            let plan = try await (store.openIfPresent() ?? Store.inMemory()).planRegions(desired)
+            let store = try await self.store.openIfPresent() ?? Store.inMemory()
+            let plan = try await store.planRegions(desired)
             Console.error(RegionPlanOutput.outlierWarnings(desired))
-            Console.output(RegionPlanOutput.render(plan, format: config.format))
+            var text = RegionPlanOutput.render(plan, format: config.format)
+            if !replay.isEmpty, config.format == .text {
+                do {
+                    text +=
+                        "\n"
+                        + (try RegionPlanReplay.lines(
+                            plan: plan, current: try await store.monitoredRegions().map(\.region), planned: desired,
+                            roster: try await store.roster(), traces: replay)).joined(separator: "\n")
+                } catch let error as TraceReadError {
+                    throw error.unreadable
+                        ? CommandFailure.io("error: \(error)") : CommandFailure.invalidInput(["error: \(error)"])
+                }
+            }
+            Console.output(text)
         }
     }
 }
