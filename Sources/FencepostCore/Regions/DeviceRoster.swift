@@ -12,6 +12,14 @@ public struct DeviceRoster: Sendable, Hashable {
             self.name = name
             self.groups = Array(Set(groups)).sorted()
         }
+
+        /// `{"device", "name", "groups"}`, as lists and the HTTP API give it.
+        public var json: JSONValue {
+            .object([
+                "device": .string(device), "name": name.map(JSONValue.string) ?? .null,
+                "groups": .array(groups.map(JSONValue.string)),
+            ])
+        }
     }
 
     /// By device id.

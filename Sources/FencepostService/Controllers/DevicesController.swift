@@ -26,7 +26,7 @@ struct DevicesController {
         _ = try context.requireCaller()
         let roster = try await store.roster()
         return .json(
-            JSONValue.array(roster.entries.keys.sorted().map { Self.json(roster.entries[$0]!) }).canonicalText())
+            JSONValue.array(roster.entries.keys.sorted().map { roster.entries[$0]!.json }).canonicalText())
     }
 
     /// Adds or replaces one device: `{"name": ..., "groups": [...]}` (both optional).
@@ -43,7 +43,7 @@ struct DevicesController {
             return roster
         }
         try await durability.commitsDurable()
-        return .json(Self.json(entry).canonicalText(), status: added ? .created : .ok)
+        return .json(entry.json.canonicalText(), status: added ? .created : .ok)
     }
 
     @Sendable func delete(_ request: Request, context: FencepostRequestContext) async throws -> Response {
@@ -76,12 +76,5 @@ struct DevicesController {
             throw APIError(
                 .unprocessableContent, "invalid_device", error.reason.replacingOccurrences(of: "device #1: ", with: ""))
         }
-    }
-
-    static func json(_ entry: DeviceRoster.Entry) -> JSONValue {
-        .object([
-            "device": .string(entry.device), "name": entry.name.map(JSONValue.string) ?? .null,
-            "groups": .array(entry.groups.map(JSONValue.string)),
-        ])
     }
 }

@@ -45,7 +45,7 @@ struct RosterArguments: ParsableArguments {
             )
             return lines.joined(separator: "\n")
         case .json:
-            func entries(_ list: [DeviceRoster.Entry]) -> JSONValue { .array(list.map(DevicesList.json)) }
+            func entries(_ list: [DeviceRoster.Entry]) -> JSONValue { .array(list.map(\.json)) }
             return JSONValue.object([
                 "add": entries(plan.added), "update": entries(plan.updated.map(\.after)),
                 "remove": .array(plan.removed.map { .string($0.device) }),
@@ -123,7 +123,7 @@ struct DevicesList: AsyncParsableCommand {
                     Table.render(header: ["DEVICE", "NAME", "GROUPS"], rows: rows)
                         + "\n\(entries.count) device\(entries.count == 1 ? "" : "s")")
             case .json:
-                Console.output(JSONValue.array(entries.map(Self.json)).canonicalText())
+                Console.output(JSONValue.array(entries.map(\.json)).canonicalText())
             case .csv:
                 Console.output(
                     (["device,name,groups"]
@@ -133,13 +133,6 @@ struct DevicesList: AsyncParsableCommand {
                         }).joined(separator: "\n"))
             }
         }
-    }
-
-    static func json(_ entry: DeviceRoster.Entry) -> JSONValue {
-        .object([
-            "device": .string(entry.device), "name": entry.name.map(JSONValue.string) ?? .null,
-            "groups": .array(entry.groups.map(JSONValue.string)),
-        ])
     }
 
     private static func csvField(_ text: String) -> String {
