@@ -2,10 +2,17 @@ import CSystemZlib
 
 /// Decompresses a gzip stream chunk by chunk (zlib's inflate), so `.gpx.gz` and friends read
 /// in flat memory like any other input.
+///
+/// A gzip file may hold several members one after the other (`cat a.gz b.gz > c.gz`, rotated
+/// logs): each is inflated in turn, as `gzip -d` does. After the last member only zero padding
+/// may follow; any other bytes are refused, not ignored.
 final class GzipInflater {
     private var stream = z_stream()
     private let name: String
+    /// A member ended; `trailing` holds what came after it, until it is known to be another
+    /// member (its magic number) or padding.
     private var ended = false
+    private var trailing: [UInt8] = []
 
     init(name: String) throws(TraceReadError) {
         self.name = name
@@ -20,10 +27,36 @@ final class GzipInflater {
 
     /// Inflates one compressed chunk; the output may be empty while zlib needs more input.
     func inflate(_ input: [UInt8]) throws(TraceReadError) -> [UInt8] {
-        guard !ended else { return [] }
         var output: [UInt8] = []
-        var failure: String?
         var input = input
+        while true {
+            if ended {
+                trailing += input
+                input = []
+                if trailing.count >= 2, trailing[0] == 0x1F, trailing[1] == 0x8B {
+                    // Another member.
+                    guard inflateReset(&stream) == Z_OK else {
+                        throw TraceReadError(file: name, line: nil, reason: "cannot start gzip decompression")
+                    }
+                    ended = false
+                    swap(&input, &trailing)
+                } else if trailing.count >= 2, !trailing.allSatisfy({ $0 == 0 }) {
+                    throw TraceReadError(
+                        file: name, line: nil, reason: "corrupt gzip data: bytes after the last member")
+                } else {
+                    return output  // padding so far, or too little to tell
+                }
+            }
+            let leftover = try inflateMember(&input, into: &output)
+            guard leftover > 0 else { return output }
+            input = Array(input.suffix(leftover))
+        }
+    }
+
+    /// Inflates `input` into `output` until it is used up or the member ends; returns how many
+    /// bytes at the end of `input` were left (after the member's end).
+    private func inflateMember(_ input: inout [UInt8], into output: inout [UInt8]) throws(TraceReadError) -> Int {
+        var failure: String?
         input.withUnsafeMutableBufferPointer { source in
             stream.next_in = source.baseAddress
             stream.avail_in = UInt32(source.count)
@@ -56,9 +89,10 @@ final class GzipInflater {
             } while stream.avail_in > 0 || stream.avail_out == 0
         }
         if let failure { throw TraceReadError(file: name, line: nil, reason: failure) }
-        return output
+        return ended ? Int(stream.avail_in) : 0
     }
 
-    /// Whether the whole compressed stream was seen; a file that ends before is truncated.
-    var isComplete: Bool { ended }
+    /// Whether every member was seen whole (and nothing but padding after the last); a file that
+    /// ends before is truncated.
+    var isComplete: Bool { ended && trailing.allSatisfy { $0 == 0 } }
 }
