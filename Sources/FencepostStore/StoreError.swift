@@ -17,16 +17,6 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// A write transaction that the database aborted because it conflicted with another writer's:
-/// on PostgreSQL, a deadlock between two ingests that took the same devices' locks in other
-/// orders (SQLSTATE 40P01; the server aborts one of them) or a serialization failure (40001).
-/// Nothing of it was written; the same work, done again, goes through.
-package struct StoreConflict: Error, CustomStringConvertible {
-    package var reason: String
-
-    package var description: String { "the store aborted a write that conflicted with another writer's: \(reason)" }
-}
-
 /// Why a store could not be opened: a one-line reason for the user (exit code 3).
 package enum StoreOpenError: Error, Equatable, CustomStringConvertible {
     /// `--db` names something that is neither a file path nor a PostgreSQL URL.

@@ -74,22 +74,11 @@ package struct FileImport {
             }
             let file = ImportedFile(sha256: digest.sha256, name: name, kind: .trace, bytes: digest.bytes)
             _ = session.restartSummary()
-            // Opened again from the start if the store aborts the ingest for a conflict with another writer's.
-            var skipped: [String: Int] = [:]
-            let isNew = try await session.ingest(
-                recording: file,
-                reopening: {
-                    var reader = try TraceOpener.open(
-                        ByteSource(path: path), format: options.format, options: options.reader)
-                    return {
-                        let fix = try reader.next()
-                        if fix == nil { skipped = reader.skipped }
-                        return fix
-                    }
-                })
+            var reader = try TraceOpener.open(ByteSource(path: path), format: options.format, options: options.reader)
+            let isNew = try await session.ingest(recording: file) { try reader.next() }
             guard isNew else { return .alreadyImported(try await store.importedFile(sha256: digest.sha256) ?? file) }
             var summary = session.restartSummary()
-            summary.skipped = skipped
+            summary.skipped = reader.skipped
             summary.devices.formUnion(summary.byDevice.keys)
             return .ingested(summary, regions: session.regionCount)
         } catch let error as TraceReadError {

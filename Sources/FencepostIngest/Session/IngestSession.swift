@@ -128,28 +128,6 @@ package final class IngestSession {
         return isNew
     }
 
-    /// Ingests the input `open` reads from its start, as ``ingest(recording:_:)`` does; when the
-    /// store aborts the transaction because it conflicted with another writer's (two ingests of
-    /// the same devices that took their locks in other orders: the devices' first fixes come in
-    /// input order, which no order fixed in advance can follow), nothing of it was written, and
-    /// the input is read again from its start, up to ``conflictAttempts`` times.
-    @discardableResult
-    package func ingest(recording file: ImportedFile?, reopening open: () throws -> () throws -> Fix?) async throws
-        -> Bool
-    {
-        for attempt in 1... {
-            do {
-                return try await ingest(recording: file, try open())
-            } catch is StoreConflict where attempt < Self.conflictAttempts {
-                // Apart, so that the two do not meet again at once.
-                try await Task.sleep(for: .milliseconds(Int.random(in: 20...200) * attempt))
-            }
-        }
-        preconditionFailure("the last attempt returns or throws")
-    }
-
-    package static let conflictAttempts = 5
-
     /// Ingests several inputs (requests, already parsed and validated) in one transaction:
     /// each is processed as ``ingest(_:)`` would, and the commit covers them all. Returns what
     /// each did; if anything fails, nothing of any of them is written.

@@ -99,8 +99,6 @@ final class PostgresBackend: StoreBackend {
             }
         } catch let error as PSQLError where Self.isConnectionFailure(error) {
             throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(Self.describe(error))")
-        } catch let error as PostgresStatementError where error.sqlState == "40P01" || error.sqlState == "40001" {
-            throw StoreConflict(reason: error.message)
         } catch let error as PostgresStatementError where error.meansUnavailable {
             throw StoreUnavailable(reason: "PostgreSQL at \(location) is unavailable: \(error.message)")
         } catch let error as PSQLError {

@@ -5,9 +5,8 @@ import Foundation
 /// Feeds trace files to `ingest` or `scan`, one input per file, each parsed on a thread of its
 /// own ahead of the consumer, with progress on a terminal.
 struct TraceFeed {
-    /// Takes one input: `open` opens it (again from its start, if the consumer must read it
-    /// again) and gives the function that yields each of its fixes, then nil.
-    typealias Consumer = (_ open: () throws -> () throws -> Fix?) async throws -> Void
+    /// Takes one input: calls `next` for each of its fixes, until nil.
+    typealias Consumer = (_ next: () throws -> Fix?) async throws -> Void
 
     let format: TraceFormat?
     let options: TraceReaderOptions
@@ -59,27 +58,22 @@ struct TraceFeed {
     }
 
     private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) async throws {
+        let source = try ByteSource(path: file)
         let (format, options) = (format, options)
+        let reader = PrefetchingReader { () throws(TraceReadError) in
+            try TraceOpener.open(source, format: format, options: options)
+        }
+        var count = 0
         var progress = self.progress
         defer { self.progress = progress }
-        // The reader of the last opening: its skipped records are the input's.
-        var last: PrefetchingReader?
         try await consume {
-            let source = try ByteSource(path: file)
-            let reader = PrefetchingReader { () throws(TraceReadError) in
-                try TraceOpener.open(source, format: format, options: options)
-            }
-            last = reader
-            var count = 0
-            return {
-                guard let fix = try reader.next() else { return nil }
-                count += 1
-                if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
-                return fix
-            }
+            guard let fix = try reader.next() else { return nil }
+            count += 1
+            if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
+            return fix
         }
         progress.clear()
-        if let last { skipped(last.skipped) }
+        skipped(reader.skipped)
     }
 
     static func progressLine(_ file: String, _ source: ByteSource, _ fixes: Int) -> String {
