@@ -29,6 +29,11 @@ public struct DeviceRoster: Sendable, Hashable {
         self.entries = Dictionary(entries.map { ($0.device, $0) }, uniquingKeysWith: { _, last in last })
     }
 
+    /// Every entry, by device id.
+    public var sorted: [Entry] {
+        entries.values.sorted { $0.device < $1.device }
+    }
+
     /// The groups `device` is a member of (none when it is not on the roster).
     public func groups(of device: String) -> Set<String> {
         Set(entries[device]?.groups ?? [])

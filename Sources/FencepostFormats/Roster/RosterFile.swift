@@ -70,7 +70,8 @@ package enum RosterFile {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
             $0.hasSuffix("\r") ? $0.dropLast() : $0
         }
-        guard let header = lines.first.map({ fields(of: $0).map { $0.lowercased() } }), header.contains("device")
+        guard let header = lines.first.map({ fields(of: $0).map { $0.lowercased() } }),
+            let deviceColumn = header.firstIndex(of: "device")
         else {
             throw TraceReadError(
                 file: file, line: 1, reason: "the header must name a device column (device,name,groups)")
@@ -90,7 +91,7 @@ package enum RosterFile {
             let groups = column("groups").map { values[$0].split(separator: ";").map(String.init) } ?? []
             entries.append(
                 try entry(
-                    values[column("device")!], name, groups, file: file, line: offset + 1, place: "line \(offset + 1)",
+                    values[deviceColumn], name, groups, file: file, line: offset + 1, place: "line \(offset + 1)",
                     seen: entries))
         }
         return DeviceRoster(entries)

@@ -26,7 +26,7 @@ struct DevicesController {
         _ = try context.requireCaller()
         let roster = try await store.roster()
         return .json(
-            JSONValue.array(roster.entries.keys.sorted().map { roster.entries[$0]!.json }).canonicalText())
+            JSONValue.array(roster.sorted.map(\.json)).canonicalText())
     }
 
     /// Adds or replaces one device: `{"name": ..., "groups": [...]}` (both optional).
@@ -68,13 +68,15 @@ struct DevicesController {
             throw APIError.badRequest("the body's device does not match the path's \(id)")
         }
         members["device"] = .string(id)
+        let roster: DeviceRoster
         do {
-            let roster = try RosterFile.json(
-                Array(JSONValue.array([.object(members)]).canonicalText().utf8), file: "body")
-            return roster.entries[id]!
+            roster = try RosterFile.json(Array(JSONValue.array([.object(members)]).canonicalText().utf8), file: "body")
         } catch {
             throw APIError(
                 .unprocessableContent, "invalid_device", error.reason.replacingOccurrences(of: "device #1: ", with: ""))
         }
+        // The one entry, under the path's id (the file's checks kept the id as given).
+        guard let entry = roster.entries[id] else { throw APIError.badRequest("the body names no device \(id)") }
+        return entry
     }
 }

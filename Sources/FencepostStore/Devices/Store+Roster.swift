@@ -11,15 +11,14 @@ package struct RosterPlan: Sendable, Equatable {
     package var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty }
 
     package init(desired: DeviceRoster, stored: DeviceRoster) {
-        for device in desired.entries.keys.sorted() {
-            let entry = desired.entries[device]!
-            if let before = stored.entries[device] {
+        for entry in desired.sorted {
+            if let before = stored.entries[entry.device] {
                 if before == entry { unchanged += 1 } else { updated.append((before, entry)) }
             } else {
                 added.append(entry)
             }
         }
-        removed = stored.entries.keys.sorted().filter { desired.entries[$0] == nil }.map { stored.entries[$0]! }
+        removed = stored.sorted.filter { desired.entries[$0.device] == nil }
     }
 
     package static func == (lhs: RosterPlan, rhs: RosterPlan) -> Bool {
@@ -99,7 +98,8 @@ extension Store {
             SELECT * FROM visits WHERE status = 'open' AND region IN (\(marks)) AND device IN (SELECT device FROM devices)
             ORDER BY entered_ms, id
             """, selective.map { .text($0.id) }
-        ).map(VisitRow.init).filter { !roster.applies(byID[$0.region]!, to: $0.device) }
+        ).map(VisitRow.init).filter { visit in byID[visit.region].map { !roster.applies($0, to: visit.device) } ?? false
+        }
         guard !unassigned.isEmpty else { return }
         var states: [String: DeviceState] = [:]
         for device in Set(unassigned.map(\.device)) { states[device] = try await deviceState(device, tx: tx) }
@@ -110,6 +110,6 @@ extension Store {
                 visitID: visit.id, at: max(anchor, visit.enteredMs.seconds), reason: .regionUnassigned)
             states[visit.device]?.monitor.memberships[visit.region] = nil
         }
-        try await save(states.keys.sorted().map { ($0, states[$0]!) }, now: now, tx: tx)
+        try await save(states.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, now: now, tx: tx)
     }
 }

@@ -52,14 +52,8 @@ package final class IngestTransaction {
     package func storedStates(of devices: [String]) async throws -> [String: StoredDeviceState] {
         try await use { tx in
             var states: [String: StoredDeviceState] = [:]
-            for start in stride(from: 0, to: devices.count, by: 500) {
-                let chunk = devices[start..<min(start + 500, devices.count)]
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                for row in try await tx.rows(
-                    "SELECT device, state, version FROM devices WHERE device IN (\(marks))", chunk.map { .text($0) })
-                {
-                    states[row["device"]] = StoredDeviceState(text: row["state"], version: row["version"])
-                }
+            try await tx.forEachRow("SELECT device, state, version FROM devices WHERE device IN", in: devices) { row in
+                states[row["device"]] = StoredDeviceState(text: row["state"], version: row["version"])
             }
             return states
         }

@@ -57,14 +57,8 @@ extension Store {
         var updated: [String] = []
         for case .update(let region, _, _) in plan.changes { updated.append(region.id) }
         var stored: [String: JSONValue] = [:]
-        for start in stride(from: 0, to: updated.count, by: 500) {
-            let chunk = updated[start..<min(start + 500, updated.count)]
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for row in try await tx.rows(
-                "SELECT id, feature FROM regions WHERE id IN (\(marks))", chunk.map { .text($0) })
-            {
-                stored[row["id"]] = try? JSONParser.parse(Data((row["feature"] as String).utf8))
-            }
+        try await tx.forEachRow("SELECT id, feature FROM regions WHERE id IN", in: updated) { row in
+            stored[row["id"]] = try? JSONParser.parse(Data((row["feature"] as String).utf8))
         }
         plan.noteChangedFields(stored: stored)
     }

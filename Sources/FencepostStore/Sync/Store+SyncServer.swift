@@ -105,29 +105,14 @@ extension Store {
         init(for mutations: [SyncMutation], tx: any SQLTransaction) async throws {
             for (entity, table) in [(SyncEntity.event, "events"), (.visit, "visits")] {
                 let ids = Array(Set(mutations.lazy.filter { $0.entity == entity }.map(\.id)))
-                try await Self.each(ids, "SELECT id, version FROM \(table) WHERE id IN", tx) { row in
+                try await tx.forEachRow("SELECT id, version FROM \(table) WHERE id IN", in: ids) { row in
                     versions[entity.name + ":" + (row["id"] as String)] = row["version"] as Int
                 }
-                try await Self.each(
-                    ids,
+                try await tx.forEachRow(
                     "SELECT DISTINCT entity_id FROM outbox WHERE payload IS NULL AND entity = '\(entity.name)' AND entity_id IN",
-                    tx
+                    in: ids
                 ) {
                     row in referredTo.insert(entity.name + ":" + (row["entity_id"] as String))
-                }
-            }
-        }
-
-        private static func each(_ ids: [String], _ select: String, _ tx: any SQLTransaction, _ body: (SQLRow) -> Void)
-            async throws
-        {
-            for start in stride(from: 0, to: ids.count, by: 500) {
-                let chunk = ids[start..<min(start + 500, ids.count)]
-                for row in try await tx.rows(
-                    select + " (" + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
-                    chunk.map { .text($0) })
-                {
-                    body(row)
                 }
             }
         }

@@ -115,7 +115,7 @@ struct DevicesList: AsyncParsableCommand {
     func run() async throws {
         try await CommandFailure.reporting {
             let roster = try await store.open(createIfMissing: false).roster()
-            let entries = roster.entries.keys.sorted().map { roster.entries[$0]! }
+            let entries = roster.sorted
             switch format {
             case .table:
                 let rows = entries.map { [$0.device, $0.name ?? "", $0.groups.joined(separator: ", ")] }
