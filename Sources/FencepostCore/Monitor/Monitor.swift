@@ -12,9 +12,16 @@ public import FencepostGeometry
 /// from, and saved as, a ``MonitorState``), so the same monitor serves any number of devices.
 public final class Monitor {
     /// Per region, by index (the regions in the order given, disabled ones left out).
-    private let ids: [String]
+    let ids: [String]
     let regionSettings: [MonitorSettings]
-    private let areas: [RegionArea]
+    let areas: [RegionArea]
+    /// Per region, its schedule's clock; nil for a region that is always active.
+    let clocks: [ScheduleClock?]
+    /// Per region, whether it expects the device inside (`absent` events).
+    let expectsInside: [Bool]
+    /// The regions with a schedule that expect the device inside: a period's start is an
+    /// `absent` wherever the device is.
+    let expecting: [Int]
     /// Per region, its ``RegionArea/deepestUsefulDepth``.
     private let deepestDepths: [Double]
     private let indexByID: [String: Int]
@@ -45,6 +52,17 @@ public final class Monitor {
         self.ids = enabled.map(\.id)
         self.regionSettings = enabled.map { settings.resolved(for: $0) }
         self.areas = try enabled.map { try RegionArea.compile($0.shape, context: context) }
+        self.clocks = try enabled.map { region in
+            try region.settings.schedule.map { schedule in
+                guard let clock = ScheduleClock(schedule) else {
+                    throw UnknownTimeZone(region: region.id, schedule: schedule)
+                }
+                return clock
+            }
+        }
+        let expectsInside = enabled.map(\.settings.expectsInside)
+        self.expectsInside = expectsInside
+        self.expecting = enabled.indices.filter { expectsInside[$0] && enabled[$0].settings.schedule != nil }
         self.deepestDepths = areas.map(\.deepestUsefulDepth)
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         self.audiences = enabled.map(\.audience)
@@ -62,6 +80,7 @@ public final class Monitor {
         var track = MonitorTrack(lastFix: state.lastFix)
         let groups = lookups.hasSelectors ? roster.groups(of: device) : []
         track.lookups = lookups.lookups(for: device, groups: groups)
+        track.expecting = expecting.filter { audiences[$0].includes(device: device, groups: groups) }
         for (id, membership) in state.memberships {
             if let region = indexByID[id], audiences[region].includes(device: device, groups: groups) {
                 track.members[region] = membership
@@ -99,6 +118,19 @@ public final class Monitor {
         var reach: Double? = .infinity
         var reachScale = lonScale
         for slot in track.candidates.indices {
+            if clocks[track.candidates[slot]] != nil {
+                switch try stepOnSchedule(
+                    track.candidates[slot], fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
+                {
+                case .ordinary: break
+                case .inactive: continue
+                case .stepped:
+                    // Stepped exactly across a start or an end: no disc holds for it.
+                    track.discs[slot] = nil
+                    reach = nil
+                    continue
+                }
+            }
             // A settled state (plainly outside, or inside with no pending exit) holds while the
             // fix stays in the region's safe disc; only a dwell may be due then.
             if usesDiscs, let disc = track.discs[slot], disc.settled, let slack = disc.slackCovering(position),
@@ -118,15 +150,27 @@ public final class Monitor {
                 reach = nil
             }
         }
+        // A period that starts with the device far from a region that expects it inside.
+        for region in track.expecting where track.members[region] == nil && !track.candidates.contains(region) {
+            absentAtStarts(region, fix: fix, previous: previous, emit: emit)
+        }
         // Regions the device is in (or entering) are followed wherever it goes.
         if !track.strays.isEmpty {
             for region in track.strays {
+                if clocks[region] != nil,
+                    try stepOnSchedule(
+                        region, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
+                        != .ordinary
+                {
+                    continue
+                }
                 try step(region, slot: nil, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
             }
             track.strays.removeAll { track.members[$0] == nil }
         }
         if let reach, track.strays.isEmpty {
-            track.quiet = quietDisc(around: position, reach: reach, metresPerDegreeLon: reachScale, track: track)
+            track.quiet = quietDisc(
+                around: position, at: fix.time, reach: reach, metresPerDegreeLon: reachScale, track: track)
         }
     }
 
@@ -136,11 +180,13 @@ public final class Monitor {
     }
 
     /// The largest disc around the fix within `reach` (how far every candidate's safe disc
-    /// reaches beyond it) and the candidates' box, until the earliest dwell falls due. It
+    /// reaches beyond it) and the candidates' box, until the earliest dwell falls due or the
+    /// earliest start or end of a candidate's schedule comes. It
     /// measures with the largest scale of those discs (`metresPerDegreeLon`), so any point in
     /// it lies in each of them.
     private func quietDisc(
-        around position: Position, reach: Double, metresPerDegreeLon lonScale: Double, track: MonitorTrack
+        around position: Position, at time: Double, reach: Double, metresPerDegreeLon lonScale: Double,
+        track: MonitorTrack
     ) -> QuietDisc? {
         var radius = reach
         // Within the box, a later lookup would find the same candidates.
@@ -159,6 +205,9 @@ public final class Monitor {
             if let maxDwell = regionSettings[region].maxDwell, !membership.overstayEmitted {
                 until = min(until, membership.enter.time + maxDwell)
             }
+        }
+        for region in track.candidates + track.expecting {
+            if let clock = clocks[region] { until = min(until, clock.nextBoundary(after: time)) }
         }
         // 1 % spares rounding.
         let disc = SafeDisc(
@@ -211,7 +260,7 @@ public final class Monitor {
 
     /// `slot` is the region's place among the candidates, where its safe disc is kept;
     /// `lonScale` is metres per degree of longitude at the fix.
-    private func step(
+    func step(
         _ region: Int, slot: Int?, fix: Fix, previous: FixPoint?, lonScale: Double,
         track: inout MonitorTrack, emit: (MonitorEvent) -> Void
     ) throws {
@@ -225,6 +274,13 @@ public final class Monitor {
                 MonitorEvent(
                     kind: kind, device: fix.device, regionID: ids[region], time: crossing.time, flags: crossing.flags,
                     visitEnteredAt: visit, position: crossing.position))
+            // Leaving a region the device should be in is an absence, at the same time.
+            if kind == .exit, expectsInside[region] {
+                emit(
+                    MonitorEvent(
+                        kind: .absent, device: fix.device, regionID: ids[region], time: crossing.time,
+                        flags: crossing.flags, visitEnteredAt: visit, position: crossing.position))
+            }
         }
 
         // Still in the safe disc of a settled visit in a region with a dwell or a max_dwell:
@@ -506,7 +562,7 @@ public final class Monitor {
         max(a.accuracy ?? 0, b.accuracy ?? 0)
     }
 
-    private func emitTimedEventsIfDue(
+    func emitTimedEventsIfDue(
         _ membership: inout Membership, certainUntil: Double, settings: MonitorSettings,
         event: (EventKind, Crossing, Double) -> Void
     ) {

@@ -5,6 +5,9 @@ public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
     case enter, exit, dwell
     /// A visit still open the region's `max_dwell` after its enter.
     case overstay
+    /// A device that should be inside (`expect: "inside"`) is not: outside when a period of the
+    /// region's schedule starts, or leaving during one.
+    case absent
 
     /// The kinds every region can give; the others come from a region's rules, and summaries
     /// name them only when there are some.
@@ -20,19 +23,20 @@ public struct EventFlags: OptionSet, Sendable, Hashable, Codable {
     public static let gap = EventFlags(rawValue: 1)
     /// Entered and left between two consecutive fixes, both outside.
     public static let pass = EventFlags(rawValue: 2)
+    /// At a start or end of a period of the region's schedule, not at a crossing: an enter with
+    /// the device already inside, an exit (its visit closes with `schedule_ended`), an absent.
+    public static let schedule = EventFlags(rawValue: 4)
 
-    /// The flags by name, in a fixed order: `["gap", "pass"]`.
+    private static let named: [(EventFlags, String)] = [(.gap, "gap"), (.pass, "pass"), (.schedule, "schedule")]
+
+    /// The flags by name, in a fixed order: `["gap", "pass", "schedule"]`.
     public var names: [String] {
-        var names: [String] = []
-        if contains(.gap) { names.append("gap") }
-        if contains(.pass) { names.append("pass") }
-        return names
+        Self.named.filter { contains($0.0) }.map(\.1)
     }
 
     public init(names: [String]) {
         self = []
-        if names.contains("gap") { insert(.gap) }
-        if names.contains("pass") { insert(.pass) }
+        for (flag, name) in Self.named where names.contains(name) { insert(flag) }
     }
 }
 

@@ -86,6 +86,9 @@ public struct MonitorTrack: Sendable {
 
     /// The monitor's lookups (``AudienceLookups``) of the regions that apply to the device.
     var lookups: [Int] = []
+    /// The monitor's regions that expect the device inside on a schedule and apply to it
+    /// (``Monitor/expecting``).
+    var expecting: [Int] = []
     /// The box the candidate regions were looked up for; fixes inside it reuse them.
     var box: Envelope?
     /// Regions near the box, ascending by index.

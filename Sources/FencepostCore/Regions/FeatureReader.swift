@@ -4,12 +4,12 @@ import FencepostGeometry
 struct FeatureReader {
     let feature: JSONValue
     private(set) var id: String?
-    private(set) var problems: [RegionConfigProblem] = []
+    var problems: [RegionConfigProblem] = []
 
     /// Properties with a meaning to Fencepost; everything else is kept as given.
     static let knownProperties: Set<String> = [
         "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled", "devices",
-        "groups", "max_dwell",
+        "groups", "max_dwell", "schedule", "expect",
     ]
 
     init(feature: JSONValue) {
@@ -130,6 +130,16 @@ struct FeatureReader {
         settings.maxDwell = readNumber(properties, "max_dwell", allowZero: false, limit: RegionLimits.dwell)
         settings.enterDelay = readNumber(properties, "enter_delay", allowZero: true, limit: RegionLimits.delay)
         settings.exitDelay = readNumber(properties, "exit_delay", allowZero: true, limit: RegionLimits.delay)
+        settings.schedule = readSchedule(properties)
+        switch properties["expect"] {
+        case nil, .null?: break
+        case .string("inside")?: settings.expectsInside = true
+        case .string(let other)?:
+            problems.append(.invalidProperty(name: "expect", reason: "must be \"inside\", got \"\(other)\""))
+        case let other?:
+            problems.append(
+                .invalidProperty(name: "expect", reason: "must be \"inside\", found a JSON \(other.typeName)"))
+        }
         switch properties["enabled"] {
         case nil, .null?: break
         case .bool(let enabled)?: settings.enabled = enabled

@@ -20,6 +20,8 @@ extension Region {
         if let value = settings.enterDelay { properties["enter_delay"] = .number(value) }
         if let value = settings.exitDelay { properties["exit_delay"] = .number(value) }
         if !settings.enabled { properties["enabled"] = .bool(false) }
+        if let schedule = settings.schedule { properties["schedule"] = schedule.json }
+        if settings.expectsInside { properties["expect"] = .string("inside") }
         if !audience.devices.isEmpty { properties["devices"] = .array(audience.devices.map(JSONValue.string)) }
         if !audience.groups.isEmpty { properties["groups"] = .array(audience.groups.map(JSONValue.string)) }
         return .object([

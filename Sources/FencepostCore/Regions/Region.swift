@@ -85,11 +85,19 @@ public struct RegionSettings: Sendable, Hashable {
     public var exitDelay: Double?
     /// A disabled region is stored but not monitored.
     public var enabled: Bool
+    /// When the region is active; always when nil.
+    public var schedule: RegionSchedule?
+    /// `expect: "inside"`: the device should be inside while the region is active, and an
+    /// `absent` event says when it is not.
+    public var expectsInside = false
 
     public init(
         hysteresis: Double? = nil, dwell: Double? = nil, enterDelay: Double? = nil,
-        exitDelay: Double? = nil, enabled: Bool = true, maxDwell: Double? = nil
+        exitDelay: Double? = nil, enabled: Bool = true, maxDwell: Double? = nil, schedule: RegionSchedule? = nil,
+        expectsInside: Bool = false
     ) {
+        self.schedule = schedule
+        self.expectsInside = expectsInside
         self.maxDwell = maxDwell
         self.hysteresis = hysteresis
         self.dwell = dwell

@@ -34,8 +34,17 @@ public enum VisitExitReason: String, Sendable, Hashable, Codable {
     case regionChanged = "region_changed"
     /// The region no longer applies to the device (its selectors or the roster changed).
     case regionUnassigned = "region_unassigned"
+    /// A period of the region's schedule ended with the visit open.
+    case scheduleEnded = "schedule_ended"
     /// The device was reset (`fencepost devices reset`): its state was forgotten.
     case reset
+}
+
+extension VisitExitReason {
+    /// Why an exit event closes its visit: `schedule_ended` when a period ended, else `exit`.
+    public init(closing exit: GeofenceEvent) {
+        self = exit.flags.contains(.schedule) ? .scheduleEnded : .exit
+    }
 }
 
 /// A stay in a region: an enter and, once it ends, its exit.
@@ -68,15 +77,16 @@ public enum VisitChange: Sendable, Hashable {
     case close(visitID: String, at: Double, reason: VisitExitReason)
     case none
 
-    /// An enter opens its visit, an exit closes it, a dwell or an overstay leaves it as it is.
+    /// An enter opens its visit, an exit closes it, a dwell, an overstay or an absent leaves it as
+    /// it is.
     public init(for event: GeofenceEvent) {
         switch event.kind {
         case .enter:
             self = .open(
                 Visit(id: event.visitID, device: event.device, regionID: event.regionID, enteredAt: event.time))
         case .exit:
-            self = .close(visitID: event.visitID, at: event.time, reason: .exit)
-        case .dwell, .overstay:
+            self = .close(visitID: event.visitID, at: event.time, reason: VisitExitReason(closing: event))
+        case .dwell, .overstay, .absent:
             self = .none
         }
     }

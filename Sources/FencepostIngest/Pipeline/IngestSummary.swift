@@ -31,21 +31,21 @@ package struct DeviceTally: Sendable, Hashable {
     package var enters = 0
     package var exits = 0
     package var dwells = 0
-    package var overstays = 0
+    /// Events of the kinds regions' rules give (`overstay`, `absent`, ...), by kind.
+    package var ruled: [EventKind: Int] = [:]
 
     package init() {}
 
     /// The events by kind (kinds with none left out).
     package var events: [EventKind: Int] {
-        var events: [EventKind: Int] = [:]
-        for (kind, count) in [(EventKind.enter, enters), (.exit, exits), (.dwell, dwells), (.overstay, overstays)]
-        where count > 0 {
+        var events = ruled
+        for (kind, count) in [(EventKind.enter, enters), (.exit, exits), (.dwell, dwells)] where count > 0 {
             events[kind] = count
         }
         return events
     }
 
-    package var eventCount: Int { enters + exits + dwells + overstays }
+    package var eventCount: Int { enters + exits + dwells + ruled.values.reduce(0, +) }
 
     @inline(__always)
     mutating func count(_ kind: EventKind) {
@@ -53,7 +53,7 @@ package struct DeviceTally: Sendable, Hashable {
         case .enter: enters += 1
         case .exit: exits += 1
         case .dwell: dwells += 1
-        case .overstay: overstays += 1
+        case .overstay, .absent: ruled[kind, default: 0] += 1
         }
     }
 
@@ -63,6 +63,6 @@ package struct DeviceTally: Sendable, Hashable {
         enters += other.enters
         exits += other.exits
         dwells += other.dwells
-        overstays += other.overstays
+        ruled.merge(other.ruled, uniquingKeysWith: +)
     }
 }

@@ -21,12 +21,12 @@ struct PostgresEventWriter: EventWriting {
 
         // Visits: opened (closed at once when the batch also holds the exit), then the
         // closes of visits opened before this batch.
-        var exits: [String: Double] = [:]
-        for event in events where event.kind == .exit { exits[event.visitID] = event.time }
+        var exits: [String: GeofenceEvent] = [:]
+        for event in events where event.kind == .exit { exits[event.visitID] = event }
         let opens = events.filter { $0.kind == .enter }
         let opened = try await insertVisits(opens, exits: exits)
         let closes = events.filter { $0.kind == .exit && !(opened[$0.visitID] == true) }
-        let closedVersions = try await closeVisits(closes.map { ($0.visitID, $0.time, VisitExitReason.exit) })
+        let closedVersions = try await closeVisits(closes.map { ($0.visitID, $0.time, VisitExitReason(closing: $0)) })
 
         // The outbox rows, in the order the events came.
         var rows: [(entity: SyncEntity, id: String, version: Int)] = []
@@ -46,7 +46,7 @@ struct PostgresEventWriter: EventWriting {
                     break
                 }
                 written.visitsClosed += 1
-            case .dwell, .overstay:
+            case .dwell, .overstay, .absent:
                 break
             }
         }
@@ -92,19 +92,21 @@ struct PostgresEventWriter: EventWriting {
 
     /// Inserts the visits the enters open that are not stored yet: closed (version 2) when
     /// `exits` holds their exit. Returns, per visit inserted, whether it was inserted closed.
-    private func insertVisits(_ enters: [GeofenceEvent], exits: [String: Double]) async throws -> [String: Bool] {
+    private func insertVisits(_ enters: [GeofenceEvent], exits: [String: GeofenceEvent]) async throws -> [String: Bool]
+    {
         var inserted: [String: Bool] = [:]
         for chunk in Self.chunks(enters) {
             var values: [SQLValue] = []
             for enter in chunk {
-                let exit = exits[enter.visitID]
+                let exit = exits[enter.visitID]?.time
+                let reason = exits[enter.visitID].map(VisitExitReason.init(closing:))
                 values += [
                     .text(enter.visitID), .text(enter.device), .text(enter.regionID),
                     .integer(Timestamp.milliseconds(enter.time)),
                     .text(Timestamp.format(seconds: enter.time)),
                     exit.map { .integer(Timestamp.milliseconds($0)) } ?? .null,
                     exit.map { .text(Timestamp.format(seconds: $0)) } ?? .null, .text(exit == nil ? "open" : "closed"),
-                    exit == nil ? .null : .text(VisitExitReason.exit.rawValue), .integer(exit == nil ? 1 : 2),
+                    reason.map { .text($0.rawValue) } ?? .null, .integer(exit == nil ? 1 : 2),
                     .text(now),
                 ]
             }

@@ -44,8 +44,8 @@ struct SQLiteEventWriter: EventWriting {
     func write(_ events: [GeofenceEvent]) throws -> WrittenEvents {
         var written = WrittenEvents()
         // Visits the batch both opens and closes are written once, closed.
-        var exits: [String: Double] = [:]
-        for event in events where event.kind == .exit { exits[event.visitID] = event.time }
+        var exits: [String: GeofenceEvent] = [:]
+        for event in events where event.kind == .exit { exits[event.visitID] = event }
         var closedEarly: Set<String> = []
         for event in events {
             if try insert(event) { written.newEvents.append(event) }
@@ -54,7 +54,9 @@ struct SQLiteEventWriter: EventWriting {
             switch change {
             case .open(let visit):
                 if let exit = exits[visit.id] {
-                    guard try open(visit, closingAt: exit, reason: .exit) else { continue }
+                    guard try open(visit, closingAt: exit.time, reason: VisitExitReason(closing: exit)) else {
+                        continue
+                    }
                     closedEarly.insert(visit.id)
                 } else {
                     guard try apply(change) else { continue }
