@@ -67,15 +67,24 @@ public struct LocalProjection: Sendable, Hashable {
 
     /// The shape with every position projected to local metres (x stored as `lon`, y as `lat`).
     public func project(_ shape: Shape) -> Shape {
-        func map(_ position: Position) -> Position {
-            let (x, y) = project(position)
+        Self.map(shape) {
+            let (x, y) = project($0)
             return Position(lon: x, lat: y)
         }
+    }
+
+    /// A shape in local metres (x stored as `lon`, y as `lat`) back in lon/lat.
+    public func unproject(_ shape: Shape) -> Shape {
+        Self.map(shape) { unproject(x: $0.lon, y: $0.lat) }
+    }
+
+    private static func map(_ shape: Shape, _ map: (Position) -> Position) -> Shape {
         func mapPolygon(_ polygon: PolygonCoordinates) -> PolygonCoordinates {
             PolygonCoordinates(rings: polygon.rings.map { $0.map(map) })
         }
         switch shape {
         case .point(let position): return .point(map(position))
+        case .lineString(let positions): return .lineString(positions.map(map))
         case .polygon(let polygon): return .polygon(mapPolygon(polygon))
         case .multiPolygon(let polygons): return .multiPolygon(polygons.map(mapPolygon))
         }

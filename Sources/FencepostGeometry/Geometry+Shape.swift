@@ -14,6 +14,13 @@ extension Geometry {
                 throw context.failure("create point")
             }
             pointer = point
+        case .lineString(let positions):
+            let sequence = try Self.makeSequence(positions, context: context)
+            // The line takes ownership of the sequence, whether or not it succeeds.
+            guard let line = GEOSGeom_createLineString_r(context.handle, sequence) else {
+                throw context.failure("create line")
+            }
+            pointer = line
         case .polygon(let polygon):
             pointer = try Self.makePolygon(polygon, context: context)
         case .multiPolygon(let polygons):
@@ -29,20 +36,26 @@ extension Geometry {
         guard ring.first == ring.last else {
             throw GeometryError.malformedCoordinates("ring is not closed")
         }
-        var buffer = [Double]()
-        buffer.reserveCapacity(ring.count * 2)
-        for position in ring {
-            buffer.append(position.lon)
-            buffer.append(position.lat)
-        }
-        guard let sequence = GEOSCoordSeq_copyFromBuffer_r(context.handle, buffer, UInt32(ring.count), 0, 0) else {
-            throw context.failure("create coordinate sequence")
-        }
+        let sequence = try makeSequence(ring, context: context)
         // The ring takes ownership of the sequence, whether or not it succeeds.
         guard let linearRing = GEOSGeom_createLinearRing_r(context.handle, sequence) else {
             throw context.failure("create linear ring")
         }
         return linearRing
+    }
+
+    private static func makeSequence(_ positions: [Position], context: GEOSContext) throws -> OpaquePointer {
+        var buffer = [Double]()
+        buffer.reserveCapacity(positions.count * 2)
+        for position in positions {
+            buffer.append(position.lon)
+            buffer.append(position.lat)
+        }
+        guard let sequence = GEOSCoordSeq_copyFromBuffer_r(context.handle, buffer, UInt32(positions.count), 0, 0)
+        else {
+            throw context.failure("create coordinate sequence")
+        }
+        return sequence
     }
 
     private static func makePolygon(_ polygon: PolygonCoordinates, context: GEOSContext) throws -> OpaquePointer {
@@ -102,6 +115,8 @@ extension Geometry {
                 throw GeometryError.malformedCoordinates("empty point")
             }
             return .point(position)
+        case Int32(GEOS_LINESTRING.rawValue):
+            return .lineString(try Self.positions(of: pointer, context: context))
         case Int32(GEOS_POLYGON.rawValue):
             return .polygon(try Self.polygonCoordinates(of: pointer, context: context))
         case Int32(GEOS_MULTIPOLYGON.rawValue):
@@ -136,7 +151,7 @@ extension Geometry {
         return PolygonCoordinates(rings: rings)
     }
 
-    /// The positions of a point or linear ring; the pointer is borrowed, not owned.
+    /// The positions of a point, a line or a linear ring; the pointer is borrowed, not owned.
     private static func positions(of geometry: OpaquePointer, context: GEOSContext) throws -> [Position] {
         let handle = context.handle
         guard let sequence = GEOSGeom_getCoordSeq_r(handle, geometry) else {

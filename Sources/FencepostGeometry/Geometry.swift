@@ -106,6 +106,24 @@ extension Geometry {
         return Geometry(adopting: pointer, context: context)
     }
 
+    /// The area within `width` of the geometry (planar), round at the ends and the joins, arcs
+    /// drawn with `quadrantSegments` segments a quarter circle.
+    public func buffer(_ width: Double, quadrantSegments: Int32 = 16) throws -> Geometry {
+        context.clearError()
+        guard let pointer = GEOSBuffer_r(context.handle, pointer, width, quadrantSegments) else {
+            throw context.failure("buffer")
+        }
+        return Geometry(adopting: pointer, context: context)
+    }
+
+    /// The planar union with another geometry made on the same context.
+    public func union(with other: Geometry) throws -> Geometry {
+        precondition(other.context === context, "geometries from different GEOS contexts")
+        context.clearError()
+        guard let pointer = GEOSUnion_r(context.handle, pointer, other.pointer) else { throw context.failure("union") }
+        return Geometry(adopting: pointer, context: context)
+    }
+
     /// The planar intersection with another geometry made on the same context.
     public func intersection(with other: Geometry) throws -> Geometry {
         precondition(other.context === context, "geometries from different GEOS contexts")

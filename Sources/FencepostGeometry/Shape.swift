@@ -24,6 +24,8 @@ public struct PolygonCoordinates: Sendable, Hashable {
 /// A plain-Swift geometry: what region configs and the store carry, convertible to and from GEOS.
 public enum Shape: Sendable, Hashable {
     case point(Position)
+    /// A line through the positions in order (a corridor's centre line).
+    case lineString([Position])
     case polygon(PolygonCoordinates)
     case multiPolygon([PolygonCoordinates])
 
@@ -31,6 +33,7 @@ public enum Shape: Sendable, Hashable {
     public var geoJSONType: String {
         switch self {
         case .point: return "Point"
+        case .lineString: return "LineString"
         case .polygon: return "Polygon"
         case .multiPolygon: return "MultiPolygon"
         }
@@ -40,6 +43,7 @@ public enum Shape: Sendable, Hashable {
     public var positions: [Position] {
         switch self {
         case .point(let position): return [position]
+        case .lineString(let positions): return positions
         case .polygon, .multiPolygon: return rings.flatMap { $0 }
         }
     }
@@ -47,7 +51,7 @@ public enum Shape: Sendable, Hashable {
     /// The rings of a polygon, or of every polygon of a multipolygon in turn; none for a point.
     public var rings: [[Position]] {
         switch self {
-        case .point: return []
+        case .point, .lineString: return []
         case .polygon(let polygon): return polygon.rings
         case .multiPolygon(let polygons): return polygons.flatMap(\.rings)
         }

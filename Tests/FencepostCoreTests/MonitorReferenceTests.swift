@@ -73,8 +73,8 @@ import Testing
             switch region.shape {
             case .circle(let center, let radius):
                 inside = { Geodesy.distance(center, $0) <= radius }
-            case .area(let shape):
-                let prepared = try Geometry(shape: shape, context: context).prepared()
+            case .area, .corridor:
+                let prepared = try Geometry(shape: region.shape.polygonal!, context: context).prepared()
                 inside = { try prepared.covers(x: $0.lon, y: $0.lat) }
             }
             var was = false
@@ -227,7 +227,8 @@ struct CrossingOracle {
         for region in regions {
             switch region.shape {
             case .circle(let center, let radius): circles[region.id] = (center, radius)
-            case .area(let shape): boundaries[region.id] = try Geometry(shape: shape, context: context).boundary()
+            case .area, .corridor:
+                boundaries[region.id] = try Geometry(shape: region.shape.polygonal!, context: context).boundary()
             }
         }
     }

@@ -124,8 +124,20 @@ import Testing
             "invalid_geometry", "Hole lies outside shell"
         ),
         (
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"MultiLineString","coordinates":[[[0,0],[1,1]]]},"properties":{"id":"l"}}]}"#,
+            "unsupported_geometry", "unsupported geometry type MultiLineString"
+        ),
+        (
             #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]},"properties":{"id":"l"}}]}"#,
-            "unsupported_geometry", "unsupported geometry type LineString"
+            "invalid_property", "a LineString is a corridor: it needs buffer"
+        ),
+        (
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"LineString","coordinates":[[0,0],[0,0]]},"properties":{"id":"l","buffer":5}}]}"#,
+            "malformed_coordinates", "all the same point"
+        ),
+        (
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]},"properties":{"id":"l","buffer":20000}}]}"#,
+            "invalid_property", "must be at most 10000 m"
         ),
         (
             #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"id":"p","radius":5,"hysteresis":"big"}}]}"#,

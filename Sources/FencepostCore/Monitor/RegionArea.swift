@@ -34,6 +34,8 @@ class RegionArea {
         switch shape {
         case .circle(let center, let radius):
             return CircleArea(center: center, radius: radius, envelope: shape.bounds)
+        case .corridor(let corridor):
+            return try compile(.area(corridor.outline), context: context)
         case .area(let area):
             let rings = area.rings
             let projection = LocalProjection(centredOn: area.bounds)

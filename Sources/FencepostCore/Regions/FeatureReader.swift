@@ -9,7 +9,7 @@ struct FeatureReader {
     /// Properties with a meaning to Fencepost; everything else is kept as given.
     static let knownProperties: Set<String> = [
         "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled", "devices",
-        "groups", "max_dwell", "schedule", "expect",
+        "groups", "max_dwell", "schedule", "expect", "buffer",
     ]
 
     init(feature: JSONValue) {
@@ -182,7 +182,7 @@ struct FeatureReader {
             return nil
         }
         guard let coordinates = geometry["coordinates"] else {
-            if ["Point", "Polygon", "MultiPolygon"].contains(type) {
+            if ["Point", "LineString", "Polygon", "MultiPolygon"].contains(type) {
                 problems.append(.malformedCoordinates("\(type) has no coordinates"))
             } else {
                 problems.append(.unsupportedGeometry(type))
@@ -195,6 +195,8 @@ struct FeatureReader {
             let radius = readRadius(properties)
             guard let center, let radius else { return nil }
             return .circle(center: center, radius: radius)
+        case "LineString":
+            return readCorridor(coordinates, properties, context: context)
         case "Polygon":
             guard let polygon = readPolygon(coordinates) else { return nil }
             return validated(.polygon(polygon), context: context)
@@ -213,6 +215,54 @@ struct FeatureReader {
             problems.append(.unsupportedGeometry(type))
             return nil
         }
+    }
+
+    /// A LineString with `buffer` metres: a corridor. Two positions at least, not all the same.
+    private mutating func readCorridor(
+        _ coordinates: JSONValue, _ properties: [String: JSONValue], context: GEOSContext
+    )
+        -> RegionShape?
+    {
+        let buffer = readBuffer(properties)
+        guard let items = coordinates.arrayValue, items.count >= 2 else {
+            problems.append(.malformedCoordinates("a LineString needs an array of at least two positions"))
+            return nil
+        }
+        var line: [Position] = []
+        for item in items {
+            guard let position = readPosition(item) else { return nil }
+            line.append(position)
+        }
+        guard let buffer else { return nil }
+        guard line.contains(where: { $0 != line[0] }) else {
+            problems.append(.malformedCoordinates("a LineString's positions are all the same point"))
+            return nil
+        }
+        do {
+            return .corridor(try Corridor(line: line, buffer: buffer, context: context))
+        } catch {
+            problems.append(.invalidGeometry(reason: "\(error)", location: nil))
+            return nil
+        }
+    }
+
+    private mutating func readBuffer(_ properties: [String: JSONValue]) -> Double? {
+        switch properties["buffer"] {
+        case nil, .null?:
+            problems.append(
+                .invalidProperty(
+                    name: "buffer", reason: "a LineString is a corridor: it needs buffer, the metres either side"))
+        case .number(let buffer)? where buffer > RegionLimits.buffer.maximum:
+            problems.append(.invalidProperty(name: "buffer", reason: RegionLimits.buffer.refusal(of: buffer)))
+        case .number(let buffer)? where buffer > 0:
+            return buffer
+        case .number(let buffer)?:
+            problems.append(.invalidProperty(name: "buffer", reason: "must be greater than 0, got \(buffer)"))
+        case let other?:
+            problems.append(
+                .invalidProperty(name: "buffer", reason: "must be a number of metres, found a JSON \(other.typeName)"))
+        }
+        return nil
     }
 
     private mutating func readRadius(_ properties: [String: JSONValue]) -> Double? {

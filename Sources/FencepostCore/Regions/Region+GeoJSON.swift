@@ -14,6 +14,7 @@ extension Region {
         if let name { properties["name"] = .string(name) }
         if !tags.isEmpty { properties["tags"] = .array(tags.map(JSONValue.string)) }
         if case .circle(_, let radius) = shape { properties["radius"] = .number(radius) }
+        if case .corridor(let corridor) = shape { properties["buffer"] = .number(corridor.buffer) }
         if let value = settings.hysteresis { properties["hysteresis"] = .number(value) }
         if let value = settings.dwell { properties["dwell"] = .number(value) }
         if let value = settings.maxDwell { properties["max_dwell"] = .number(value) }
@@ -36,11 +37,15 @@ extension Region {
         Self.sha256(feature.canonicalData())
     }
 
-    /// SHA-256 of the area alone (geometry and radius): what decides `region_changed`.
+    /// SHA-256 of the area alone (geometry and radius or buffer): what decides `region_changed`.
     public var geometryHash: String {
         var geometry = shape.geometry.geoJSON
         if case .circle(_, let radius) = shape, case .object(var members) = geometry {
             members["radius"] = .number(radius)
+            geometry = .object(members)
+        }
+        if case .corridor(let corridor) = shape, case .object(var members) = geometry {
+            members["buffer"] = .number(corridor.buffer)
             geometry = .object(members)
         }
         return Self.sha256(geometry.canonicalData())
@@ -68,6 +73,7 @@ extension Shape {
         let coordinates: JSONValue
         switch self {
         case .point(let p): coordinates = position(p)
+        case .lineString(let line): coordinates = .array(line.map(position))
         case .polygon(let p): coordinates = polygon(p)
         case .multiPolygon(let parts): coordinates = .array(parts.map(polygon))
         }

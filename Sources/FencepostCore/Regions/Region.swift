@@ -34,21 +34,34 @@ public enum RegionShape: Sendable, Hashable {
     case circle(center: Position, radius: Double)
     /// A polygon or multipolygon, holes allowed; planar in lon/lat, boundary inside.
     case area(Shape)
+    /// Points within a buffer of a line (a route, a pipeline).
+    case corridor(Corridor)
 
-    /// The geometry as GeoJSON carries it: a Point for a circle.
+    /// The geometry as GeoJSON carries it: a Point for a circle, a LineString for a corridor.
     public var geometry: Shape {
         switch self {
         case .circle(let center, _): return .point(center)
         case .area(let shape): return shape
+        case .corridor(let corridor): return .lineString(corridor.line)
         }
     }
 
-    /// A short name of the kind of shape: `circle`, `polygon` or `multipolygon`.
+    /// A short name of the kind of shape: `circle`, `polygon`, `multipolygon` or `corridor`.
     public var kind: String {
         switch self {
         case .circle: return "circle"
         case .area(.multiPolygon): return "multipolygon"
         case .area: return "polygon"
+        case .corridor: return "corridor"
+        }
+    }
+
+    /// The polygon a region other than a circle covers: its own, or a corridor's outline.
+    public var polygonal: Shape? {
+        switch self {
+        case .circle: return nil
+        case .area(let shape): return shape
+        case .corridor(let corridor): return corridor.outline
         }
     }
 
@@ -67,6 +80,8 @@ public enum RegionShape: Sendable, Hashable {
                 maxY: min(box.maxY, 90))
         case .area(let shape):
             return shape.bounds
+        case .corridor(let corridor):
+            return corridor.outline.bounds
         }
     }
 }

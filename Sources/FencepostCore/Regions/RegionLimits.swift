@@ -19,6 +19,8 @@ public enum RegionLimits {
 
     /// A circle's radius: a country fits in 1,000 km.
     public static let radius = Limit(maximum: 1_000_000, unit: "m", spoken: "1,000 km")
+    /// A corridor's buffer: a corridor 20 km wide is an area.
+    public static let buffer = Limit(maximum: 10_000, unit: "m", spoken: "10 km")
     /// The hysteresis band: wider than a city is not noise.
     public static let hysteresis = Limit(maximum: 10_000, unit: "m", spoken: "10 km")
     /// `dwell`: a year (a leap one).

@@ -139,6 +139,7 @@ package struct GeoJSONExport {
         var properties = visit.json.objectValue ?? [:]
         properties["type"] = .string("visit")
         if case .circle(_, let radius)? = region?.shape { properties["radius"] = .number(radius) }
+        if case .corridor(let corridor)? = region?.shape { properties["buffer"] = .number(corridor.buffer) }
         return .object([
             "type": .string("Feature"), "geometry": region?.shape.geometry.geoJSON ?? .null,
             "properties": .object(properties),

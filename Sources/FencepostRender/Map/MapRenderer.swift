@@ -243,6 +243,8 @@ struct MapCanvas {
         var parts = [region.name.map { "\($0) (\(region.id))" } ?? region.id]
         if case .circle(_, let radius) = region.shape {
             parts.append("circle, radius \(px(radius)) m")
+        } else if case .corridor(let corridor) = region.shape {
+            parts.append("corridor, \(px(corridor.buffer)) m either side of its line")
         } else {
             parts.append(region.shape.kind)
         }
@@ -263,7 +265,9 @@ struct MapCanvas {
             LabelPlacer.Spot(at: Point(x: middle.x, y: box.minY - gap - 1), anchor: "middle"),
             LabelPlacer.Spot(at: Point(x: middle.x, y: box.maxY + gap + 9), anchor: "middle"),
         ]
-        if inside, box.width > Double(text.count) * MapRenderer.fontSize * 0.6 + 8,
+        if inside, let point = shape.labelPoint {
+            spots.insert(LabelPlacer.Spot(at: Point(x: point.x, y: point.y + 4), anchor: "middle"), at: 0)
+        } else if inside, box.width > Double(text.count) * MapRenderer.fontSize * 0.6 + 8,
             box.height > MapRenderer.fontSize * 2
         {
             spots.insert(LabelPlacer.Spot(at: Point(x: middle.x, y: middle.y + 4), anchor: "middle"), at: 0)

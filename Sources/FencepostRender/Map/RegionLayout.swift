@@ -12,6 +12,9 @@ struct DrawnShape {
 
     var form: Form
     var box: Box
+    /// Where a label inside the shape goes when the box's centre may lie outside it (a
+    /// corridor's: halfway along its line).
+    var labelPoint: Point?
 }
 
 /// How the regions of a map are drawn at its scale: each big enough to see as its own shape;
@@ -103,7 +106,30 @@ struct RegionLayout {
             return DrawnShape(form: .path(PathGeometry.data(ring, closed: true)), box: PathGeometry.box(ring))
         case .area(let area):
             return rings(area.rings, frame: frame)
+        case .corridor(let corridor):
+            var drawn = rings(corridor.outline.rings, frame: frame)
+            drawn.labelPoint = frame.point(Self.halfway(along: corridor.line))
+            return drawn
         }
+    }
+
+    /// The point halfway along a line, by length in lon/lat scaled to the line's latitude.
+    static func halfway(along line: [Position]) -> Position {
+        let scale = cos(line[0].lat * .pi / 180)
+        let lengths = zip(line, line.dropFirst()).map { a, b in
+            (((b.lon - a.lon) * scale) * ((b.lon - a.lon) * scale) + (b.lat - a.lat) * (b.lat - a.lat)).squareRoot()
+        }
+        var rest = lengths.reduce(0, +) / 2
+        for (index, length) in lengths.enumerated() {
+            if rest <= length, length > 0 {
+                let a = line[index]
+                let b = line[index + 1]
+                let fraction = rest / length
+                return Position(lon: a.lon + (b.lon - a.lon) * fraction, lat: a.lat + (b.lat - a.lat) * fraction)
+            }
+            rest -= length
+        }
+        return line[line.count / 2]
     }
 
     /// Rings projected and simplified to a third of a pixel; rings that shrink below a pixel

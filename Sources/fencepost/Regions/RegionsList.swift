@@ -43,6 +43,7 @@ struct RegionsList: AsyncParsableCommand {
         ]
         object["name"] = region.name.map(JSONValue.string) ?? .null
         if case .circle(_, let radius) = region.shape { object["radius"] = .number(radius) }
+        if case .corridor(let corridor) = region.shape { object["buffer"] = .number(corridor.buffer) }
         return .object(object)
     }
 
