@@ -15,12 +15,13 @@ import Testing
 
     @Test func readsAScheduleAndWritesItBackCanonically() throws {
         let file = region(
-            #""expect":"inside","schedule":{"tz":"Europe/Dublin","weekly":[{"days":["fr","MO","tu","we","th","mo"],"from":"07:00","to":"09:00"},{"days":["sa"],"from":"22:00","to":"02:30"}],"except":["2026-12-25","2026-12-24"]}"#
+            #""expect":"inside","speed_limit_kmh":30,"speed_min_duration":5,"schedule":{"tz":"Europe/Dublin","weekly":[{"days":["fr","MO","tu","we","th","mo"],"from":"07:00","to":"09:00"},{"days":["sa"],"from":"22:00","to":"02:30"}],"except":["2026-12-25","2026-12-24"]}"#
         )
         #expect(file.issues.isEmpty, "\(file.issues)")
         let school = try #require(file.regions.first?.region)
         let schedule = try #require(school.settings.schedule)
         #expect(school.settings.expectsInside)
+        #expect(school.settings.speedLimit == 30 && school.settings.speedMinDuration == 5)
         #expect(schedule.timeZone == "Europe/Dublin")
         #expect(schedule.weekly[0].days == [.monday, .tuesday, .wednesday, .thursday, .friday])
         #expect(schedule.weekly[0].from == 420 && schedule.weekly[0].to == 540)
@@ -56,6 +57,9 @@ import Testing
             "unknown member \"when\""
         ),
         (#""expect":"outside""#, "must be \"inside\""),
+        (#""speed_min_duration":5"#, "needs speed_limit_kmh"),
+        (#""speed_limit_kmh":3000"#, "must be at most 2000 km/h"),
+        (#""speed_limit_kmh":0"#, "must be greater than 0"),
     ])
     func refusesWithTheReason(properties: String, message: String) {
         let file = region(properties)

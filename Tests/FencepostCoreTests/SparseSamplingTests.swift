@@ -73,7 +73,7 @@ import Testing
                     Visit(
                         region: event.regionID, enter: open.removeValue(forKey: event.regionID) ?? event.time,
                         exit: event.time))
-            case .dwell, .overstay, .absent: break
+            case .dwell, .overstay, .absent, .overspeed: break
             }
         }
         return visits + open.map { Visit(region: $0.key, enter: $0.value, exit: end) }

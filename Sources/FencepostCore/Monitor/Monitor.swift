@@ -22,6 +22,11 @@ public final class Monitor {
     /// The regions with a schedule that expect the device inside: a period's start is an
     /// `absent` wherever the device is.
     let expecting: [Int]
+    /// Per region, its speed limit in metres per second, and how long an episode above it must
+    /// last (seconds); nil: none.
+    let speedLimits: [(limit: Double, minDuration: Double)?]
+    /// Whether any region has a speed limit: only then are fixes' speeds followed.
+    let hasSpeedLimits: Bool
     /// Per region, its ``RegionArea/deepestUsefulDepth``.
     private let deepestDepths: [Double]
     private let indexByID: [String: Int]
@@ -63,6 +68,11 @@ public final class Monitor {
         let expectsInside = enabled.map(\.settings.expectsInside)
         self.expectsInside = expectsInside
         self.expecting = enabled.indices.filter { expectsInside[$0] && enabled[$0].settings.schedule != nil }
+        let speedLimits = enabled.map { region in
+            region.settings.speedLimit.map { (limit: $0 / 3.6, minDuration: region.settings.speedMinDuration ?? 10) }
+        }
+        self.speedLimits = speedLimits
+        self.hasSpeedLimits = speedLimits.contains { $0 != nil }
         self.deepestDepths = areas.map(\.deepestUsefulDepth)
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         self.audiences = enabled.map(\.audience)
@@ -102,6 +112,12 @@ public final class Monitor {
 
     /// Processes one accepted fix (fixes must come in time order per device).
     public func process(_ fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void) throws {
+        guard hasSpeedLimits else { return try processPlaces(fix, track: &track, emit: emit) }
+        try processWatchingSpeed(fix, track: &track, emit: emit)
+    }
+
+    /// A fix's enters, exits and the rest: all but the speed limits' episodes.
+    func processPlaces(_ fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void) throws {
         let previous = track.lastFix
         track.lastFix = FixPoint(fix)
         // Nothing can happen while the fix stays in the quiet disc: it lies in the candidates'
@@ -168,7 +184,8 @@ public final class Monitor {
             }
             track.strays.removeAll { track.members[$0] == nil }
         }
-        if let reach, track.strays.isEmpty {
+        // A visit in a region with a speed limit needs every fix's speed.
+        if let reach, track.strays.isEmpty, !(hasSpeedLimits && watchesSpeed(track)) {
             track.quiet = quietDisc(
                 around: position, at: fix.time, reach: reach, metresPerDegreeLon: reachScale, track: track)
         }

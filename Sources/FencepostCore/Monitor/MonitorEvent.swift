@@ -8,6 +8,9 @@ public enum EventKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// A device that should be inside (`expect: "inside"`) is not: outside when a period of the
     /// region's schedule starts, or leaving during one.
     case absent
+    /// Inside a region with a `speed_limit_kmh`, faster than it for `speed_min_duration`: one
+    /// per episode, at its start, with its top speed and how long it lasted.
+    case overspeed
 
     /// The kinds every region can give; the others come from a region's rules, and summaries
     /// name them only when there are some.
@@ -40,6 +43,26 @@ public struct EventFlags: OptionSet, Sendable, Hashable, Codable {
     }
 }
 
+/// An `overspeed`'s measures: its top speed and how long it lasted.
+public struct OverspeedEpisode: Sendable, Hashable {
+    public var maxSpeedKmh: Double
+    /// Seconds.
+    public var duration: Double
+
+    public init(maxSpeedKmh: Double, duration: Double) {
+        self.maxSpeedKmh = maxSpeedKmh
+        self.duration = duration
+    }
+
+    /// The event's properties: `{"duration": s, "max_speed_kmh": v}`, to 0.1.
+    public var properties: JSONValue {
+        .object([
+            "max_speed_kmh": .number((maxSpeedKmh * 10).rounded() / 10),
+            "duration": .number((duration * 10).rounded() / 10),
+        ])
+    }
+}
+
 /// An event the monitor emits for one device and region.
 public struct MonitorEvent: Sendable, Hashable {
     public var kind: EventKind
@@ -52,12 +75,15 @@ public struct MonitorEvent: Sendable, Hashable {
     public var visitEnteredAt: Double
     /// Where the boundary was crossed; nil for a dwell.
     public var position: Position?
+    /// An `overspeed`'s episode.
+    public var overspeed: OverspeedEpisode?
 
     public init(
         kind: EventKind, device: String, regionID: String, time: Double, flags: EventFlags, visitEnteredAt: Double,
-        position: Position? = nil
+        position: Position? = nil, overspeed: OverspeedEpisode? = nil
     ) {
         self.position = position
+        self.overspeed = overspeed
         self.kind = kind
         self.device = device
         self.regionID = regionID

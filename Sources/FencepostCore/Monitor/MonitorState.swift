@@ -34,6 +34,16 @@ public struct Membership: Sendable, Hashable, Codable {
     public var dwellEmitted: Bool
     /// The visit's `overstay` (the region's `max_dwell`) was emitted.
     public var overstayEmitted = false
+    /// An episode above the region's speed limit under way in this visit.
+    public var speeding: Speeding?
+
+    /// A visit's episode above its region's speed limit, from its first fast fix.
+    public struct Speeding: Sendable, Hashable, Codable {
+        public var start: Double
+        public var position: Position
+        /// Metres per second.
+        public var maxSpeed: Double
+    }
 
     /// Whether a `dwell` or an `overstay` is still to come for this visit under `settings`.
     func awaitsTimedEvent(_ settings: MonitorSettings) -> Bool {
@@ -43,10 +53,10 @@ public struct Membership: Sendable, Hashable, Codable {
 
 extension Membership {
     enum CodingKeys: String, CodingKey {
-        case phase, enter, outward, armed, dwellEmitted, overstayEmitted
+        case phase, enter, outward, armed, dwellEmitted, overstayEmitted, speeding
     }
 
-    /// States saved before `overstayEmitted` existed read as not emitted.
+    /// States saved before `overstayEmitted` and `speeding` existed read as not emitted and none.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -55,7 +65,8 @@ extension Membership {
             outward: try container.decodeIfPresent(Crossing.self, forKey: .outward),
             armed: try container.decode(Bool.self, forKey: .armed),
             dwellEmitted: try container.decode(Bool.self, forKey: .dwellEmitted),
-            overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false)
+            overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false,
+            speeding: try container.decodeIfPresent(Speeding.self, forKey: .speeding))
     }
 }
 

@@ -9,7 +9,7 @@ struct FeatureReader {
     /// Properties with a meaning to Fencepost; everything else is kept as given.
     static let knownProperties: Set<String> = [
         "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled", "devices",
-        "groups", "max_dwell", "schedule", "expect", "buffer",
+        "groups", "max_dwell", "schedule", "expect", "buffer", "speed_limit_kmh", "speed_min_duration",
     ]
 
     init(feature: JSONValue) {
@@ -131,6 +131,13 @@ struct FeatureReader {
         settings.enterDelay = readNumber(properties, "enter_delay", allowZero: true, limit: RegionLimits.delay)
         settings.exitDelay = readNumber(properties, "exit_delay", allowZero: true, limit: RegionLimits.delay)
         settings.schedule = readSchedule(properties)
+        settings.speedLimit = readNumber(properties, "speed_limit_kmh", allowZero: false, limit: RegionLimits.speed)
+        settings.speedMinDuration = readNumber(
+            properties, "speed_min_duration", allowZero: true, limit: RegionLimits.delay)
+        if settings.speedMinDuration != nil, settings.speedLimit == nil {
+            problems.append(
+                .invalidProperty(name: "speed_min_duration", reason: "needs speed_limit_kmh, the limit it is for"))
+        }
         switch properties["expect"] {
         case nil, .null?: break
         case .string("inside")?: settings.expectsInside = true

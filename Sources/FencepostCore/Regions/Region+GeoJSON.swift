@@ -23,6 +23,8 @@ extension Region {
         if !settings.enabled { properties["enabled"] = .bool(false) }
         if let schedule = settings.schedule { properties["schedule"] = schedule.json }
         if settings.expectsInside { properties["expect"] = .string("inside") }
+        if let value = settings.speedLimit { properties["speed_limit_kmh"] = .number(value) }
+        if let value = settings.speedMinDuration { properties["speed_min_duration"] = .number(value) }
         if !audience.devices.isEmpty { properties["devices"] = .array(audience.devices.map(JSONValue.string)) }
         if !audience.groups.isEmpty { properties["groups"] = .array(audience.groups.map(JSONValue.string)) }
         return .object([

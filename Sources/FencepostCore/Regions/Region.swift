@@ -105,12 +105,19 @@ public struct RegionSettings: Sendable, Hashable {
     /// `expect: "inside"`: the device should be inside while the region is active, and an
     /// `absent` event says when it is not.
     public var expectsInside = false
+    /// `speed_limit_kmh`: inside the region, faster than this for `speedMinDuration` is an
+    /// `overspeed`; off when nil.
+    public var speedLimit: Double?
+    /// `speed_min_duration` (seconds): how long an episode must last to count; 10 s when nil.
+    public var speedMinDuration: Double?
 
     public init(
         hysteresis: Double? = nil, dwell: Double? = nil, enterDelay: Double? = nil,
         exitDelay: Double? = nil, enabled: Bool = true, maxDwell: Double? = nil, schedule: RegionSchedule? = nil,
-        expectsInside: Bool = false
+        expectsInside: Bool = false, speedLimit: Double? = nil, speedMinDuration: Double? = nil
     ) {
+        self.speedLimit = speedLimit
+        self.speedMinDuration = speedMinDuration
         self.schedule = schedule
         self.expectsInside = expectsInside
         self.maxDwell = maxDwell

@@ -21,6 +21,8 @@ public enum RegionLimits {
     public static let radius = Limit(maximum: 1_000_000, unit: "m", spoken: "1,000 km")
     /// A corridor's buffer: a corridor 20 km wide is an area.
     public static let buffer = Limit(maximum: 10_000, unit: "m", spoken: "10 km")
+    /// `speed_limit_kmh`: faster than an airliner is no road.
+    public static let speed = Limit(maximum: 2_000, unit: "km/h", spoken: "2,000 km/h")
     /// The hysteresis band: wider than a city is not noise.
     public static let hysteresis = Limit(maximum: 10_000, unit: "m", spoken: "10 km")
     /// `dwell`: a year (a leap one).

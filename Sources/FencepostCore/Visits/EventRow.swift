@@ -48,7 +48,7 @@ public struct EventRow: Sendable, Hashable {
         flags = event.flags.names
         lat = event.position?.lat
         lon = event.position?.lon
-        properties = "{}"
+        properties = event.propertiesText
     }
 }
 
@@ -66,12 +66,16 @@ extension EventRow {
     }
 
     /// A geofence event as sync carries it (its outbox payload): the common fields, its source,
-    /// and coordinates that are null for a dwell (the export and the API leave them out).
+    /// coordinates that are null for a dwell (the export and the API leave them out), and its
+    /// properties when it has some (an `overspeed`'s).
     public var geofencePayload: String {
         var fields = jsonFields
         fields["source"] = .string("geofence")
         fields["lat"] = lat.map(JSONValue.number) ?? .null
         fields["lon"] = lon.map(JSONValue.number) ?? .null
+        if properties != "{}", let measured = try? JSONParser.parse(Array(properties.utf8)) {
+            fields["properties"] = measured
+        }
         return JSONValue.object(fields).canonicalText()
     }
 }

@@ -12,9 +12,12 @@ public struct GeofenceEvent: Sendable, Hashable {
     public var flags: EventFlags
     /// Where the boundary was crossed; nil for a dwell.
     public var position: Position?
+    /// What the event measured (an `overspeed`'s top speed and duration), as its properties.
+    public var overspeed: OverspeedEpisode?
 
     public init(_ event: MonitorEvent) {
         self.position = event.position
+        self.overspeed = event.overspeed
         self.kind = event.kind
         self.device = event.device
         self.regionID = event.regionID
@@ -24,6 +27,13 @@ public struct GeofenceEvent: Sendable, Hashable {
             device: event.device, region: event.regionID, kind: event.kind, time: event.time)
         self.visitID = DeterministicID.visit(
             device: event.device, region: event.regionID, enteredAt: event.visitEnteredAt)
+    }
+}
+
+extension GeofenceEvent {
+    /// The `properties` column: `{}` but for an event that measured something.
+    public var propertiesText: String {
+        overspeed?.properties.canonicalText() ?? "{}"
     }
 }
 
@@ -86,7 +96,7 @@ public enum VisitChange: Sendable, Hashable {
                 Visit(id: event.visitID, device: event.device, regionID: event.regionID, enteredAt: event.time))
         case .exit:
             self = .close(visitID: event.visitID, at: event.time, reason: VisitExitReason(closing: event))
-        case .dwell, .overstay, .absent:
+        case .dwell, .overstay, .absent, .overspeed:
             self = .none
         }
     }

@@ -53,7 +53,7 @@ package struct DeviceTally: Sendable, Hashable {
         case .enter: enters += 1
         case .exit: exits += 1
         case .dwell: dwells += 1
-        case .overstay, .absent: ruled[kind, default: 0] += 1
+        case .overstay, .absent, .overspeed: ruled[kind, default: 0] += 1
         }
     }
 

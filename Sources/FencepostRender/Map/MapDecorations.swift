@@ -32,7 +32,9 @@ struct Legend {
         if tracks { entries.append(("track", "track (accepted fixes)")) }
         if crossingTracks { entries.append(("crossings", "crossings in time order")) }
         if dropped { entries.append(("dropped", "fix dropped by the filter")) }
-        for kind in ["enter", "exit", "dwell", "overstay"] where kinds.contains(kind) { entries.append((kind, kind)) }
+        for kind in ["enter", "exit", "dwell", "overstay", "absent", "overspeed"] where kinds.contains(kind) {
+            entries.append((kind, kind))
+        }
         return entries
     }
 }

@@ -21,9 +21,9 @@ enum MapStyle {
         .track.crossings,.swatch-crossings{stroke-dasharray:6 4;stroke-width:1.8}\
         .dropped-fix,.swatch-dropped{fill:#57534e;fill-opacity:.35}\
         .device-position{stroke:#fff;stroke-width:2}\
-        .event,.swatch-enter,.swatch-exit,.swatch-dwell,.swatch-overstay{stroke:#fff;stroke-width:1.2}\
+        .event,.swatch-enter,.swatch-exit,.swatch-dwell,.swatch-overstay,.swatch-absent,.swatch-overspeed{stroke:#fff;stroke-width:1.2}\
         .swatch-cluster-count{fill:#fff;font-size:9px;font-weight:bold;text-anchor:middle}\
-        .event.enter,.swatch-enter{fill:#16a34a}.event.exit,.swatch-exit{fill:#dc2626}.event.dwell,.swatch-dwell{fill:#7c3aed}.event.overstay,.swatch-overstay{fill:#ea580c}\
+        .event.enter,.swatch-enter{fill:#16a34a}.event.exit,.swatch-exit{fill:#dc2626}.event.dwell,.swatch-dwell{fill:#7c3aed}.event.overstay,.swatch-overstay{fill:#ea580c}.event.absent,.swatch-absent{fill:#be123c}.event.overspeed,.swatch-overspeed{fill:#0891b2}\
         .event.gap{stroke:#111827;stroke-dasharray:2 1.5}\
         .event.pass{fill-opacity:.55}\
         .label{font-size:11px;fill:#1f2937;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}\

@@ -49,6 +49,14 @@ extension DeviceState {
         json.member("dwellEmitted", .bool(membership.dwellEmitted))
         // Written only once it is true: states without overstays are stored as before.
         if membership.overstayEmitted { json.member("overstayEmitted", .bool(true)) }
+        json.member("speeding", membership.speeding) { speeding, json in
+            json.member("start", speeding.start)
+            json.member("position") {
+                $0.member("lon", speeding.position.lon)
+                $0.member("lat", speeding.position.lat)
+            }
+            json.member("maxSpeed", speeding.maxSpeed)
+        }
     }
 
     private static func write(_ crossing: Crossing, to json: inout JSONObjectWriter) {

@@ -16,7 +16,7 @@ enum OutboxPayload {
     static let select = """
         SELECT o.seq, o.entity, o.entity_id, o.op, o.version, o.idempotency_key, o.payload, o.attempts,
             e.kind AS e_kind, e.device AS e_device, e.region AS e_region, e.visit_id AS e_visit_id, e.time AS e_time,
-            e.lat AS e_lat, e.lon AS e_lon, e.flags AS e_flags,
+            e.lat AS e_lat, e.lon AS e_lon, e.flags AS e_flags, e.properties AS e_properties,
             v.device AS v_device, v.region AS v_region, v.entered_ms AS v_entered_ms, v.entered_at AS v_entered_at,
             v.exited_ms AS v_exited_ms, v.exited_at AS v_exited_at, v.status AS v_status, v.exit_reason AS v_exit_reason
         FROM outbox o
@@ -54,7 +54,7 @@ enum OutboxPayload {
                 visitID: row["e_visit_id"], timeMs: 0, time: row["e_time"] ?? "",
                 flags: flags.isEmpty ? [] : flags.split(separator: ",").map(String.init), lat: row["e_lat"],
                 lon: row["e_lon"],
-                properties: "{}"
+                properties: row["e_properties"] ?? "{}"
             ).geofencePayload
         default:
             let version: Int = row["version"]

@@ -46,7 +46,7 @@ struct PostgresEventWriter: EventWriting {
                     break
                 }
                 written.visitsClosed += 1
-            case .dwell, .overstay, .absent:
+            case .dwell, .overstay, .absent, .overspeed:
                 break
             }
         }
@@ -67,22 +67,23 @@ struct PostgresEventWriter: EventWriting {
         var inserted = Set<String>()
         for chunk in Self.chunks(events) {
             var values: [SQLValue] = []
-            values.reserveCapacity(chunk.count * 11)
+            values.reserveCapacity(chunk.count * 12)
             for event in chunk {
                 values += [
                     .text(event.id), .text(event.kind.rawValue), .text(event.device), .text(event.regionID),
                     .text(event.visitID),
                     .integer(Timestamp.milliseconds(event.time)), .text(Timestamp.format(seconds: event.time)),
                     event.position.map { .double($0.lat) } ?? .null, event.position.map { .double($0.lon) } ?? .null,
-                    .text(event.flags.names.joined(separator: ",")), .text(now),
+                    .text(event.flags.names.joined(separator: ",")), .text(now), .text(event.propertiesText),
                 ]
             }
             let rows = Self.placeholders(
-                rows: chunk.count, columns: 11, template: "(?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)")
+                rows: chunk.count, columns: 12, template: "(?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)")
             inserted.formUnion(
                 try await transaction.values(
                     """
-                    INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
+                    INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at,
+                        properties)
                     VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id
                     """,
                     values) as [String])

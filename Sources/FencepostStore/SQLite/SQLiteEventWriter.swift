@@ -17,8 +17,9 @@ struct SQLiteEventWriter: EventWriting {
         self.now = now
         insertEvent = try DirectStatement(
             """
-            INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at)
-            VALUES (?1, ?2, 'geofence', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11)
+            INSERT OR IGNORE INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at,
+                properties)
+            VALUES (?1, ?2, 'geofence', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11, ?12)
             """, db: db)
         openVisit = try DirectStatement(
             """
@@ -95,6 +96,7 @@ struct SQLiteEventWriter: EventWriting {
         insertEvent.bind(9, event.position?.lon)
         insertEvent.bind(10, flags)
         insertEvent.bind(11, now)
+        insertEvent.bind(12, event.propertiesText)
         guard try insertEvent.execute() > 0 else { return false }
         try outbox.enqueue(entity: .event, id: event.id, version: 1)
         return true

@@ -6,9 +6,10 @@ import FencepostStore
 import Foundation
 import Testing
 
-/// Regions with a schedule through the store: visits that open at a period's start and close
-/// `schedule_ended` at its end, across inputs; `absent` events stored and counted.
-@Suite struct RegionScheduleIngestTests {
+/// Regions' rules through the store: visits that open at a schedule's start and close
+/// `schedule_ended` at its end, across inputs; `absent` events stored and counted; an
+/// `overspeed`'s measures in its properties, read back and in its sync payload.
+@Suite struct RegionRulesIngestTests {
     let projection = LocalProjection(origin: Position(lon: -6.26, lat: 53.35))
 
     func fix(_ x: Double, at time: String, plus seconds: Double = 0) -> Fix {
@@ -63,5 +64,30 @@ import Testing
         try await store.forEachEvent(EventQuery(kind: "absent")) { events.append("\($0.kind) \($0.time)") }
         #expect(events == ["absent 2026-10-26T07:00:00.000Z"])
         #expect(try await visits(store).isEmpty)
+    }
+
+    @Test func anOverspeedKeepsItsMeasuresInTheStoreAndItsSyncPayload() async throws {
+        let store = try await TestStores.fresh()
+        try await store.applyRegions([
+            Region(
+                id: "zone", shape: .circle(center: projection.origin, radius: 500),
+                settings: RegionSettings(speedLimit: 50))
+        ])
+        // Through the zone west to east, a fix a second: 10 m/s, then 20 m/s for 15 s, then 10.
+        var x = -600.0
+        var fixes = [fix(x, at: "2026-10-26T12:00:00Z")]
+        for (speed, seconds) in [(10.0, 40), (20, 15), (10, 50)] {
+            for _ in 0..<seconds {
+                x += speed
+                fixes.append(fix(x, at: "2026-10-26T12:00:00Z", plus: Double(fixes.count)))
+            }
+        }
+        _ = try await StoreInputs.ingest(store, [fixes])
+        var stored: [String] = []
+        try await store.forEachEvent(EventQuery(kind: "overspeed")) { stored.append("\($0.time) \($0.properties)") }
+        #expect(stored == [#"2026-10-26T12:00:41.000Z {"duration":15,"max_speed_kmh":72}"#])
+        let payloads = try await store.claimPushBatch(limit: 100, maxBytes: 1 << 20).map(\.mutation.payload)
+        let overspeed = try #require(payloads.first { $0.contains("\"overspeed\"") })
+        #expect(overspeed.contains(#""properties":{"duration":15,"max_speed_kmh":72}"#), "\(overspeed)")
     }
 }
