@@ -17,6 +17,8 @@ public final class Monitor {
     let areas: [RegionArea]
     /// Per region, its schedule's clock; nil for a region that is always active.
     let clocks: [ScheduleClock?]
+    /// Whether any region has a schedule: only then are clocks looked at.
+    let hasSchedules: Bool
     /// Per region, whether it expects the device inside (`absent` events).
     let expectsInside: [Bool]
     /// The regions with a schedule that expect the device inside: a period's start is an
@@ -65,6 +67,7 @@ public final class Monitor {
                 return clock
             }
         }
+        self.hasSchedules = enabled.contains { $0.settings.schedule != nil }
         let expectsInside = enabled.map(\.settings.expectsInside)
         self.expectsInside = expectsInside
         self.expecting = enabled.indices.filter { expectsInside[$0] && enabled[$0].settings.schedule != nil }
@@ -134,7 +137,7 @@ public final class Monitor {
         var reach: Double? = .infinity
         var reachScale = lonScale
         for slot in track.candidates.indices {
-            if clocks[track.candidates[slot]] != nil {
+            if hasSchedules, clocks[track.candidates[slot]] != nil {
                 switch try stepOnSchedule(
                     track.candidates[slot], fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
                 {
@@ -173,7 +176,7 @@ public final class Monitor {
         // Regions the device is in (or entering) are followed wherever it goes.
         if !track.strays.isEmpty {
             for region in track.strays {
-                if clocks[region] != nil,
+                if hasSchedules, clocks[region] != nil,
                     try stepOnSchedule(
                         region, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
                         != .ordinary
@@ -223,8 +226,13 @@ public final class Monitor {
                 until = min(until, membership.enter.time + maxDwell)
             }
         }
-        for region in track.candidates + track.expecting {
-            if let clock = clocks[region] { until = min(until, clock.nextBoundary(after: time)) }
+        if hasSchedules {
+            for region in track.candidates {
+                if let clock = clocks[region] { until = min(until, clock.nextBoundary(after: time)) }
+            }
+            for region in track.expecting {
+                if let clock = clocks[region] { until = min(until, clock.nextBoundary(after: time)) }
+            }
         }
         // 1 % spares rounding.
         let disc = SafeDisc(
