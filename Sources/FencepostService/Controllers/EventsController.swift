@@ -204,9 +204,10 @@ struct EventsController {
         if let kind = request.query("kind"), let problem = EventQuery.kindProblem(kind) {
             throw APIError.badRequest(problem)
         }
+        let (since, until) = (try time("since"), try time("until"))
         let scope = try await caller.readScope(asking: request.query("device"), store: store)
         return EventQuery(
-            since: try time("since"), until: try time("until"), device: scope.device, region: request.query("region"),
+            since: since, until: until, device: scope.device, region: request.query("region"),
             kind: request.query("kind"), group: scope.group)
     }
 
