@@ -171,6 +171,8 @@ struct GroupTokenTests {
                 let (_, snapshot) = try await Self.get("/v1/live/snapshot", token: tenants.alpha, client: client)
                 #expect(snapshot?["devices"]?.arrayValue?.compactMap { $0["device"]?.stringValue } == ["a1"])
                 #expect(snapshot?["scope"]?.stringValue == "group:alpha")
+                let (_, tracks) = try await Self.get("/v1/live/tracks", token: tenants.alpha, client: client)
+                #expect(tracks?["devices"]?.arrayValue?.compactMap { $0["device"]?.stringValue } == ["a1"])
 
                 // Another group's device named: 403, not an empty answer; a member's: its rows.
                 for uri in [
@@ -231,6 +233,13 @@ struct GroupTokenTests {
                 ], "\(listed?.canonicalText() ?? "")")
             #expect(try await Self.get("/v1/regions/beta-depot", token: tenants.alpha, client: client).0 == 403)
             #expect(try await Self.get("/v1/regions/home", token: tenants.alpha, client: client).0 == 200)
+            for (token, shown, hidden) in [
+                (tenants.alpha, "alpha-depot", "beta-depot"), (tenants.beta, "beta-depot", "alpha-depot"),
+            ] {
+                let map = try await client.execute(uri: "/v1/live/map.svg", method: .get, headers: .bearer(token))
+                #expect(map.text.contains(#"data-region-id="\#(shown)""#))
+                #expect(!map.text.contains(#"data-region-id="\#(hidden)""#))
+            }
 
             let before = try await tenants.state()
             let refused: [(HTTPRequest.Method, String, String?, String)] = [
