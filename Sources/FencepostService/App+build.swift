@@ -62,11 +62,16 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     .addRoutes(to: router)
     let recentTracks = RecentTracks(filter: settings.ingest.filter)
     LocationsController(
-        auth: auth, ingestor: ingestor, recentTracks: recentTracks, maxBodyBytes: configuration.maxBodyBytes
+        auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks,
+        maxBodyBytes: configuration.maxBodyBytes
     )
     .addRoutes(to: router)
     RegionsController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
+    GroupRegionsController(
+        auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes
+    )
+    .addRoutes(to: router)
     EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(
         to: router)
     WebhooksController(auth: auth, store: store).addRoutes(to: router)

@@ -36,6 +36,26 @@ import Testing
         #expect(bad.status == 64 && bad.stderr.contains("--since is not an RFC 3339 time: yesterday"))
     }
 
+    @Test func groupTokensAreCreatedForAGroupAndListedWithTheirScope() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        for arguments in [
+            ["--scope", "group:night shift", "--name", "night"],
+            ["--scope", "group:night shift", "--read-only", "--name", "night-view"],
+        ] {
+            let created = try await cli.run(["tokens", "create"] + arguments)
+            #expect(created.status == 0 && created.stdout.hasPrefix("fp_"))
+        }
+        let rows = try await cli.run("tokens", "list").stdout.split(separator: "\n").map {
+            Array($0.split(separator: "\t").prefix(2).map(String.init))
+        }
+        #expect(rows == [["night", "group:night shift"], ["night-view", "group-read:night shift"]])
+        let refused = try await cli.run("tokens", "create", "--scope", "admin", "--read-only")
+        #expect(refused.status == 64 && refused.stderr.contains("--read-only applies to --scope group:NAME"))
+        let unknown = try await cli.run("tokens", "create", "--scope", "group:")
+        #expect(unknown.status == 64 && unknown.stderr.contains("--scope must be admin, read, device:ID or group:NAME"))
+    }
+
     @Test func tokensAreListedWithoutTheirSecretAndARevokedOneIsRefused() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }

@@ -5,15 +5,20 @@ public struct EventQuery: Sendable {
     public var device: String?
     public var region: String?
     public var kind: String?
+    /// Only the devices of this roster group (its members when the query runs): what a group
+    /// tenant reads.
+    public var group: String?
 
     public init(
-        since: Double? = nil, until: Double? = nil, device: String? = nil, region: String? = nil, kind: String? = nil
+        since: Double? = nil, until: Double? = nil, device: String? = nil, region: String? = nil, kind: String? = nil,
+        group: String? = nil
     ) {
         self.since = since
         self.until = until
         self.device = device
         self.region = region
         self.kind = kind
+        self.group = group
     }
 }
 

@@ -4,9 +4,10 @@
 public protocol EventReading: Sendable {
     /// Calls `body` for each event `query` selects, in time order, without holding them all.
     func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) async throws
-    /// Calls `body` for each visit (of a device, of a region), in enter-time order.
+    /// Calls `body` for each visit (of a device, of a region, of a roster group's devices), in
+    /// enter-time order.
     func forEachVisit(
-        openOnly: Bool, device: String?, region: String?, _ body: (VisitRow) throws -> Void
+        openOnly: Bool, device: String?, region: String?, group: String?, _ body: (VisitRow) throws -> Void
     ) async throws
     /// The monitored regions.
     func regions() async throws -> [Region]

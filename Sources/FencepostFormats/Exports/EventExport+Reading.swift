@@ -45,7 +45,8 @@ extension EventExport {
     }
 }
 
-/// The visits an export's filters select: entered within [since, until), of a device or region.
+/// The visits an export's filters select: entered within [since, until), of a device, a region or
+/// a roster group.
 struct VisitSelection {
     let query: EventQuery
 
@@ -56,7 +57,9 @@ struct VisitSelection {
     func forEach(_ source: some EventReading, _ body: (VisitRow) throws -> Void) async throws {
         let since = query.since.map(Timestamp.milliseconds)
         let until = query.until.map(Timestamp.milliseconds)
-        try await source.forEachVisit(openOnly: false, device: query.device, region: query.region) { visit in
+        try await source.forEachVisit(
+            openOnly: false, device: query.device, region: query.region, group: query.group
+        ) { visit in
             if let since, visit.enteredMs < since { return }
             if let until, visit.enteredMs >= until { return }
             try body(visit)

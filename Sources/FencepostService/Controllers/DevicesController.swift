@@ -6,7 +6,8 @@ import Hummingbird
 import NIOCore
 
 /// The roster over HTTP: the devices named and grouped, as `fencepost devices list|apply` keep
-/// them. Reading takes any token that reads; changing one device, an admin token, and a device
+/// them. Reading takes any token that reads (a group token lists the group's members only);
+/// changing one device, an admin token, and a device
 /// leaving a group has its visits in regions that no longer apply to it closed in the same
 /// transaction.
 struct DevicesController {
@@ -23,10 +24,11 @@ struct DevicesController {
     }
 
     @Sendable func list(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        _ = try context.requireCaller()
-        let roster = try await store.roster()
-        return .json(
-            JSONValue.array(roster.sorted.map(\.json)).canonicalText())
+        let caller = try context.requireCaller()
+        let entries = try await store.roster().sorted.filter { entry in
+            caller.confinedGroup.map(entry.groups.contains) ?? true
+        }
+        return .json(JSONValue.array(entries.map(\.json)).canonicalText())
     }
 
     /// Adds or replaces one device: `{"name": ..., "groups": [...]}` (both optional).

@@ -30,7 +30,7 @@ struct EventsController {
     /// `X-Next-Cursor` header); geojson and ics are the whole selection.
     @Sendable func events(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        let query = try Self.query(request, caller: caller)
+        let query = try await query(request, caller: caller)
         var format: ExportFormat?
         if let text = request.query("format"), text != "json" {
             guard let parsed = ExportFormat(rawValue: text) else {
@@ -123,10 +123,11 @@ struct EventsController {
     /// `{"visits":[...]}` in enter-time order; `open=true` for open visits only.
     @Sendable func visits(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        let device = try Self.device(request, caller: caller)
+        let scope = try await caller.readScope(asking: request.query("device"), store: store)
         var visits: [JSONValue] = []
         try await store.forEachVisit(
-            openOnly: request.query("open") == "true", device: device, region: request.query("region")
+            openOnly: request.query("open") == "true", device: scope.device, region: request.query("region"),
+            group: scope.group
         ) { visit in
             visits.append(visit.json)
         }
@@ -138,7 +139,7 @@ struct EventsController {
     /// stream starts at the newest event. Ends when the client leaves or the service stops.
     @Sendable func stream(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        let device = try Self.device(request, caller: caller)
+        let scope = try await caller.readScope(asking: request.query("device"), store: store)
         let start: Int64
         if let last = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("last_event_id") {
             guard let value = Int64(last), value >= 0 else {
@@ -162,7 +163,8 @@ struct EventsController {
                 // which the stream notices within one poll interval.
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     do {
-                        let feed = try await store.eventFeed(after: seq, device: device, limit: 500)
+                        let feed = try await store.eventFeed(
+                            after: seq, device: scope.device, group: scope.group, limit: 500)
                         if feed.isEmpty {
                             if quiet >= .seconds(15) {
                                 try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
@@ -190,7 +192,8 @@ struct EventsController {
 
     // MARK: - Parameters
 
-    static func query(_ request: Request, caller: Caller) throws -> EventQuery {
+    /// The events a request selects, within what its caller reads.
+    func query(_ request: Request, caller: Caller) async throws -> EventQuery {
         func time(_ name: String) throws -> Double? {
             guard let text = request.query(name) else { return nil }
             guard let value = Timestamp.parse(text) else {
@@ -201,17 +204,11 @@ struct EventsController {
         if let kind = request.query("kind"), let problem = EventQuery.kindProblem(kind) {
             throw APIError.badRequest(problem)
         }
+        let (since, until) = (try time("since"), try time("until"))
+        let scope = try await caller.readScope(asking: request.query("device"), store: store)
         return EventQuery(
-            since: try time("since"), until: try time("until"), device: try device(request, caller: caller),
-            region: request.query("region"), kind: request.query("kind"))
-    }
-
-    /// The device filter: a device token reads its own device only.
-    static func device(_ request: Request, caller: Caller) throws -> String? {
-        let asked = request.query("device")
-        guard let own = caller.confinedDevice else { return asked }
-        if let asked, asked != own { throw APIError.forbidden("this token reads device \(own) only") }
-        return own
+            since: since, until: until, device: scope.device, region: request.query("region"),
+            kind: request.query("kind"), group: scope.group)
     }
 
     static func zone(_ request: Request) throws -> TimeZone? {

@@ -8,9 +8,12 @@ import Hummingbird
 import NIOCore
 
 /// Live location ingest: our JSON batch, OwnTracks HTTP mode and the OsmAnd (Traccar Client)
-/// protocol, all through the same ``LiveIngestor``.
+/// protocol, all through the same ``LiveIngestor``. Every route checks, before anything is
+/// written, that the token may post for each device of the request (``Caller/requirePost(devices:store:)``).
 struct LocationsController {
     let auth: Authenticator
+    /// Where group tokens' devices are looked up on the roster.
+    let store: Store
     let ingestor: LiveIngestor
     /// What the live page draws of each device: the fixes of every committed request.
     let recentTracks: RecentTracks
@@ -29,7 +32,7 @@ struct LocationsController {
     /// `{"fixes":[...]}` → `{"accepted":N,"dropped":{"reason":N},"events":[...]}`.
     @Sendable func postBatch(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let device = try context.parameters.require("device")
-        try context.requireCaller().requirePost(device: device)
+        try await context.requireCaller().requirePost(devices: [device], store: store)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
         let outcome = try await ingest(fixes)
@@ -44,7 +47,7 @@ struct LocationsController {
         let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         let device = try LocationPayloads.ownTracksDevice(
             user: user, device: request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue)
-        try caller.requirePost(device: device)
+        try await caller.requirePost(devices: [device], store: store)
         let fixes = try LocationPayloads.ownTracks(body, device: device)
         if !fixes.isEmpty { _ = try await ingest(fixes) }
         return .json("[]")
@@ -62,7 +65,7 @@ struct LocationsController {
         }
         let parameter: (String) -> String? = { name in request.query(name) ?? form[name] }
         let fix = try LocationPayloads.osmAnd(parameter)
-        try caller.requirePost(device: fix.device)
+        try await caller.requirePost(devices: [fix.device], store: store)
         _ = try await ingest([fix])
         return Response(status: .ok)
     }

@@ -7,6 +7,11 @@ import NIOFoundationEssentialsCompat
 
 /// Regions over HTTP: the same reconciler and validation as `fencepost regions plan|apply`.
 /// Single-region PUT and DELETE are a plan of the monitored set with that one region changed.
+///
+/// A group token reads the regions that apply to the group's devices (everyone's included) and
+/// puts and deletes only regions whose selectors stay inside the group (``GroupTenancy``);
+/// anything else is 403 and writes nothing. Whole-set plan and apply are for admin tokens (a
+/// group's are ``GroupRegionsController``'s).
 struct RegionsController {
     let auth: Authenticator
     let store: Store
@@ -24,17 +29,22 @@ struct RegionsController {
     }
 
     @Sendable func list(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        _ = try context.requireCaller()
-        let features = try await store.monitoredRegions().map { Self.feature($0) }
+        let tenancy = try await context.requireCaller().tenancy(store: store)
+        let features = try await store.monitoredRegions().filter { tenancy?.sees($0.region) ?? true }.map {
+            Self.feature($0)
+        }
         return .json(
             JSONValue.object(["type": .string("FeatureCollection"), "features": .array(features)]).canonicalText())
     }
 
     @Sendable func get(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        _ = try context.requireCaller()
+        let tenancy = try await context.requireCaller().tenancy(store: store)
         let id = try context.parameters.require("id")
         guard let region = try await store.monitoredRegions().first(where: { $0.region.id == id }) else {
             throw APIError.notFound("no region \(id)")
+        }
+        if let tenancy, !tenancy.sees(region.region) {
+            throw APIError.forbidden("region \(id) applies to no device of group \(tenancy.group)")
         }
         return .json(Self.feature(region).canonicalText())
     }
@@ -42,7 +52,7 @@ struct RegionsController {
     /// Adds or replaces one region; the body is a GeoJSON Feature whose id, if it has one,
     /// matches the path's (without one, it takes the path's).
     @Sendable func put(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
+        let group = try context.requireRegionEditor()
         let id = try context.parameters.require("id")
         let body = try await request.collectBody(limit: maxBodyBytes)
         let region: Region
@@ -55,19 +65,36 @@ struct RegionsController {
         guard region.id == id else {
             throw APIError.badRequest("the feature's id \(region.id) does not match the path's \(id)")
         }
-        let plan = try await store.applyRegions { monitored in try await monitored().filter { $0.id != id } + [region] }
+        let plan =
+            if let group {
+                try await store.applyGroupRegions(group) { current in current.managed.filter { $0.id != id } + [region]
+                }
+            } else {
+                try await store.applyRegions { monitored in try await monitored().filter { $0.id != id } + [region] }
+            }
         try await durability.commitsDurable()
         return .json(plan.json.canonicalText(), status: plan.addCount > 0 ? .created : .ok)
     }
 
     @Sendable func delete(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        _ = try context.requireAdmin()
+        let group = try context.requireRegionEditor()
         let id = try context.parameters.require("id")
-        let plan = try await store.applyRegions { monitored in
-            let regions = try await monitored()
-            guard regions.contains(where: { $0.id == id }) else { throw APIError.notFound("no region \(id)") }
-            return regions.filter { $0.id != id }
-        }
+        let plan =
+            if let group {
+                try await store.applyGroupRegions(group) { current in
+                    if current.otherIDs.contains(id) { throw GroupRegionRefusal.notManaged(region: id, group: group) }
+                    guard current.managed.contains(where: { $0.id == id }) else {
+                        throw APIError.notFound("no region \(id)")
+                    }
+                    return current.managed.filter { $0.id != id }
+                }
+            } else {
+                try await store.applyRegions { monitored in
+                    let regions = try await monitored()
+                    guard regions.contains(where: { $0.id == id }) else { throw APIError.notFound("no region \(id)") }
+                    return regions.filter { $0.id != id }
+                }
+            }
         try await durability.commitsDurable()
         return .json(plan.json.canonicalText())
     }
@@ -89,6 +116,11 @@ struct RegionsController {
     }
 
     private func desiredSet(_ request: Request) async throws -> [Region] {
+        try await Self.desiredSet(request, maxBodyBytes: maxBodyBytes)
+    }
+
+    /// The FeatureCollection body as a checked region set (422 with every problem).
+    static func desiredSet(_ request: Request, maxBodyBytes: Int) async throws -> [Region] {
         let body = try await request.collectBody(limit: maxBodyBytes)
         do {
             return try RegionConfig.merge([RegionConfigParser().parse(Data(buffer: body), file: "request body")])

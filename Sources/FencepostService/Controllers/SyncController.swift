@@ -8,7 +8,9 @@ import NIOPosix
 /// The server side of sync: `POST /v1/sync/mutations` applies a batch once per idempotency key
 /// (one transaction; an answer per mutation), `GET /v1/sync/changes` reads the change feed.
 /// Admin tokens may sync everything; a device token only its own device's events and visits
-/// (other mutations are rejected one by one, with the reason); read tokens may only read.
+/// (other mutations are rejected one by one, with the reason); read tokens may only read. A
+/// group token may push nothing and reads only its devices' events and visits (no regions:
+/// they may be other tenants').
 struct SyncController {
     let auth: Authenticator
     let store: Store
@@ -31,6 +33,7 @@ struct SyncController {
         case .admin: permissions = SyncPermissions(device: nil, regions: true)
         case .device(let own): permissions = SyncPermissions(device: own, regions: false)
         case .read: throw APIError.forbidden("a read token cannot push mutations")
+        case .group(let group, _): throw APIError.forbidden("a token for group \(group) cannot push mutations")
         }
         let body = try await request.collectBody(limit: maxBodyBytes)
         let mutations: [SyncMutation]
@@ -75,7 +78,8 @@ struct SyncController {
             return entities
         }
         let page = try await store.syncChanges(
-            after: cursor, entities: entities, device: caller.confinedDevice, limit: limit + 1)
+            after: cursor, entities: entities, device: caller.confinedDevice, group: caller.confinedGroup,
+            limit: limit + 1)
         let changes = Array(page.prefix(limit))
         let next = changes.last?.seq ?? cursor
         return .json(SyncWire.changesBody(changes, nextCursor: next, hasMore: page.count > limit))

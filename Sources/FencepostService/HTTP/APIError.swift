@@ -64,6 +64,12 @@ package struct APIError: HTTPResponseError, Sendable {
         }
     }
 
+    /// A region edit that would reach outside a group tenant's devices, or take over a region
+    /// it does not manage: 403, nothing written.
+    init(_ error: GroupRegionRefusal) {
+        self.init(.forbidden, "outside_group", error.description)
+    }
+
     static func tooLarge(limit: Int) -> APIError {
         APIError(.contentTooLarge, "body_too_large", "the request body is over the limit of \(limit) bytes")
     }

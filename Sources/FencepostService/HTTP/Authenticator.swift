@@ -4,28 +4,6 @@ import Foundation
 import Hummingbird
 import Synchronization
 
-/// Who made a request: the token's name and scope.
-struct Caller: Sendable {
-    var tokenName: String
-    var scope: TokenScope
-
-    /// Posting `device`'s fixes: admin, or the device's own token; else 403.
-    func requirePost(device: String) throws {
-        switch scope {
-        case .admin: return
-        case .device(let own) where own == device: return
-        case .device(let own): throw APIError.forbidden("this token is for device \(own), not \(device)")
-        case .read: throw APIError.forbidden("a read token cannot post locations")
-        }
-    }
-
-    /// The device a device token is confined to; nil for admin and read.
-    var confinedDevice: String? {
-        if case .device(let own) = scope { return own }
-        return nil
-    }
-}
-
 /// Resolves bearer tokens (or, for OwnTracks, the basic-auth password; for OsmAnd clients
 /// that cannot set headers, a `token` query parameter) against the store's hashed tokens, for
 /// ``TokenAuthentication``.

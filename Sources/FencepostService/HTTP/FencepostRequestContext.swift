@@ -23,6 +23,32 @@ struct FencepostRequestContext: RequestContext {
         guard case .admin = caller.scope else { throw APIError.forbidden("this needs an admin token") }
         return caller
     }
+
+    /// Who may put or delete a single region: an admin token (nil: every region) or a group
+    /// token that is not read-only (its group: the regions inside it); 403 for the others.
+    func requireRegionEditor() throws -> String? {
+        switch try requireCaller().scope {
+        case .admin: return nil
+        case .group(let group, readOnly: false): return group
+        case .group(let group, readOnly: true):
+            throw APIError.forbidden("a read-only token for group \(group) cannot change regions")
+        case .read, .device: throw APIError.forbidden("this needs an admin token or a group token")
+        }
+    }
+
+    /// Who may plan (`applying` false) or apply group `group`'s regions: an admin token, or a
+    /// token for that group (read-only ones plan only); 403 for the others.
+    func requireGroupRegions(_ group: String, applying: Bool) throws {
+        switch try requireCaller().scope {
+        case .admin: return
+        case .group(let own, _) where own != group:
+            throw APIError.forbidden("this token is for group \(own), not \(group)")
+        case .group(_, readOnly: true) where applying:
+            throw APIError.forbidden("a read-only token for group \(group) cannot apply regions")
+        case .group: return
+        case .read, .device: throw APIError.forbidden("this needs an admin token or a token for group \(group)")
+        }
+    }
 }
 
 /// Puts the request's caller in its context when a valid token came with it (see

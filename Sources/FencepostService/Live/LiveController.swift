@@ -68,12 +68,14 @@ struct LiveController {
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// The regions drawn by the same renderer as `render map`, cached until they change.
+    /// The regions drawn by the same renderer as `render map`, cached until they change; for a
+    /// group token, the regions it reads (``GroupTenancy/sees(_:)``).
     @Sendable func map(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        _ = try context.requireCaller()
+        let tenancy = try await context.requireCaller().tenancy(store: store)
+        // The roster is part of what a tenant sees: a change of it bumps the revision too.
         let revision = try await store.regionsRevision()
-        let svg = try await mapCache.svg(revision: revision) {
-            let regions = try await store.monitoredRegions().map(\.region)
+        let svg = try await mapCache.svg(revision: revision, group: tenancy?.group) {
+            let regions = try await store.monitoredRegions().map(\.region).filter { tenancy?.sees($0) ?? true }
             let renderer = MapRenderer(options: .init(width: 1200, padding: 40, zoomableLabels: true))
             return renderer.svg(MapScene(regions: regions))
         }
@@ -87,12 +89,18 @@ struct LiveController {
     @Sendable func snapshot(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
         let own = caller.confinedDevice
+        let members = try await caller.tenancy(store: store)?.members
+        let readable: @Sendable (String) -> Bool = { device in
+            (own == nil || device == own) && (members?.contains(device) ?? true)
+        }
         let latest = try await store.latestEventSeq()
-        let recent = try await store.eventFeed(after: max(0, latest - 2_000), device: own, limit: 2_000).suffix(50)
-        let (trackSeq, changed) = tracks.changes(after: 0, device: own)
+        let recent = try await store.eventFeed(
+            after: max(0, latest - 2_000), device: own, group: caller.confinedGroup, limit: 2_000
+        ).suffix(50)
+        let (trackSeq, changed) = tracks.changes(after: 0, where: readable)
         var devices: [String: [String: JSONValue]] = [:]
         for (device, points) in changed { devices[device] = ["device": .string(device), "track": Self.json(points)] }
-        let anchors = try await store.deviceAnchors().filter { own == nil || $0.key == own }
+        let anchors = try await store.deviceAnchors().filter { readable($0.key) }
         // The most recently seen devices' last positions; the page needs no thousands of them.
         for (device, _) in anchors.sorted(by: { $0.value > $1.value }).prefix(500) {
             guard let last = try await store.deviceState(device)?.monitor.lastFix else { continue }
@@ -107,7 +115,7 @@ struct LiveController {
             "seq": .number(Double(latest)), "tracks_seq": .number(Double(trackSeq)),
             "events": .array(recent.map { EventExport.json($0.event) }),
             "devices": .array(devices.keys.sorted().map { .object(devices[$0]!) }),
-            "map_tiles": tiles, "scope": .string(own.map { "device:\($0)" } ?? "all"),
+            "map_tiles": tiles, "scope": .string(Self.scopeName(caller)),
         ])
         return .json(body.canonicalText())
     }
@@ -118,12 +126,23 @@ struct LiveController {
         guard let after = Int64(request.query("after") ?? "0"), after >= 0 else {
             throw APIError.badRequest("after must be a sequence number")
         }
-        let (seq, changed) = tracks.changes(after: after, device: caller.confinedDevice)
+        let own = caller.confinedDevice
+        let members = try await caller.tenancy(store: store)?.members
+        let (seq, changed) = tracks.changes(after: after) { device in
+            (own == nil || device == own) && (members?.contains(device) ?? true)
+        }
         let body = JSONValue.object([
             "tracks_seq": .number(Double(seq)),
             "devices": .array(changed.map { .object(["device": .string($0.device), "track": Self.json($0.points)]) }),
         ])
         return .json(body.canonicalText())
+    }
+
+    /// Whose data the page shows: `all`, `device:ID` or `group:NAME`.
+    static func scopeName(_ caller: Caller) -> String {
+        if let device = caller.confinedDevice { return "device:\(device)" }
+        if let group = caller.confinedGroup { return "group:\(group)" }
+        return "all"
     }
 
     /// `[[lon, lat, "time"], …]`.
@@ -132,14 +151,15 @@ struct LiveController {
     }
 }
 
-/// The map of the regions as last drawn, with the regions revision it shows.
+/// The map of the regions as last drawn, with the regions revision it shows and the group
+/// whose view it is (nil: every region).
 private final class MapCache: Sendable {
-    private let cached = Mutex<(revision: Int64, svg: String)?>(nil)
+    private let cached = Mutex<(revision: Int64, group: String?, svg: String)?>(nil)
 
-    func svg(revision: Int64, draw: () async throws -> String) async throws -> String {
-        if let hit = cached.withLock({ $0 }), hit.revision == revision { return hit.svg }
+    func svg(revision: Int64, group: String?, draw: () async throws -> String) async throws -> String {
+        if let hit = cached.withLock({ $0 }), hit.revision == revision, hit.group == group { return hit.svg }
         let svg = try await draw()
-        cached.withLock { $0 = (revision, svg) }
+        cached.withLock { $0 = (revision, group, svg) }
         return svg
     }
 }

@@ -78,13 +78,15 @@ final class RecentTracks: Sendable {
         }
     }
 
-    /// The tracks that changed after `seq` (all of them for 0), optionally of one device, and
-    /// the sequence number to ask from next.
-    func changes(after seq: Int64, device: String?) -> (seq: Int64, tracks: [(device: String, points: [TrackPoint])]) {
+    /// The tracks that changed after `seq` (all of them for 0) of the devices `included`
+    /// accepts, and the sequence number to ask from next.
+    func changes(after seq: Int64, where included: (String) -> Bool = { _ in true }) -> (
+        seq: Int64, tracks: [(device: String, points: [TrackPoint])]
+    ) {
         state.withLock { state in
             var changed: [(String, [TrackPoint])] = []
             for (name, track) in state.tracks
-            where track.seq > seq && (device == nil || device == name) && !track.points.isEmpty {
+            where track.seq > seq && included(name) && !track.points.isEmpty {
                 changed.append((name, track.points))
             }
             return (state.seq, changed.sorted { $0.0 < $1.0 })

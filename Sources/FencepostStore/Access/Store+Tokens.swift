@@ -10,16 +10,33 @@ package enum TokenScope: Sendable, Hashable, CustomStringConvertible {
     case read
     /// Post this device's locations and read its events and visits.
     case device(String)
+    /// A group as a tenant: post for, read and manage only the group's devices (roster members
+    /// at the time of each request) and the regions whose selectors stay inside the group; a
+    /// read-only one posts and manages nothing.
+    case group(String, readOnly: Bool)
 
-    /// `admin`, `read` or `device:ID`.
+    /// `admin`, `read`, `device:ID`, `group:NAME` or `group-read:NAME` (a read-only group token).
     package init?(_ text: String) {
         switch text {
         case "admin": self = .admin
         case "read": self = .read
         default:
-            guard text.hasPrefix("device:"), text.count > 7 else { return nil }
-            self = .device(String(text.dropFirst(7)))
+            if let id = Self.value(of: "device:", in: text) {
+                self = .device(id)
+            } else if let group = Self.value(of: "group:", in: text) {
+                self = .group(group, readOnly: false)
+            } else if let group = Self.value(of: "group-read:", in: text) {
+                self = .group(group, readOnly: true)
+            } else {
+                return nil
+            }
         }
+    }
+
+    /// What follows `prefix` in `text`, when `text` starts with it and something follows.
+    private static func value(of prefix: String, in text: String) -> String? {
+        guard text.hasPrefix(prefix), text.count > prefix.count else { return nil }
+        return String(text.dropFirst(prefix.count))
     }
 
     package var description: String {
@@ -27,6 +44,8 @@ package enum TokenScope: Sendable, Hashable, CustomStringConvertible {
         case .admin: return "admin"
         case .read: return "read"
         case .device(let id): return "device:\(id)"
+        case .group(let name, readOnly: false): return "group:\(name)"
+        case .group(let name, readOnly: true): return "group-read:\(name)"
         }
     }
 }

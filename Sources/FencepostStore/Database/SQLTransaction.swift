@@ -99,6 +99,11 @@ package protocol SQLDialect: Sendable {
     /// A text member of a JSON object held in a text column.
     func jsonText(_ column: String, _ key: String) -> String
 
+    /// A `SELECT` of the devices on the roster in the group its one `?` names (the roster keeps
+    /// each device's groups as a JSON array of names): what a device column is checked against,
+    /// `device IN (…)`, so that a group's reads follow the roster as it is when they run.
+    var groupMembers: String { get }
+
     /// Serialises, until the transaction ends, every transaction that takes the same lock (a
     /// region apply; a device's fixes): nothing where the store has one writer at a time.
     func lock(_ key: String, in transaction: any SQLTransaction) async throws

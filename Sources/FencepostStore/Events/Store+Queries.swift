@@ -43,9 +43,9 @@ extension Store: EventReading {
     /// Calls `body` for each matching event in time order, reading in one snapshot without
     /// holding them all in memory.
     package func forEachEvent(_ query: EventQuery, _ body: (EventRow) throws -> Void) async throws {
-        let (conditions, arguments) = Self.conditions(query)
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         try await read { tx in
+            let (conditions, arguments) = Self.conditions(query, tx.dialect)
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             try await tx.forEachRow("SELECT \(eventColumns()) FROM events \(filter) ORDER BY time_ms, id", arguments) {
                 row in
                 try body(EventRow(row: row))
@@ -53,23 +53,29 @@ extension Store: EventReading {
         }
     }
 
-    /// Calls `body` for each matching visit in enter-time order.
+    /// Calls `body` for each matching visit in enter-time order: of `device`, in `region`, of
+    /// the devices in roster group `group` (its members as the read runs).
     package func forEachVisit(
-        openOnly: Bool = false, device: String? = nil, region: String? = nil, _ body: (VisitRow) throws -> Void
+        openOnly: Bool = false, device: String? = nil, region: String? = nil, group: String? = nil,
+        _ body: (VisitRow) throws -> Void
     ) async throws {
-        var conditions: [String] = []
-        var arguments: [SQLValue] = []
-        if openOnly { conditions.append("status = 'open'") }
-        if let device {
-            conditions.append("device = ?")
-            arguments.append(device.sqlValue)
-        }
-        if let region {
-            conditions.append("region = ?")
-            arguments.append(region.sqlValue)
-        }
-        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         try await read { tx in
+            var conditions: [String] = []
+            var arguments: [SQLValue] = []
+            if openOnly { conditions.append("status = 'open'") }
+            if let device {
+                conditions.append("device = ?")
+                arguments.append(device.sqlValue)
+            }
+            if let region {
+                conditions.append("region = ?")
+                arguments.append(region.sqlValue)
+            }
+            if let group {
+                conditions.append("device IN (\(tx.dialect.groupMembers))")
+                arguments.append(group.sqlValue)
+            }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             try await tx.forEachRow("SELECT \(visitColumns) FROM visits \(filter) ORDER BY entered_ms, id", arguments) {
                 row in
                 try body(VisitRow(row: row))
@@ -138,9 +144,9 @@ package struct FeedEvent: Sendable, Hashable {
 extension Store {
     /// At most `limit` matching events after `cursor`, in time order.
     package func events(_ query: EventQuery, after cursor: EventCursor?, limit: Int) async throws -> [EventRow] {
-        let (clause, arguments) = Self.page(query, after: cursor)
-        return try await read { tx in
-            try await tx.rows(
+        try await read { tx in
+            let (clause, arguments) = Self.page(query, after: cursor, tx.dialect)
+            return try await tx.rows(
                 "SELECT \(eventColumns()) FROM events \(clause) ORDER BY time_ms, id LIMIT ?",
                 arguments + [limit.sqlValue]
             ).map(EventRow.init)
@@ -151,9 +157,9 @@ extension Store {
     /// selects, or nil when there is none: where a page of a given size ends.
     package func eventCursor(_ query: EventQuery, after cursor: EventCursor?, offset: Int) async throws -> EventCursor?
     {
-        let (clause, arguments) = Self.page(query, after: cursor)
-        return try await read { tx in
-            try await tx.rows(
+        try await read { tx in
+            let (clause, arguments) = Self.page(query, after: cursor, tx.dialect)
+            return try await tx.rows(
                 "SELECT time_ms, id FROM events \(clause) ORDER BY time_ms, id LIMIT 1 OFFSET ?",
                 arguments + [offset.sqlValue]
             ).first.map { EventCursor(timeMs: $0["time_ms"], id: $0["id"]) }
@@ -161,8 +167,10 @@ extension Store {
     }
 
     /// The `WHERE` clause (and its values) of the events `query` selects after `cursor`.
-    private static func page(_ query: EventQuery, after cursor: EventCursor?) -> (String, [SQLValue]) {
-        var (filter, arguments) = conditions(query)
+    private static func page(_ query: EventQuery, after cursor: EventCursor?, _ dialect: any SQLDialect) -> (
+        String, [SQLValue]
+    ) {
+        var (filter, arguments) = conditions(query, dialect)
         if let cursor {
             filter.append("(time_ms > ? OR (time_ms = ? AND id > ?))")
             arguments += [cursor.timeMs.sqlValue, cursor.timeMs.sqlValue, cursor.id.sqlValue]
@@ -172,8 +180,11 @@ extension Store {
 
     /// Events created or changed after outbox row `seq`, in outbox order: the live stream's
     /// source, which sees other processes' writes too (outbox rows commit in `seq` order, see
-    /// ``SQLTransaction/enqueue(_:)``, so a cursor never passes a row still to come).
-    package func eventFeed(after seq: Int64, device: String?, limit: Int) async throws -> [FeedEvent] {
+    /// ``SQLTransaction/enqueue(_:)``, so a cursor never passes a row still to come). Of one
+    /// device, or of the devices in roster group `group`, when given.
+    package func eventFeed(after seq: Int64, device: String?, group: String? = nil, limit: Int) async throws
+        -> [FeedEvent]
+    {
         try await read { tx in
             var sql = """
                 SELECT o.seq AS feed_seq, \(eventColumns(of: "e"))
@@ -184,6 +195,10 @@ extension Store {
             if let device {
                 sql += " AND e.device = ?"
                 arguments.append(device.sqlValue)
+            }
+            if let group {
+                sql += " AND e.device IN (\(tx.dialect.groupMembers))"
+                arguments.append(group.sqlValue)
             }
             sql += " ORDER BY o.seq LIMIT ?"
             arguments.append(limit.sqlValue)
@@ -200,7 +215,7 @@ extension Store {
         try await tx.value("SELECT MAX(seq) FROM outbox WHERE entity = 'event'") ?? 0
     }
 
-    static func conditions(_ query: EventQuery) -> ([String], [SQLValue]) {
+    static func conditions(_ query: EventQuery, _ dialect: any SQLDialect) -> ([String], [SQLValue]) {
         var conditions: [String] = []
         var arguments: [SQLValue] = []
         if let since = query.since {
@@ -222,6 +237,10 @@ extension Store {
         if let kind = query.kind {
             conditions.append("kind = ?")
             arguments.append(kind.sqlValue)
+        }
+        if let group = query.group {
+            conditions.append("device IN (\(dialect.groupMembers))")
+            arguments.append(group.sqlValue)
         }
         return (conditions, arguments)
     }

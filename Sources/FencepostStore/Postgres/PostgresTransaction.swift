@@ -214,6 +214,10 @@ struct PostgresDialect: SQLDialect {
         "(\(column)::jsonb ->> '\(key)')"
     }
 
+    var groupMembers: String {
+        "SELECT device FROM roster WHERE groups::jsonb @> jsonb_build_array(?::text)"
+    }
+
     func lock(_ key: String, in transaction: any SQLTransaction) async throws {
         try await transaction.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key)
     }

@@ -45,11 +45,14 @@ extension Store {
 
     /// The diff between `desired` and the monitored set; changes nothing.
     package func planRegions(_ desired: [Region]) async throws -> RegionPlan {
-        try await read { tx in
-            var plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
-            try await Self.noteChangedFields(&plan, tx: tx)
-            return plan
-        }
+        try await read { tx in try await Self.plan(desired, tx: tx) }
+    }
+
+    /// The diff between `desired` and the monitored set, with the changed fields noted.
+    static func plan(_ desired: [Region], tx: any SQLTransaction) async throws -> RegionPlan {
+        var plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
+        try await Self.noteChangedFields(&plan, tx: tx)
+        return plan
     }
 
     /// What changed in each updated region, from its stored feature (read for those only).
@@ -97,8 +100,7 @@ extension Store {
     func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) async throws
         -> RegionPlan
     {
-        var plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
-        try await Self.noteChangedFields(&plan, tx: tx)
+        let plan = try await Self.plan(desired, tx: tx)
         for change in plan.changes {
             let version: Int
             switch change {

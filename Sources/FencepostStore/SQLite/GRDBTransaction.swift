@@ -74,6 +74,10 @@ struct SQLiteDialect: SQLDialect {
         "json_extract(\(column), '$.\(key)')"
     }
 
+    var groupMembers: String {
+        "SELECT roster.device FROM roster, json_each(roster.groups) AS member_of WHERE member_of.value = ?"
+    }
+
     func lock(_ key: String, in transaction: any SQLTransaction) throws {}
 
     func lock(_ keys: [String], in transaction: any SQLTransaction) throws {}

@@ -302,9 +302,13 @@ extension Store {
 
     // MARK: - The change feed
 
-    /// Outbox rows after `seq`, in order: for `entities` (nil: all), and for a device-confined
-    /// caller only regions and that device's events and visits.
-    package func syncChanges(after seq: Int64, entities: Set<SyncEntity>?, device: String?, limit: Int) async throws
+    /// Outbox rows after `seq`, in order: for `entities` (nil: all), for a device-confined
+    /// caller only regions and that device's events and visits, and for a group-confined one
+    /// only the events and visits of the group's devices (the roster's as the read runs; no
+    /// regions, which may be other tenants').
+    package func syncChanges(
+        after seq: Int64, entities: Set<SyncEntity>?, device: String?, group: String? = nil, limit: Int
+    ) async throws
         -> [SyncChange]
     {
         try await read { tx in
@@ -317,6 +321,11 @@ extension Store {
             if let device {
                 conditions.append("(o.entity = 'region' OR \(OutboxPayload.device(tx.dialect)) = ?)")
                 arguments.append(device.sqlValue)
+            }
+            if let group {
+                conditions.append(
+                    "(o.entity <> 'region' AND \(OutboxPayload.device(tx.dialect)) IN (\(tx.dialect.groupMembers)))")
+                arguments.append(group.sqlValue)
             }
             arguments.append(limit.sqlValue)
             return try await tx.rows(
