@@ -30,11 +30,19 @@ import Testing
         for name in names where random.next() % 2 == 0 {
             memberships[name] = Membership(
                 phase: random.next() % 2 == 0 ? .entering : .inside, enter: crossing(), outward: maybe(crossing()),
-                armed: random.next() % 2 == 0, dwellEmitted: random.next() % 2 == 0)
+                armed: random.next() % 2 == 0, dwellEmitted: random.next() % 2 == 0,
+                overstayEmitted: random.next() % 2 == 0)
+        }
+        var speeding: [String: SpeedEpisode] = [:]
+        for name in memberships.keys.sorted() where random.next() % 3 == 0 {
+            speeding[name] = SpeedEpisode(
+                visitEnteredAt: (random.unit() * 2e9).rounded(), start: random.unit() * 2e9,
+                position: Position(lon: random.unit() * 360 - 180, lat: random.unit() * 180 - 90),
+                maxSpeed: random.unit() * 100)
         }
         return DeviceState(
             anchor: maybe(1_750_000_000 + random.unit() * 1e6), filter: FilterState(lastAccepted: maybe(point())),
-            monitor: MonitorState(lastFix: maybe(point()), memberships: memberships))
+            monitor: MonitorState(lastFix: maybe(point()), memberships: memberships, speeding: speeding))
     }
 
     @Test func everyStateReadsBackUnchanged() async {

@@ -55,16 +55,16 @@ extension Monitor {
                     track: &track, emit: emit)
             } else {
                 if let point, let start = from, point.time > start.time {
-                    try step(
-                        region, slot: nil, fix: fix.moved(to: point), previous: start, lonScale: lonScale,
-                        track: &track, emit: emit)
+                    try stepExactly(
+                        region, fix: fix.moved(to: point), previous: start, lonScale: lonScale, track: &track,
+                        emit: emit)
                 }
                 endPeriod(region, at: boundary.time, device: fix.device, track: &track, emit: emit)
                 from = nil
             }
         }
         if boundaries.last?.starts == true, from.map({ $0.time < fix.time }) ?? true {
-            try step(region, slot: nil, fix: fix, previous: from, lonScale: lonScale, track: &track, emit: emit)
+            try stepExactly(region, fix: fix, previous: from, lonScale: lonScale, track: &track, emit: emit)
         }
         return .stepped
     }

@@ -8,38 +8,31 @@ extension Monitor {
     /// at its start, with its top speed and duration.
     func processWatchingSpeed(_ fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void) throws {
         let previous = track.lastFix
-        var open: [(region: Int, enteredAt: Double, speeding: Membership.Speeding)] = []
-        for (region, membership) in zip(track.members.regions, track.members.values) {
-            if let speeding = membership.speeding { open.append((region, membership.enter.time, speeding)) }
-        }
         var exits: [String: Double] = [:]
+        let following = !track.speeding.isEmpty
         try processPlaces(fix, track: &track) { event in
-            if event.kind == .exit, !open.isEmpty { exits[event.regionID] = event.time }
+            if following, event.kind == .exit { exits[event.regionID] = event.time }
             emit(event)
         }
         // Episodes of visits that ended at this fix end with them.
-        for episode in open where track.members[episode.region]?.enter.time != episode.enteredAt {
-            finish(
-                episode.speeding, region: episode.region, at: exits[ids[episode.region]] ?? fix.time,
-                visit: episode.enteredAt, device: fix.device, emit: emit)
+        for (region, episode) in track.speeding where track.members[region]?.enter.time != episode.visitEnteredAt {
+            finish(episode, region: region, at: exits[ids[region]] ?? fix.time, device: fix.device, emit: emit)
+            track.speeding[region] = nil
         }
         guard let speed = Self.speed(of: fix, after: previous) else { return }
-        for region in track.members.regions {
-            guard let rule = speedLimits[region], var visit = track.members[region], visit.phase == .inside else {
-                continue
-            }
+        for (region, visit) in zip(track.members.regions, track.members.values) {
+            guard let rule = speedLimits[region], visit.phase == .inside else { continue }
             if speed > rule.limit {
-                if var speeding = visit.speeding {
-                    speeding.maxSpeed = max(speeding.maxSpeed, speed)
-                    visit.speeding = speeding
+                if var episode = track.speeding[region] {
+                    episode.maxSpeed = max(episode.maxSpeed, speed)
+                    track.speeding[region] = episode
                 } else {
-                    visit.speeding = Membership.Speeding(start: fix.time, position: fix.position, maxSpeed: speed)
+                    track.speeding[region] = SpeedEpisode(
+                        visitEnteredAt: visit.enter.time, start: fix.time, position: fix.position, maxSpeed: speed)
                 }
-            } else if let speeding = visit.speeding {
-                finish(speeding, region: region, at: fix.time, visit: visit.enter.time, device: fix.device, emit: emit)
-                visit.speeding = nil
+            } else if let episode = track.speeding.removeValue(forKey: region) {
+                finish(episode, region: region, at: fix.time, device: fix.device, emit: emit)
             }
-            track.members[region] = visit
         }
     }
 
@@ -50,15 +43,14 @@ extension Monitor {
 
     /// An episode ends at `end`: an `overspeed` when it lasted long enough.
     private func finish(
-        _ speeding: Membership.Speeding, region: Int, at end: Double, visit enteredAt: Double, device: String,
-        emit: (MonitorEvent) -> Void
+        _ episode: SpeedEpisode, region: Int, at end: Double, device: String, emit: (MonitorEvent) -> Void
     ) {
-        guard let rule = speedLimits[region], end - speeding.start >= rule.minDuration else { return }
+        guard let rule = speedLimits[region], end - episode.start >= rule.minDuration else { return }
         emit(
             MonitorEvent(
-                kind: .overspeed, device: device, regionID: ids[region], time: speeding.start, flags: [],
-                visitEnteredAt: enteredAt, position: speeding.position,
-                overspeed: OverspeedEpisode(maxSpeedKmh: speeding.maxSpeed * 3.6, duration: end - speeding.start)))
+                kind: .overspeed, device: device, regionID: ids[region], time: episode.start, flags: [],
+                visitEnteredAt: episode.visitEnteredAt, position: episode.position,
+                overspeed: OverspeedEpisode(maxSpeedKmh: episode.maxSpeed * 3.6, duration: end - episode.start)))
     }
 
     /// Metres per second: the fix's reported speed, else the distance from the previous fix

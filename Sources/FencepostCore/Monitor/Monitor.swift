@@ -101,6 +101,9 @@ public final class Monitor {
                 track.unmonitored[id] = membership
             }
         }
+        for (id, episode) in state.speeding {
+            if let region = indexByID[id], track.members[region] != nil { track.speeding[region] = episode }
+        }
         return track
     }
 
@@ -110,7 +113,9 @@ public final class Monitor {
         for (region, membership) in zip(track.members.regions, track.members.values) {
             memberships[ids[region]] = membership
         }
-        return MonitorState(lastFix: track.lastFix, memberships: memberships)
+        var speeding: [String: SpeedEpisode] = [:]
+        for (region, episode) in track.speeding { speeding[ids[region]] = episode }
+        return MonitorState(lastFix: track.lastFix, memberships: memberships, speeding: speeding)
     }
 
     /// Processes one accepted fix (fixes must come in time order per device).
@@ -120,6 +125,7 @@ public final class Monitor {
     }
 
     /// A fix's enters, exits and the rest: all but the speed limits' episodes.
+    @inline(__always)
     func processPlaces(_ fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void) throws {
         let previous = track.lastFix
         track.lastFix = FixPoint(fix)
@@ -170,8 +176,10 @@ public final class Monitor {
             }
         }
         // A period that starts with the device far from a region that expects it inside.
-        for region in track.expecting where track.members[region] == nil && !track.candidates.contains(region) {
-            absentAtStarts(region, fix: fix, previous: previous, emit: emit)
+        if !track.expecting.isEmpty {
+            for region in track.expecting where track.members[region] == nil && !track.candidates.contains(region) {
+                absentAtStarts(region, fix: fix, previous: previous, emit: emit)
+            }
         }
         // Regions the device is in (or entering) are followed wherever it goes.
         if !track.strays.isEmpty {
@@ -192,6 +200,15 @@ public final class Monitor {
             track.quiet = quietDisc(
                 around: position, at: fix.time, reach: reach, metresPerDegreeLon: reachScale, track: track)
         }
+    }
+
+    /// One exact step in a region, without its safe disc: the schedule's pieces of time between
+    /// fixes. (The per-fix path calls the private step, which the compiler specialises for it.)
+    func stepExactly(
+        _ region: Int, fix: Fix, previous: FixPoint?, lonScale: Double, track: inout MonitorTrack,
+        emit: (MonitorEvent) -> Void
+    ) throws {
+        try step(region, slot: nil, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
     }
 
     /// Whether a settled visit in the region still waits for its dwell or overstay.
@@ -285,7 +302,7 @@ public final class Monitor {
 
     /// `slot` is the region's place among the candidates, where its safe disc is kept;
     /// `lonScale` is metres per degree of longitude at the fix.
-    func step(
+    private func step(
         _ region: Int, slot: Int?, fix: Fix, previous: FixPoint?, lonScale: Double,
         track: inout MonitorTrack, emit: (MonitorEvent) -> Void
     ) throws {

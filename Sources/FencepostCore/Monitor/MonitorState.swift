@@ -34,16 +34,6 @@ public struct Membership: Sendable, Hashable, Codable {
     public var dwellEmitted: Bool
     /// The visit's `overstay` (the region's `max_dwell`) was emitted.
     public var overstayEmitted = false
-    /// An episode above the region's speed limit under way in this visit.
-    public var speeding: Speeding?
-
-    /// A visit's episode above its region's speed limit, from its first fast fix.
-    public struct Speeding: Sendable, Hashable, Codable {
-        public var start: Double
-        public var position: Position
-        /// Metres per second.
-        public var maxSpeed: Double
-    }
 
     /// Whether a `dwell` or an `overstay` is still to come for this visit under `settings`.
     func awaitsTimedEvent(_ settings: MonitorSettings) -> Bool {
@@ -53,10 +43,10 @@ public struct Membership: Sendable, Hashable, Codable {
 
 extension Membership {
     enum CodingKeys: String, CodingKey {
-        case phase, enter, outward, armed, dwellEmitted, overstayEmitted, speeding
+        case phase, enter, outward, armed, dwellEmitted, overstayEmitted
     }
 
-    /// States saved before `overstayEmitted` and `speeding` existed read as not emitted and none.
+    /// States saved before `overstayEmitted` existed read as not emitted.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -65,9 +55,19 @@ extension Membership {
             outward: try container.decodeIfPresent(Crossing.self, forKey: .outward),
             armed: try container.decode(Bool.self, forKey: .armed),
             dwellEmitted: try container.decode(Bool.self, forKey: .dwellEmitted),
-            overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false,
-            speeding: try container.decodeIfPresent(Speeding.self, forKey: .speeding))
+            overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false)
     }
+}
+
+/// An episode above a region's speed limit in a visit, from its first fast fix. Kept beside the
+/// memberships, not in them: a membership is copied at every fix, an episode is rare.
+public struct SpeedEpisode: Sendable, Hashable, Codable {
+    /// The enter time of the visit it belongs to.
+    public var visitEnteredAt: Double
+    public var start: Double
+    public var position: Position
+    /// Metres per second.
+    public var maxSpeed: Double
 }
 
 /// What the monitor remembers of a device between fixes and between runs.
@@ -76,10 +76,28 @@ public struct MonitorState: Sendable, Hashable, Codable {
     public var lastFix: FixPoint?
     /// Regions the device is in or entering, by region id.
     public var memberships: [String: Membership]
+    /// Episodes above a speed limit under way, by region id.
+    public var speeding: [String: SpeedEpisode]
 
-    public init(lastFix: FixPoint? = nil, memberships: [String: Membership] = [:]) {
+    public init(
+        lastFix: FixPoint? = nil, memberships: [String: Membership] = [:], speeding: [String: SpeedEpisode] = [:]
+    ) {
         self.lastFix = lastFix
         self.memberships = memberships
+        self.speeding = speeding
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case lastFix, memberships, speeding
+    }
+
+    /// States saved before `speeding` existed read as having none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            lastFix: try container.decodeIfPresent(FixPoint.self, forKey: .lastFix),
+            memberships: try container.decode([String: Membership].self, forKey: .memberships),
+            speeding: try container.decodeIfPresent([String: SpeedEpisode].self, forKey: .speeding) ?? [:])
     }
 }
 
@@ -94,6 +112,8 @@ public struct MonitorTrack: Sendable {
     /// Memberships in regions this monitor does not watch (disabled or gone since they were
     /// saved): kept as they are.
     var unmonitored: [String: Membership] = [:]
+    /// Episodes above a speed limit under way, by region index (``Monitor/processWatchingSpeed``).
+    var speeding: [Int: SpeedEpisode] = [:]
 
     /// The monitor's lookups (``AudienceLookups``) of the regions that apply to the device.
     var lookups: [Int] = []

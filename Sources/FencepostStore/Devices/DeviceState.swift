@@ -30,6 +30,14 @@ extension DeviceState {
                     json.member(region) { Self.write(membership, to: &$0) }
                 }
             }
+            // Written only when there are some: states without are stored as before.
+            if !monitor.speeding.isEmpty {
+                json.member("speeding") { json in
+                    for (region, episode) in monitor.speeding {
+                        json.member(region) { Self.write(episode, to: &$0) }
+                    }
+                }
+            }
         }
         return json.text
     }
@@ -49,14 +57,17 @@ extension DeviceState {
         json.member("dwellEmitted", .bool(membership.dwellEmitted))
         // Written only once it is true: states without overstays are stored as before.
         if membership.overstayEmitted { json.member("overstayEmitted", .bool(true)) }
-        json.member("speeding", membership.speeding) { speeding, json in
-            json.member("start", speeding.start)
-            json.member("position") {
-                $0.member("lon", speeding.position.lon)
-                $0.member("lat", speeding.position.lat)
-            }
-            json.member("maxSpeed", speeding.maxSpeed)
+
+    }
+
+    private static func write(_ episode: SpeedEpisode, to json: inout JSONObjectWriter) {
+        json.member("visitEnteredAt", episode.visitEnteredAt)
+        json.member("start", episode.start)
+        json.member("position") {
+            $0.member("lon", episode.position.lon)
+            $0.member("lat", episode.position.lat)
         }
+        json.member("maxSpeed", episode.maxSpeed)
     }
 
     private static func write(_ crossing: Crossing, to json: inout JSONObjectWriter) {
