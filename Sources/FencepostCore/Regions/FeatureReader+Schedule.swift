@@ -19,7 +19,7 @@ extension FeatureReader {
         }
         var zone: String?
         switch value["tz"] {
-        case .string(let name)? where TimeZone(identifier: name) != nil && name.contains("/") || name == "UTC":
+        case .string(let name)? where Self.isIANAZone(name):
             zone = name
         case .string(let name)?:
             refuseSchedule("tz \"\(name)\" is no IANA time zone (such as \"Europe/Dublin\")")
@@ -84,6 +84,12 @@ extension FeatureReader {
 
     private mutating func refuseSchedule(_ reason: String) {
         problems.append(.invalidProperty(name: "schedule", reason: reason))
+    }
+
+    /// A zone the system knows by an IANA name (`Area/Location`, or `UTC`), not by an
+    /// abbreviation such as `EST`, whose meaning varies.
+    private static func isIANAZone(_ name: String) -> Bool {
+        (name == "UTC" || name.contains("/")) && TimeZone(identifier: name) != nil
     }
 
     private static func shown(_ value: JSONValue) -> String {
