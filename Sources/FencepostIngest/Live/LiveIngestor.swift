@@ -36,6 +36,10 @@ package final class LiveIngestor: Service, Sendable {
     private let reporting: any LiveIngestReporting
     /// A group holds at most this many fixes (several requests' worth).
     private static let groupFixes = 20_000
+    /// The devices whose progress the writer keeps in memory, unless the options say otherwise
+    /// (``IngestOptions/keptDevices``): a device's state is a few kilobytes, and the service
+    /// may see millions of devices over its life.
+    package static let keptDevices = 20_000
 
     /// Refused: the writer is stopping (the client may send the fixes again later).
     package struct ShuttingDown: Error {}
@@ -43,6 +47,8 @@ package final class LiveIngestor: Service, Sendable {
     package init(
         store: Store, options: IngestOptions, durability: StoreDurability, reporting: any LiveIngestReporting
     ) async throws {
+        var options = options
+        options.keptDevices = options.keptDevices ?? Self.keptDevices
         self.session = SessionBox(try await IngestSession(store: store, options: options))
         self.durability = durability
         self.reporting = reporting

@@ -144,6 +144,18 @@ package final class FixPipeline {
         devices.byID[device]
     }
 
+    /// Forgets a device's progress, between inputs: its next fix resumes from the store.
+    package func forget(_ device: String) {
+        devices.putCurrentBack()
+        devices.byID[device] = nil
+    }
+
+    /// How many devices have progress kept.
+    package var deviceCount: Int {
+        guard let current = devices.current, devices.byID[current.device] == nil else { return devices.byID.count }
+        return devices.byID.count + 1
+    }
+
     /// Every device's progress, the current one's kept out of the dictionary while its fixes come.
     package struct Devices: Sendable {
         fileprivate var byID: [String: DeviceProgress] = [:]

@@ -10,14 +10,21 @@ package struct IngestOptions: Sendable {
     /// The most fixes of an unsorted input held in memory; beyond, sorted runs spill to
     /// temporary files and merge back in time order.
     package var sortRunFixes: Int
+    /// The most devices whose progress a session keeps between calls of
+    /// ``IngestSession/ingest(batches:)``: beyond it the least recently used are forgotten, and
+    /// read again from the store when they post next. Nil: every device is kept (a one-off
+    /// ingest); a long-lived writer sets it, so its memory does not grow with every device ever
+    /// seen.
+    package var keptDevices: Int?
 
     package init(
         monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(),
-        sortRunFixes: Int = 250_000
+        sortRunFixes: Int = 250_000, keptDevices: Int? = nil
     ) {
         self.monitor = monitor
         self.filter = filter
         self.sortRunFixes = sortRunFixes
+        self.keptDevices = keptDevices
     }
 }
 
@@ -56,6 +63,10 @@ package final class IngestSession {
     /// read under it (nil: none stored). Neither changes until the transaction saves them.
     private var lockedDevices: Set<String> = []
     private var storedStates: [String: StoredDeviceState?] = [:]
+    /// With ``IngestOptions/keptDevices``: when each kept device was last in a group of
+    /// ``ingest(batches:)`` (a count of groups).
+    private var lastUsed: [String: Int] = [:]
+    private var groupsIngested = 0
     /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
     private var collected: [GeofenceEvent]?
     /// The summary of committed inputs, and of the current one while it is read.
@@ -133,6 +144,7 @@ package final class IngestSession {
     /// each did; if anything fails, nothing of any of them is written.
     package func ingest(batches: [[Fix]]) async throws -> [BatchOutcome] {
         var outcomes: [BatchOutcome] = []
+        var touched = Set<String>()
         try await transaction { tx in
             // The devices' locks in one order, before any is used: two instances taking groups
             // of the same devices never wait for each other in a circle. Then their stored
@@ -141,7 +153,6 @@ package final class IngestSession {
             try await tx.lock(devices: devices)
             lockedDevices.formUnion(devices)
             try await readStoredStates(of: devices, tx: tx)
-            var touched = Set<String>()
             for batch in batches {
                 let before = summary
                 collected = []
@@ -157,8 +168,29 @@ package final class IngestSession {
             }
             try await saveDevices(touched, tx: tx)
         }
+        if let limit = options.keptDevices { keepRecentDevices(touched, limit: limit) }
         return outcomes
     }
+
+    /// Forgets the least recently used devices beyond `limit` (down to nine tenths of it, so
+    /// the sort is paid once in many groups), and the per-device parts of the summary, which a
+    /// long-lived writer does not read: its memory stays flat however many devices post.
+    private func keepRecentDevices(_ touched: Set<String>, limit: Int) {
+        groupsIngested += 1
+        for device in touched { lastUsed[device] = groupsIngested }
+        summary.devices.removeAll()
+        summary.byDevice.removeAll()
+        guard lastUsed.count > limit else { return }
+        let excess = lastUsed.count - limit * 9 / 10
+        for (device, _) in lastUsed.sorted(by: { $0.value < $1.value }).prefix(excess) {
+            lastUsed[device] = nil
+            storedVersion[device] = nil
+            pipeline.forget(device)
+        }
+    }
+
+    /// How many devices' progress the session keeps now.
+    package var keptDeviceCount: Int { pipeline.deviceCount }
 
     /// Runs `body` in one write transaction and commits it, once no event writes are in flight.
     /// On failure, the devices' progress and the summary go back to what was committed.
