@@ -1,6 +1,8 @@
 public import FencepostGeometry
 
-/// Turns a device's fixes into enter, exit, dwell and overstay events for the monitored regions.
+/// Turns a device's fixes into enter, exit, dwell and overstay events for the monitored regions,
+/// and the events of their rules: schedules (``Monitor/stepOnSchedule``), `absent` and
+/// `overspeed` (``Monitor/processWatchingSpeed``).
 ///
 /// The semantics are the design's ("Monitor semantics"): hysteresis band, enter and exit
 /// delays, interpolated crossing times with back-dated exits, gaps, pass-through and dwell.
