@@ -63,7 +63,7 @@ public final class RegionConfigParser {
                     while try scanner.nextItem() {
                         reader.add(try scanner.readValue())
                     }
-                    reader.flush()
+                    reader.finish()
                     streamed = reader
                     members[key] = nil
                 } else {
@@ -95,7 +95,7 @@ public final class RegionConfigParser {
         }
         var reader = FeatureBatchReader(parser: self)
         for feature in features { reader.add(feature) }
-        reader.flush()
+        reader.finish()
         result.regions = reader.regions
         result.issues = reader.issues.map {
             RegionConfigIssue(file: file, featureIndex: $0.index, featureID: $0.id, problem: $0.problem)
@@ -103,26 +103,30 @@ public final class RegionConfigParser {
         return result
     }
 
-    /// Reads features into regions in batches, a large batch across the cores (a GEOS context
-    /// per chunk, each confined to the thread that runs it), in feature order.
+    /// Reads features into regions in batches, in feature order: each full batch across the
+    /// cores (a GEOS context per chunk, each confined to the thread that runs it) on another
+    /// thread while the caller scans the next; the last, partial batch on the caller's thread.
     private struct FeatureBatchReader {
         let parser: RegionConfigParser
         var regions: [(index: Int, region: Region)] = []
         var issues: [(index: Int, id: String?, problem: RegionConfigProblem)] = []
         private var batch: [JSONValue] = []
         private var count = 0
+        /// The full batch being read while the next one is scanned.
+        private var inFlight: (group: DispatchGroup, outcomes: OutcomeBox)?
         static let batchSize = 8192
 
         init(parser: RegionConfigParser) {
             self.parser = parser
         }
 
-        mutating func add(_ feature: JSONValue) {
-            batch.append(feature)
-            if batch.count == Self.batchSize { flush() }
-        }
-
         typealias Outcome = (region: Region?, id: String?, problems: [RegionConfigProblem])
+
+        /// One batch's outcomes: `@unchecked Sendable` because the reading thread writes them
+        /// before it leaves the group, and the scanning thread reads them only after waiting.
+        private final class OutcomeBox: @unchecked Sendable {
+            var outcomes: [Outcome] = []
+        }
 
         static func read(_ feature: JSONValue, _ context: GEOSContext) -> Outcome {
             var reader = FeatureReader(feature: feature)
@@ -130,15 +134,40 @@ public final class RegionConfigParser {
             return (region, reader.id, reader.problems)
         }
 
-        mutating func flush() {
-            let outcomes: [Outcome]
-            if batch.count < Self.batchSize {
-                let context = parser.context
-                outcomes = batch.map { Self.read($0, context) }
-            } else {
-                outcomes = ParallelMap.map(batch, serialBelow: 0, state: { GEOSContext() }) { Self.read($1, $0) }
+        mutating func add(_ feature: JSONValue) {
+            batch.append(feature)
+            guard batch.count == Self.batchSize else { return }
+            let features = batch
+            batch = []
+            batch.reserveCapacity(Self.batchSize)
+            let box = OutcomeBox()
+            let group = DispatchGroup()
+            DispatchQueue.global().async(group: group) {
+                box.outcomes = ParallelMap.map(features, serialBelow: 0, state: { GEOSContext() }) {
+                    Self.read($1, $0)
+                }
             }
-            batch.removeAll(keepingCapacity: true)
+            collectInFlight()
+            inFlight = (group, box)
+        }
+
+        /// Every feature added, read.
+        mutating func finish() {
+            collectInFlight()
+            let context = parser.context
+            take(batch.map { Self.read($0, context) })
+            batch = []
+        }
+
+        /// Waits for the batch in flight and takes its outcomes.
+        private mutating func collectInFlight() {
+            guard let (group, box) = inFlight else { return }
+            group.wait()
+            take(box.outcomes)
+            inFlight = nil
+        }
+
+        private mutating func take(_ outcomes: [Outcome]) {
             for outcome in outcomes {
                 if let region = outcome.region { regions.append((count, region)) }
                 for problem in outcome.problems { issues.append((count, outcome.id, problem)) }
