@@ -47,6 +47,6 @@ package enum RegionConfigLoader {
         } catch {
             return RegionFile(file: file, issues: [RegionConfigIssue(file: file, problem: .unreadable(error.reason))])
         }
-        return parser.parse(Data(bytes), file: file)
+        return parser.parse(bytes, file: file)
     }
 }

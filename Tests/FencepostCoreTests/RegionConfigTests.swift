@@ -13,6 +13,39 @@ import Testing
     static let square =
         #"{"type":"Polygon","coordinates":[[[8.50,47.37],[8.51,47.37],[8.51,47.38],[8.50,47.38],[8.50,47.37]]]}"#
 
+    // MARK: - Large configs
+
+    /// Read in batches across the cores, a large file gives what a small one does: every
+    /// problem named, in feature order, with the feature's index and id.
+    @Test func aLargeConfigNamesEveryProblemInOrder() throws {
+        let bad: [Int: String] = [
+            5: #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.5,47.3]},"properties":{"id":"c5"}}"#,
+            9_000:
+                #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]},"properties":{"id":"bowtie"}}"#,
+            16_383:
+                #"{"type":"Feature","geometry":{"type":"Point","coordinates":[200,47.3]},"properties":{"radius":5}}"#,
+        ]
+        let features = (0..<20_000).map { index in
+            bad[index]
+                ?? #"{"type":"Feature","geometry":{"type":"Point","coordinates":[8.5,47.3]},"properties":{"id":"c\#(index)","radius":\#(index % 400 + 1)}}"#
+        }
+        let file = parser.parse(
+            Data(#"{"features":[\#(features.joined(separator: ","))],"type":"FeatureCollection"}"#.utf8),
+            file: "big.geojson")
+        #expect(file.regions.count == 19_997)
+        #expect(file.regions.map(\.index) == (0..<20_000).filter { bad[$0] == nil })
+        #expect(file.issues.map(\.featureIndex) == [5, 9_000, 16_383, 16_383])
+        #expect(file.issues.map(\.featureID) == ["c5", "bowtie", nil, nil])
+        #expect(file.issues[1].description.contains("Self-intersection"))
+        #expect(throws: RegionConfigError.self) { try RegionConfig.merge([file]) }
+        // A syntax error after the features refuses the file with that error alone.
+        let broken = parser.parse(
+            Data(#"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))],}"#.utf8),
+            file: "broken.geojson")
+        #expect(broken.regions.isEmpty)
+        #expect(broken.issues.count == 1)
+    }
+
     // MARK: - Valid configs
 
     @Test func readsCirclesPolygonsAndMultiPolygonsWithHoles() throws {

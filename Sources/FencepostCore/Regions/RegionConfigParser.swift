@@ -29,17 +29,53 @@ public final class RegionConfigParser {
 
     /// Parses one file's bytes; `file` is the name used in messages.
     public func parse(_ data: Data, file: String) -> RegionFile {
+        parse(Array(data), file: file)
+    }
+
+    /// Parses one file's UTF-8 bytes; `file` is the name used in messages.
+    ///
+    /// The features array is read feature by feature, in batches read into regions across the
+    /// cores, so neither the whole document's tree nor a second copy of the text is ever held:
+    /// a million regions are 400 MB of GeoJSON. The outcome is the one a whole-tree parse
+    /// gives: a syntax error anywhere refuses the file with that error alone, the last of
+    /// repeated members wins, and the document's own checks come before any feature's.
+    public func parse(_ bytes: [UInt8], file: String) -> RegionFile {
         var result = RegionFile(file: file, regions: [], issues: [])
         func refuse(_ problem: RegionConfigProblem) -> RegionFile {
             result.issues.append(RegionConfigIssue(file: file, problem: problem))
             return result
         }
-        let document: JSONValue
-        do {
-            document = try JSONParser.parse(data)
+        var members: [String: JSONValue] = [:]
+        // The features, when the last `features` member was an array (read as it streamed by).
+        var streamed: FeatureBatchReader?
+        do throws(JSONSyntaxError) {
+            var scanner = JSONScanner(bytes)
+            guard scanner.nextKind() == .object else {
+                let document = try JSONParser.parse(bytes)  // not an object: no features to stream
+                let found = document["type"]?.stringValue.map { "a \($0)" } ?? "a JSON \(document.typeName)"
+                return refuse(.notFeatureCollection(found: found))
+            }
+            try scanner.enterObject()
+            while let key = try scanner.nextMember() {
+                if key == "features", scanner.nextKind() == .array {
+                    var reader = FeatureBatchReader(parser: self)
+                    try scanner.enterArray()
+                    while try scanner.nextItem() {
+                        reader.add(try scanner.readValue())
+                    }
+                    reader.finish()
+                    streamed = reader
+                    members[key] = nil
+                } else {
+                    members[key] = try scanner.readValue()
+                    if key == "features" { streamed = nil }
+                }
+            }
+            try scanner.finish()
         } catch {
             return refuse(.invalidJSON(error))
         }
+        let document = JSONValue.object(members)
         guard document["type"]?.stringValue == "FeatureCollection" else {
             let found = document["type"]?.stringValue.map { "a \($0)" } ?? "a JSON \(document.typeName)"
             return refuse(.notFeatureCollection(found: found))
@@ -47,20 +83,97 @@ public final class RegionConfigParser {
         if let crs = Self.declaredCRS(document), !Self.isWGS84(crs) {
             return refuse(.projectedCRS(crs))
         }
+        if let streamed {
+            result.regions = streamed.regions
+            result.issues = streamed.issues.map {
+                RegionConfigIssue(file: file, featureIndex: $0.index, featureID: $0.id, problem: $0.problem)
+            }
+            return result
+        }
         guard let features = document["features"]?.arrayValue else {
             return refuse(.notFeatureCollection(found: "a FeatureCollection without a features array"))
         }
-        for (index, feature) in features.enumerated() {
-            var reader = FeatureReader(feature: feature)
-            if let region = reader.read(context: context) {
-                result.regions.append((index, region))
-            }
-            for problem in reader.problems {
-                result.issues.append(
-                    RegionConfigIssue(file: file, featureIndex: index, featureID: reader.id, problem: problem))
-            }
+        var reader = FeatureBatchReader(parser: self)
+        for feature in features { reader.add(feature) }
+        reader.finish()
+        result.regions = reader.regions
+        result.issues = reader.issues.map {
+            RegionConfigIssue(file: file, featureIndex: $0.index, featureID: $0.id, problem: $0.problem)
         }
         return result
+    }
+
+    /// Reads features into regions in batches, in feature order: each full batch across the
+    /// cores (a GEOS context per chunk, each confined to the thread that runs it) on another
+    /// thread while the caller scans the next; the last, partial batch on the caller's thread.
+    private struct FeatureBatchReader {
+        let parser: RegionConfigParser
+        var regions: [(index: Int, region: Region)] = []
+        var issues: [(index: Int, id: String?, problem: RegionConfigProblem)] = []
+        private var batch: [JSONValue] = []
+        private var count = 0
+        /// The full batch being read while the next one is scanned.
+        private var inFlight: (group: DispatchGroup, outcomes: OutcomeBox)?
+        static let batchSize = 8192
+
+        init(parser: RegionConfigParser) {
+            self.parser = parser
+        }
+
+        typealias Outcome = (region: Region?, id: String?, problems: [RegionConfigProblem])
+
+        /// One batch's outcomes: `@unchecked Sendable` because the reading thread writes them
+        /// before it leaves the group, and the scanning thread reads them only after waiting.
+        private final class OutcomeBox: @unchecked Sendable {
+            var outcomes: [Outcome] = []
+        }
+
+        static func read(_ feature: JSONValue, _ context: GEOSContext) -> Outcome {
+            var reader = FeatureReader(feature: feature)
+            let region = reader.read(context: context)
+            return (region, reader.id, reader.problems)
+        }
+
+        mutating func add(_ feature: JSONValue) {
+            batch.append(feature)
+            guard batch.count == Self.batchSize else { return }
+            let features = batch
+            batch = []
+            batch.reserveCapacity(Self.batchSize)
+            let box = OutcomeBox()
+            let group = DispatchGroup()
+            DispatchQueue.global().async(group: group) {
+                box.outcomes = ParallelMap.map(features, serialBelow: 0, state: { GEOSContext() }) {
+                    Self.read($1, $0)
+                }
+            }
+            collectInFlight()
+            inFlight = (group, box)
+        }
+
+        /// Every feature added, read.
+        mutating func finish() {
+            collectInFlight()
+            let context = parser.context
+            take(batch.map { Self.read($0, context) })
+            batch = []
+        }
+
+        /// Waits for the batch in flight and takes its outcomes.
+        private mutating func collectInFlight() {
+            guard let (group, box) = inFlight else { return }
+            group.wait()
+            take(box.outcomes)
+            inFlight = nil
+        }
+
+        private mutating func take(_ outcomes: [Outcome]) {
+            for outcome in outcomes {
+                if let region = outcome.region { regions.append((count, region)) }
+                for problem in outcome.problems { issues.append((count, outcome.id, problem)) }
+                count += 1
+            }
+        }
     }
 
     /// Reads one GeoJSON Feature on its own, such as the canonical feature the store keeps.
@@ -107,6 +220,7 @@ public final class RegionConfigParser {
 /// or two features share an id.
 public enum RegionConfig {
     public static func merge(_ files: [RegionFile]) throws(RegionConfigError) -> [Region] {
+        if files.allSatisfy(\.issues.isEmpty), let sorted = sortedIfUnique(files) { return sorted }
         var issues = files.flatMap(\.issues)
         var firstUse: [String: (file: String, index: Int)] = [:]
         var regions: [Region] = []
@@ -125,5 +239,16 @@ public enum RegionConfig {
         }
         guard issues.isEmpty else { throw RegionConfigError(issues: issues) }
         return regions.sorted { $0.id < $1.id }
+    }
+
+    /// The regions sorted by id when no two share one (the usual case, told without a
+    /// dictionary of a million ids); nil when some do. Indices are sorted, not the regions,
+    /// which are large to move.
+    private static func sortedIfUnique(_ files: [RegionFile]) -> [Region]? {
+        let all = files.flatMap { $0.regions.map(\.region) }
+        var order = Array(all.indices)
+        order.sort { all[$0].id < all[$1].id }
+        for (a, b) in zip(order, order.dropFirst()) where all[a].id == all[b].id { return nil }
+        return order.map { all[$0] }
     }
 }

@@ -55,17 +55,20 @@ public struct RegionPlan: Sendable, Hashable {
     public var changedFields: [String: [String]] = [:]
 
     public init(desired: [Region], monitored: [MonitoredRegionDigest]) {
-        let monitoredByID = Dictionary(monitored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let (matches, removed) = Self.match(desired, monitored)
         var changes: [RegionChange] = []
         var unchanged: [String] = []
-        var desiredIDs = Set<String>()
-        for region in desired {
-            desiredIDs.insert(region.id)
-            guard let current = monitoredByID[region.id] else {
+        // Hashing is most of a plan's work when the set is large: spread over the cores.
+        let hashes: [String?] = ParallelMap.map(Array(desired.indices)) { index in
+            matches[index] == nil ? nil : desired[index].contentHash
+        }
+        for (index, region) in desired.enumerated() {
+            guard let match = matches[index], let hash = hashes[index] else {
                 changes.append(.add(region))
                 continue
             }
-            if current.contentHash == region.contentHash {
+            let current = monitored[match]
+            if current.contentHash == hash {
                 unchanged.append(region.id)
             } else {
                 changes.append(
@@ -74,11 +77,53 @@ public struct RegionPlan: Sendable, Hashable {
                         disabled: current.enabled && !region.settings.enabled))
             }
         }
-        for digest in monitored where !desiredIDs.contains(digest.id) {
-            changes.append(.remove(id: digest.id))
+        for index in removed {
+            changes.append(.remove(id: monitored[index].id))
         }
-        self.changes = changes.sorted { $0.regionID < $1.regionID }
-        self.unchanged = unchanged.sorted()
+        // Desired sets usually come sorted by id (a config's merge sorts them): then only the
+        // removes, which follow, can be out of order.
+        self.changes =
+            Self.isStrictlySorted(changes.lazy.map(\.regionID)) ? changes : changes.sorted { $0.regionID < $1.regionID }
+        self.unchanged = Self.isStrictlySorted(unchanged) ? unchanged : unchanged.sorted()
+    }
+
+    /// Per desired region, the index of the monitored digest with its id (the first, should
+    /// there be two); and the indices of the digests no desired region has, in order. Both
+    /// sides sorted by id with no id twice (a merged config, the store's digests) are walked
+    /// together; anything else goes through a dictionary.
+    private static func match(_ desired: [Region], _ monitored: [MonitoredRegionDigest]) -> (
+        matches: [Int?], removed: [Int]
+    ) {
+        var matches: [Int?] = []
+        matches.reserveCapacity(desired.count)
+        var removed: [Int] = []
+        if isStrictlySorted(desired.lazy.map(\.id)), isStrictlySorted(monitored.lazy.map(\.id)) {
+            var next = 0
+            for region in desired {
+                while next < monitored.count, monitored[next].id < region.id {
+                    removed.append(next)
+                    next += 1
+                }
+                if next < monitored.count, monitored[next].id == region.id {
+                    matches.append(next)
+                    next += 1
+                } else {
+                    matches.append(nil)
+                }
+            }
+            removed.append(contentsOf: next..<monitored.count)
+            return (matches, removed)
+        }
+        let monitoredIndex = Dictionary(
+            monitored.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let desiredIDs = Set(desired.map(\.id))
+        matches = desired.map { monitoredIndex[$0.id] }
+        removed = monitored.indices.filter { !desiredIDs.contains(monitored[$0].id) }
+        return (matches, removed)
+    }
+
+    private static func isStrictlySorted(_ ids: some Collection<String>) -> Bool {
+        zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }
     }
 
     public var isEmpty: Bool { changes.isEmpty }

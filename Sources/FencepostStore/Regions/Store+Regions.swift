@@ -101,25 +101,21 @@ extension Store {
         -> RegionPlan
     {
         let plan = try await Self.plan(desired, tx: tx)
-        for change in plan.changes {
-            let version: Int
-            switch change {
-            case .add(let region):
-                version = 1
-                try await Self.insert(region, version: version, createdAt: timestamp, updatedAt: timestamp, tx: tx)
-            case .update(let region, _, _):
-                guard let current = try await tx.row("SELECT version, created_at FROM regions WHERE id = ?", region.id)
-                else {
-                    preconditionFailure("planned update of \(region.id) has no row in the same transaction")
+        // Regions are encoded (canonical text, hashes) a chunk at a time across the cores, and
+        // written in order; a chunk's texts are all that is held at once.
+        var start = 0
+        while start < plan.changes.count {
+            let chunk = plan.changes[start..<min(start + 4096, plan.changes.count)]
+            start = chunk.endIndex
+            let encoded = ParallelMap.map(Array(chunk)) { change -> EncodedRegion? in
+                switch change {
+                case .add(let region), .update(let region, _, _): return EncodedRegion(region)
+                case .remove: return nil
                 }
-                version = current["version"] + 1
-                try await Self.insert(
-                    region, version: version, createdAt: current["created_at"], updatedAt: timestamp, tx: tx)
-            case .remove(let id):
-                version = (try await tx.value("SELECT version FROM regions WHERE id = ?", id) ?? 0) + 1
-                try await tx.execute("DELETE FROM regions WHERE id = ?", id)
             }
-            if origin == .local { try await Self.enqueue(change, version: version, now: timestamp, tx: tx) }
+            for (change, encoded) in zip(chunk, encoded) {
+                try await Self.write(change, encoded: encoded, timestamp: timestamp, origin: origin, tx: tx)
+            }
         }
         if !plan.changes.isEmpty { try await Self.bumpRegionsRevision(tx) }
         for (regionID, reason) in plan.retirements {
@@ -134,10 +130,51 @@ extension Store {
         return plan
     }
 
+    /// One change of a plan written, with its outbox row when it is a local edit.
+    private static func write(
+        _ change: RegionChange, encoded: EncodedRegion?, timestamp: String, origin: RegionChangeOrigin,
+        tx: any SQLTransaction
+    ) async throws {
+        let version: Int
+        switch change {
+        case .add(let region):
+            version = 1
+            try await Self.insert(
+                region, encoded!, version: version, createdAt: timestamp, updatedAt: timestamp, tx: tx)
+        case .update(let region, _, _):
+            guard let current = try await tx.row("SELECT version, created_at FROM regions WHERE id = ?", region.id)
+            else {
+                preconditionFailure("planned update of \(region.id) has no row in the same transaction")
+            }
+            version = current["version"] + 1
+            try await Self.insert(
+                region, encoded!, version: version, createdAt: current["created_at"], updatedAt: timestamp, tx: tx)
+        case .remove(let id):
+            version = (try await tx.value("SELECT version FROM regions WHERE id = ?", id) ?? 0) + 1
+            try await tx.execute("DELETE FROM regions WHERE id = ?", id)
+        }
+        if origin == .local {
+            try await Self.enqueue(change, payload: encoded?.feature, version: version, now: timestamp, tx: tx)
+        }
+    }
+
+    /// What the store writes of a region: its canonical feature and the hashes.
+    struct EncodedRegion: Sendable {
+        var feature: String
+        var contentHash: String
+        var geometryHash: String
+
+        init(_ region: Region) {
+            (feature, contentHash) = region.canonicalFeatureAndHash
+            geometryHash = region.geometryHash
+        }
+    }
+
     /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON), over the
     /// one it updates.
     private static func insert(
-        _ region: Region, version: Int, createdAt: String, updatedAt: String, tx: any SQLTransaction
+        _ region: Region, _ encoded: EncodedRegion, version: Int, createdAt: String, updatedAt: String,
+        tx: any SQLTransaction
     ) async throws {
         let bounds = region.shape.bounds
         try await tx.execute(
@@ -150,21 +187,22 @@ extension Store {
                 version = excluded.version, min_lon = excluded.min_lon, min_lat = excluded.min_lat, max_lon = excluded.max_lon,
                 max_lat = excluded.max_lat, updated_at = excluded.updated_at
             """,
-            region.id, region.name, region.shape.kind, region.settings.enabled, region.feature.canonicalText(),
-            region.contentHash,
-            region.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt)
+            region.id, region.name, region.shape.kind, region.settings.enabled, encoded.feature, encoded.contentHash,
+            encoded.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt)
     }
 
     /// A region edit as a sync mutation. Its key is new for every edit (regions are edited by
     /// people, not derived, so the same content twice is two edits).
-    private static func enqueue(_ change: RegionChange, version: Int, now: String, tx: any SQLTransaction) async throws
-    {
+    /// `payload` is the canonical feature of an added or updated region.
+    private static func enqueue(
+        _ change: RegionChange, payload: String?, version: Int, now: String, tx: any SQLTransaction
+    ) async throws {
         let edit = UUID().uuidString.prefix(8).lowercased()
         switch change {
         case .add(let region), .update(let region, _, _):
             try await enqueue(
                 entity: .region, id: region.id, version: version, key: "region:\(region.id):v\(version):\(edit)",
-                payload: region.feature.canonicalText(), now: now, tx: tx)
+                payload: payload ?? region.canonicalFeatureText, now: now, tx: tx)
         case .remove(let id):
             try await enqueue(
                 entity: .region, id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)",
@@ -192,11 +230,14 @@ extension Store {
     }
 
     private static func digests(_ tx: any SQLTransaction) async throws -> [MonitoredRegionDigest] {
-        try await tx.rows("SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id").map { row in
-            MonitoredRegionDigest(
-                id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"],
-                enabled: row["enabled"])
+        var digests: [MonitoredRegionDigest] = []
+        try await tx.forEachRow("SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id", []) { row in
+            digests.append(
+                MonitoredRegionDigest(
+                    id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"],
+                    enabled: row["enabled"]))
         }
+        return digests
     }
 }
 
