@@ -9,24 +9,7 @@ extension Region {
     /// left out, keys sorted when encoded. Parsing this feature gives back the same region,
     /// which is what makes `regions list --format geojson` re-apply as a no-op.
     public var feature: JSONValue {
-        var properties = extraProperties
-        properties["id"] = .string(id)
-        if let name { properties["name"] = .string(name) }
-        if !tags.isEmpty { properties["tags"] = .array(tags.map(JSONValue.string)) }
-        if case .circle(_, let radius) = shape { properties["radius"] = .number(radius) }
-        if case .corridor(let corridor) = shape { properties["buffer"] = .number(corridor.buffer) }
-        if let value = settings.hysteresis { properties["hysteresis"] = .number(value) }
-        if let value = settings.dwell { properties["dwell"] = .number(value) }
-        if let value = settings.maxDwell { properties["max_dwell"] = .number(value) }
-        if let value = settings.enterDelay { properties["enter_delay"] = .number(value) }
-        if let value = settings.exitDelay { properties["exit_delay"] = .number(value) }
-        if !settings.enabled { properties["enabled"] = .bool(false) }
-        if let schedule = settings.schedule { properties["schedule"] = schedule.json }
-        if settings.expectsInside { properties["expect"] = .string("inside") }
-        if let value = settings.speedLimit { properties["speed_limit_kmh"] = .number(value) }
-        if let value = settings.speedMinDuration { properties["speed_min_duration"] = .number(value) }
-        if !audience.devices.isEmpty { properties["devices"] = .array(audience.devices.map(JSONValue.string)) }
-        if !audience.groups.isEmpty { properties["groups"] = .array(audience.groups.map(JSONValue.string)) }
+        let properties = Dictionary(canonicalProperties.map { ($0.key, $0.value) }, uniquingKeysWith: { own, _ in own })
         return .object([
             "type": .string("Feature"),
             "geometry": shape.geometry.geoJSON,
@@ -69,8 +52,8 @@ extension Region {
         String(decoding: canonicalFeatureBytes(), as: UTF8.self)
     }
 
-    /// ``feature``'s properties in key order: the region's own over any extra property of the
-    /// same name, as in ``feature``.
+    /// The properties of ``feature`` and ``canonicalFeatureBytes()``, in key order: the region's
+    /// own over any extra property of the same name. The one list of what a region writes.
     private var canonicalProperties: [(key: String, value: JSONValue)] {
         var properties: [(key: String, value: JSONValue)] = []
         properties.reserveCapacity(extraProperties.count + 4)
