@@ -85,15 +85,9 @@ final class ScheduleClock {
         return periods[index]
     }
 
-    /// The index of the first period whose end is after `time` (binary search).
+    /// The index of the first period whose end is after `time`.
     private func firstPeriod(endingAfter time: Double) -> Int {
-        var low = 0
-        var high = periods.count
-        while low < high {
-            let middle = (low + high) / 2
-            if periods[middle].upperBound <= time { low = middle + 1 } else { high = middle }
-        }
-        return low
+        periods.partitionPoint { $0.upperBound > time }
     }
 
     /// Makes `periods` complete from `start` to `end`.
@@ -133,8 +127,12 @@ final class ScheduleClock {
         Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: time)))
     }
 
+    /// The local date's day number; held to ±10⁹ days (and 0 for a time that is no number), so
+    /// no time the monitor is handed can trap the conversion.
     private func localDay(of time: Double) -> Int {
-        Int(((time + offset(at: time)) / 86_400).rounded(.down))
+        let day = ((time + offset(at: time)) / 86_400).rounded(.down)
+        guard day.isFinite else { return 0 }
+        return Int(min(max(day, -1e9), 1e9))
     }
 
     /// The earliest instant whose wall clock reads `local` (seconds of local time, counted as

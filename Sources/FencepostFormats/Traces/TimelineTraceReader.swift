@@ -181,14 +181,8 @@ struct TimeCoverage {
         return index < starts.count && starts[index] <= time
     }
 
-    /// The index of the first interval whose end is at or after `time` (binary search).
+    /// The index of the first interval whose end is at or after `time`.
     private func firstEnd(atLeast time: Double) -> Int {
-        var low = 0
-        var high = ends.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ends[middle] < time { low = middle + 1 } else { high = middle }
-        }
-        return low
+        ends.partitionPoint { $0 >= time }
     }
 }

@@ -1,3 +1,5 @@
+import FencepostCore
+
 /// A half-open time span in seconds since the epoch.
 struct Interval: Sendable, Hashable {
     var start: Double
@@ -67,14 +69,8 @@ struct IntervalSet: Sendable {
         return set
     }
 
-    /// The index of the first span whose end is after `time` (binary search).
+    /// The index of the first span whose end is after `time`.
     private func firstSpan(endingAfter time: Double) -> Int {
-        var low = 0
-        var high = spans.count
-        while low < high {
-            let middle = (low + high) / 2
-            if spans[middle].end <= time { low = middle + 1 } else { high = middle }
-        }
-        return low
+        spans.partitionPoint { $0.end > time }
     }
 }
