@@ -103,6 +103,14 @@ final class Inbox {
         retryAfter[name] = nil
     }
 
+    /// Whether two paths name the same file (one is a hard link of the other).
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
     /// Renames `name` into the subfolder, as `NAME`, else `STEM-2.EXT`, `STEM-3.EXT`, … when
     /// taken; returns the path relative to the inbox.
     private func moveAside(_ name: String, to folder: String) throws -> String {
@@ -119,6 +127,14 @@ final class Inbox {
                 return relative
             }
             let failure = errno
+            // The name is taken by this very file: another watcher of the inbox linked it there
+            // a moment before (and unlinks it from the inbox now). Linking it again under
+            // another name would put the file in the folder twice.
+            if failure == EEXIST, Self.sameFile(path(name), path(relative)) {
+                unlink(path(name))
+                forget(name)
+                return relative
+            }
             // Gone already: another watcher of the same inbox (another process or instance)
             // moved it after both took it; its content is recorded once whoever committed it.
             if failure == ENOENT, !FileManager.default.fileExists(atPath: path(name)) {
