@@ -62,7 +62,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     .addRoutes(to: router)
     let recentTracks = RecentTracks(filter: settings.ingest.filter)
     LocationsController(
-        auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks,
+        auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks, metrics: metrics,
         maxBodyBytes: configuration.maxBodyBytes
     )
     .addRoutes(to: router)

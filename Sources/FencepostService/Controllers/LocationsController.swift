@@ -17,6 +17,8 @@ struct LocationsController {
     let ingestor: LiveIngestor
     /// What the live page draws of each device: the fixes of every committed request.
     let recentTracks: RecentTracks
+    /// Messages per protocol and type, and refusals per protocol.
+    let metrics: ServiceMetrics
     let maxBodyBytes: Int
 
     func addRoutes(to router: Router<FencepostRequestContext>) {

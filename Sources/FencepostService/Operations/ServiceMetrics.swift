@@ -12,6 +12,8 @@ final class ServiceMetrics: Sendable {
     private let fixesIngested: Counter
     private let fixesDropped: Mutex<[FixDropReason: Counter]> = Mutex([:])
     private let eventsByKind: Mutex<[String: Counter]> = Mutex([:])
+    private let protocolMessages: Mutex<[ProtocolMessage: Counter]> = Mutex([:])
+    private let protocolRefusals: Mutex<[String: Counter]> = Mutex([:])
     private let requestTimers: Mutex<[String: DurationHistogram]> = Mutex([:])
     private let groupFixes: ValueHistogram
     private let commitTime: DurationHistogram
@@ -146,6 +148,36 @@ final class ServiceMetrics: Sendable {
             metrics[key] = metric
             return metric
         }
+    }
+
+    /// Messages a location protocol received and took, by protocol (`batch`, `owntracks_http`,
+    /// `owntracks_mqtt`, `osmand`, `traccar_client`, `overland`, `traccar`) and message type
+    /// (`location`, `transition`, `waypoint`, `lwt`, …).
+    func recordMessages(protocol name: String, type: String, count: Int = 1) {
+        guard count > 0 else { return }
+        Self.metric(in: protocolMessages, for: ProtocolMessage(protocol: name, type: type)) {
+            registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "fencepost", metricName: "protocol_messages", unitName: "total",
+                    helpText: "Messages the location protocols took, by protocol and message type."),
+                labels: [("protocol", name), ("type", type)])
+        }.increment(by: Int64(count))
+    }
+
+    /// A message of a location protocol refused whole (malformed, invalid, not allowed).
+    func recordRefusedMessage(protocol name: String) {
+        Self.metric(in: protocolRefusals, for: name) {
+            registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "fencepost", metricName: "protocol_messages_refused", unitName: "total",
+                    helpText: "Messages of the location protocols refused whole, by protocol."),
+                labels: [("protocol", name)])
+        }.increment()
+    }
+
+    private struct ProtocolMessage: Hashable, Sendable {
+        var `protocol`: String
+        var type: String
     }
 
     /// Records one request's latency under its route (not its raw path, to keep labels few).
