@@ -152,17 +152,30 @@ package enum LocationPayloads {
     package static func ownTracks(_ body: JSONValue, device: String, now: Double = Date().timeIntervalSince1970)
         throws(LocationPayloadError) -> [Fix]
     {
+        try ownTracksMessages(body, device: device, now: now).fixes
+    }
+
+    /// An OwnTracks payload (one message, or an array of them) with its messages counted by
+    /// `_type`: `location` messages are the fixes; `transition`, `waypoint`, `waypoints`,
+    /// `lwt`, `card`, `status` and the rest are accepted and counted, not stored (a message
+    /// without a `_type`, or of a type OwnTracks does not document, counts as `other`, so a
+    /// client cannot make up metric labels).
+    package static func ownTracksMessages(
+        _ body: JSONValue, device: String, now: Double = Date().timeIntervalSince1970
+    ) throws(LocationPayloadError) -> ProtocolMessages {
         let times = FixTimeRange.live(now: now)
-        let messages = body.arrayValue ?? [body]
-        guard messages.count <= maximumFixes else { throw .tooManyFixes(limit: maximumFixes) }
-        var fixes: [Fix] = []
-        for (index, message) in messages.enumerated() {
-            guard message["_type"]?.stringValue == "location" else { continue }
+        let items = body.arrayValue ?? [body]
+        guard items.count <= maximumFixes else { throw .tooManyFixes(limit: maximumFixes) }
+        var messages = ProtocolMessages()
+        for (index, message) in items.enumerated() {
+            let type = message["_type"]?.stringValue ?? "other"
+            messages.count(ownTracksTypes.contains(type) ? type : "other")
+            guard type == "location" else { continue }
             guard case .number(let tst)? = message["tst"], tst.isFinite else {
                 throw invalid(index, "tst (epoch seconds) is missing")
             }
             guard times.contains(tst) else { throw invalid(index, "tst: " + times.refusal(of: tst)) }
-            fixes.append(
+            messages.fixes.append(
                 Fix(
                     device: device, time: tst,
                     lat: try coordinate(message["lat"], "lat", range: 90, index: index),
@@ -172,9 +185,16 @@ package enum LocationPayloads {
                     altitude: try optionalNumber(message["alt"], "alt", index: index),
                     // OwnTracks reports velocity in km/h.
                     speed: try optionalNumber(message["vel"], "vel", index: index).map { $0 / 3.6 }))
+            messages.countExtras(["batt", "bs", "conn", "m", "t"], in: message)
         }
-        return fixes
+        return messages
     }
+
+    /// The message types OwnTracks documents (its booklet's JSON page).
+    static let ownTracksTypes: Set<String> = [
+        "location", "transition", "waypoint", "waypoints", "lwt", "card", "cmd", "status", "steps", "beacon",
+        "encrypted", "configuration", "request",
+    ]
 
     /// The device of an OwnTracks post: `user/device` from the `X-Limit-U`/`X-Limit-D` headers,
     /// or the basic-auth user and the payload's `tid`; just one of them when the other is
@@ -249,11 +269,11 @@ package enum LocationPayloads {
         }
     }
 
-    private static func invalid(_ index: Int, _ reason: String) -> LocationPayloadError {
+    static func invalid(_ index: Int, _ reason: String) -> LocationPayloadError {
         .invalidFix(index: index, reason: reason)
     }
 
-    private static func coordinate(_ value: JSONValue?, _ name: String, range: Double, index: Int)
+    static func coordinate(_ value: JSONValue?, _ name: String, range: Double, index: Int)
         throws(LocationPayloadError) -> Double
     {
         guard case .number(let number)? = value else {
@@ -266,7 +286,7 @@ package enum LocationPayloads {
 
     /// An accuracy is a radius: 0 or more. Phones report a negative one for a position they
     /// know to be invalid (iOS's -1), which must not be taken as a precise fix.
-    private static func checkedAccuracy(_ value: Double?, _ name: String, index: Int) throws(LocationPayloadError)
+    static func checkedAccuracy(_ value: Double?, _ name: String, index: Int) throws(LocationPayloadError)
         -> Double?
     {
         guard let value else { return nil }
@@ -277,7 +297,7 @@ package enum LocationPayloads {
         return value
     }
 
-    private static func optionalNumber(_ value: JSONValue?, _ name: String, index: Int) throws(LocationPayloadError)
+    static func optionalNumber(_ value: JSONValue?, _ name: String, index: Int) throws(LocationPayloadError)
         -> Double?
     {
         switch value {

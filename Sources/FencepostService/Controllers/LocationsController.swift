@@ -7,9 +7,12 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// Live location ingest: our JSON batch, OwnTracks HTTP mode and the OsmAnd (Traccar Client)
-/// protocol, all through the same ``LiveIngestor``. Every route checks, before anything is
-/// written, that the token may post for each device of the request (``Caller/requirePost(devices:store:)``).
+/// Live location ingest: our JSON batch, OwnTracks HTTP mode, the OsmAnd protocol (and Traccar
+/// Client's JSON on the same path), Overland, and positions a Traccar server forwards, all
+/// through the same ``LiveIngestor``. Every route checks, before anything is written, that the
+/// token may post for each device of the request (``Caller/requirePost(devices:store:)``), and
+/// answers only once the request's fixes are committed. Messages are counted per protocol and
+/// type, and refusals per protocol (`/metrics`).
 struct LocationsController {
     let auth: Authenticator
     /// Where group tokens' devices are looked up on the roster.
@@ -23,12 +26,82 @@ struct LocationsController {
 
     func addRoutes(to router: Router<FencepostRequestContext>) {
         let routes = router.authenticated(by: auth)
-        routes.post("/v1/devices/:device/locations", use: postBatch)
-        routes.post("/owntracks", use: postOwnTracks)
-        // OsmAnd clients cannot set headers: their token may come in the query, here only.
+        routes.post("/v1/devices/:device/locations", use: counted("batch", postBatch))
+        routes.post("/owntracks", use: counted("owntracks_http", postOwnTracks))
+        // Apps that cannot set headers (OsmAnd, GPSLogger), or whose users paste one URL
+        // (Overland, Traccar's forward.url): the token may come in the query, here only.
         let queryTokenRoutes = router.authenticated(by: auth, allowQueryToken: true)
-        queryTokenRoutes.get("/osmand", use: osmAnd)
-        queryTokenRoutes.post("/osmand", use: osmAnd)
+        queryTokenRoutes.get("/osmand", use: counted("osmand", osmAnd))
+        queryTokenRoutes.post("/osmand", use: osmAndOrTraccarClient)
+        queryTokenRoutes.post("/overland", use: counted("overland", postOverland))
+        queryTokenRoutes.post("/traccar", use: counted("traccar", postTraccarForward))
+    }
+
+    /// A handler whose refusals (a malformed or invalid payload, a device the token may not
+    /// post for) are counted under `protocolName`.
+    private func counted(
+        _ protocolName: String,
+        _ handler: @escaping @Sendable (Request, FencepostRequestContext) async throws -> Response
+    ) -> @Sendable (Request, FencepostRequestContext) async throws -> Response {
+        { [metrics] request, context in
+            do {
+                return try await handler(request, context)
+            } catch let error as LocationPayloadError {
+                metrics.recordRefusedMessage(protocol: protocolName)
+                throw error
+            } catch let error as APIError where (400..<500).contains(error.status.code) {
+                metrics.recordRefusedMessage(protocol: protocolName)
+                throw error
+            }
+        }
+    }
+
+    /// `POST /osmand`: Traccar Client's JSON body when the request says it is JSON (or its body
+    /// starts as a JSON object does), else OsmAnd's form parameters.
+    @Sendable func osmAndOrTraccarClient(_ request: Request, context: FencepostRequestContext) async throws
+        -> Response
+    {
+        let type = request.headers[.contentType]?.lowercased() ?? ""
+        guard !type.hasPrefix("application/x-www-form-urlencoded") else {
+            return try await counted("osmand", osmAnd)(request, context)
+        }
+        let body = Array(buffer: try await request.collectBody(limit: maxBodyBytes))
+        guard
+            type.hasPrefix("application/json")
+                || body.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{")
+        else {
+            return try await counted("osmand", osmAnd)(request, context)
+        }
+        return try await counted("traccar_client") { _, context in
+            let caller = try context.requireCaller()
+            let messages = try LocationPayloads.traccarClient(try LocationPayloads.parse(body))
+            try await caller.requirePost(devices: Set(messages.fixes.map(\.device)), store: store)
+            try await ingest(messages, protocol: "traccar_client")
+            return Response(status: .ok)
+        }(request, context)
+    }
+
+    /// Overland: `{"locations": [GeoJSON Features]}` → `{"result":"ok"}` once committed (the
+    /// app deletes a batch on that answer, and sends it again on any other). The device is
+    /// each location's `device_id`, else the `device` parameter, else a device token's device.
+    @Sendable func postOverland(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
+        let messages = try LocationPayloads.overland(
+            body, fallbackDevice: request.query("device") ?? caller.confinedDevice)
+        try await caller.requirePost(devices: Set(messages.fixes.map(\.device)), store: store)
+        try await ingest(messages, protocol: "overland")
+        return .json(#"{"result":"ok"}"#)
+    }
+
+    /// A position a Traccar server forwards (`forward.type` `json`), for `device.uniqueId`.
+    @Sendable func postTraccarForward(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
+        let messages = try LocationPayloads.traccarForward(body)
+        try await caller.requirePost(devices: Set(messages.fixes.map(\.device)), store: store)
+        try await ingest(messages, protocol: "traccar")
+        return .json("{}")
     }
 
     /// `{"fixes":[...]}` → `{"accepted":N,"dropped":{"reason":N},"events":[...]}`.
@@ -38,6 +111,7 @@ struct LocationsController {
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
         let outcome = try await ingest(fixes)
+        metrics.recordMessages(protocol: "batch", type: "location", count: fixes.count)
         return .json(try JSONValueEncoder.canonicalText(Summary(outcome)))
     }
 
@@ -50,8 +124,7 @@ struct LocationsController {
         let device = try LocationPayloads.ownTracksDevice(
             user: user, device: request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue)
         try await caller.requirePost(devices: [device], store: store)
-        let fixes = try LocationPayloads.ownTracks(body, device: device)
-        if !fixes.isEmpty { _ = try await ingest(fixes) }
+        try await ingest(try LocationPayloads.ownTracksMessages(body, device: device), protocol: "owntracks_http")
         return .json("[]")
     }
 
@@ -69,6 +142,7 @@ struct LocationsController {
         let fix = try LocationPayloads.osmAnd(parameter)
         try await caller.requirePost(devices: [fix.device], store: store)
         _ = try await ingest([fix])
+        metrics.recordMessages(protocol: "osmand", type: "location")
         return Response(status: .ok)
     }
 
@@ -77,6 +151,14 @@ struct LocationsController {
         let outcome = try await ingestor.ingest(fixes)
         recentTracks.record(fixes)
         return outcome
+    }
+
+    /// Ingests the fixes of a protocol's messages (when there are any), then counts the
+    /// messages by type and the extras they carried.
+    private func ingest(_ messages: ProtocolMessages, protocol name: String) async throws {
+        if !messages.fixes.isEmpty { _ = try await ingest(messages.fixes) }
+        for (type, count) in messages.types { metrics.recordMessages(protocol: name, type: type, count: count) }
+        for (extra, count) in messages.extras { metrics.recordExtras(protocol: name, extra: extra, count: count) }
     }
 
     /// What a batch of fixes did: the answer to a posted batch.

@@ -14,6 +14,7 @@ final class ServiceMetrics: Sendable {
     private let eventsByKind: Mutex<[String: Counter]> = Mutex([:])
     private let protocolMessages: Mutex<[ProtocolMessage: Counter]> = Mutex([:])
     private let protocolRefusals: Mutex<[String: Counter]> = Mutex([:])
+    private let protocolExtras: Mutex<[ProtocolMessage: Counter]> = Mutex([:])
     private let requestTimers: Mutex<[String: DurationHistogram]> = Mutex([:])
     private let groupFixes: ValueHistogram
     private let commitTime: DurationHistogram
@@ -161,6 +162,20 @@ final class ServiceMetrics: Sendable {
                     namespace: "fencepost", metricName: "protocol_messages", unitName: "total",
                     helpText: "Messages the location protocols took, by protocol and message type."),
                 labels: [("protocol", name), ("type", type)])
+        }.increment(by: Int64(count))
+    }
+
+    /// What phones reported beside their positions (battery, activity, motion…), by protocol
+    /// and name, counted per fix that carried it: the store keeps no extras of a fix.
+    func recordExtras(protocol name: String, extra: String, count: Int) {
+        guard count > 0 else { return }
+        Self.metric(in: protocolExtras, for: ProtocolMessage(protocol: name, type: extra)) {
+            registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "fencepost", metricName: "protocol_extras", unitName: "total",
+                    helpText:
+                        "Extras phones reported beside positions (battery, activity, motion…), by protocol and name."),
+                labels: [("protocol", name), ("extra", extra)])
         }.increment(by: Int64(count))
     }
 
