@@ -12,6 +12,10 @@ enum PayloadTargets {
         FuzzTarget("owntracks-payload", "POST /owntracks: an OwnTracks HTTP-mode body", ownTracks),
         FuzzTarget("osmand", "GET|POST /osmand: a form-encoded body as OsmAnd / Traccar Client parameters", osmAnd),
         FuzzTarget(
+            "traccar-client", "POST /osmand: Traccar Client's JSON body (one location or its batch)", traccarClient),
+        FuzzTarget("overland", "POST /overland: an Overland batch of GeoJSON locations", overland),
+        FuzzTarget("traccar-forward", "POST /traccar: a position a Traccar server forwards as JSON", traccarForward),
+        FuzzTarget(
             "sync-wire", "POST /v1/sync/mutations batches, and the results and change pages sync reads back", syncWire),
     ]
 
@@ -51,6 +55,32 @@ enum PayloadTargets {
         if DeviceID.problem(fix.device) != nil { violated("an unacceptable device id passed: \(fix.device)") }
         checkFixes([fix])
         return .accepted(1)
+    }
+
+    static func traccarClient(_ bytes: [UInt8]) -> FuzzOutcome {
+        protocolMessages { try LocationPayloads.traccarClient(LocationPayloads.parse(bytes)) }
+    }
+
+    static func overland(_ bytes: [UInt8]) -> FuzzOutcome {
+        protocolMessages { try LocationPayloads.overland(LocationPayloads.parse(bytes), fallbackDevice: "fuzz") }
+    }
+
+    static func traccarForward(_ bytes: [UInt8]) -> FuzzOutcome {
+        protocolMessages { try LocationPayloads.traccarForward(LocationPayloads.parse(bytes)) }
+    }
+
+    /// Messages a protocol reader accepted: fixes in range with acceptable devices, and as many
+    /// `location` messages counted as fixes.
+    private static func protocolMessages(_ read: () throws -> ProtocolMessages) -> FuzzOutcome {
+        guard let messages = try? read() else { return .refused }
+        checkFixes(messages.fixes)
+        for fix in messages.fixes where DeviceID.problem(fix.device) != nil {
+            violated("an unacceptable device id passed: \(fix.device)")
+        }
+        if messages.types["location", default: 0] != messages.fixes.count {
+            violated("\(messages.fixes.count) fixes but \(messages.types["location", default: 0]) location messages")
+        }
+        return .accepted(messages.fixes.count)
     }
 
     /// A batch that parses must come out of ``SyncWire/mutationsBody(_:)`` the same.
