@@ -77,6 +77,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     WebhooksController(auth: auth, store: store).addRoutes(to: router)
     DevicesController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
+    MonitoredSetController(auth: auth, store: store, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
     LiveController(auth: auth, store: store, tracks: recentTracks, mapTiles: configuration.mapTiles).addRoutes(
         to: router)
     SyncController(

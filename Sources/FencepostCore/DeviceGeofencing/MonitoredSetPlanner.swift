@@ -1,0 +1,136 @@
+public import FencepostGeometry
+
+/// What a phone that geofences on its own should monitor now, within its OS's budget: the
+/// regions nearest to it as circles, and one re-plan circle around it whose exit tells the
+/// phone to ask again. No region left out reaches into the re-plan circle, so the phone cannot
+/// reach a region it does not monitor without first leaving the re-plan circle.
+public struct MonitoredSetPlan: Sendable, Hashable {
+    public struct Monitored: Sendable, Hashable {
+        /// The region's id: what the phone's OS monitors it under.
+        public var id: String
+        public var name: String?
+        public var circle: OSCircle
+        /// Metres from the device to the circle's edge when planned (negative inside).
+        public var distance: Double
+    }
+
+    /// The regions to monitor, nearest first.
+    public var regions: [Monitored]
+    /// Nil when every candidate is monitored: nothing lies beyond the set to re-plan for.
+    public var replan: ReplanCircle?
+    /// The diff from what the phone monitors now (`have`), ids sorted: what to start monitoring,
+    /// stop, and leave as it is. The re-plan circle is in them under its id.
+    public var add: [String]
+    public var remove: [String]
+    public var keep: [String]
+    /// Regions that apply to the device and were considered.
+    public var candidates: Int
+}
+
+/// The re-plan circle. Its id carries its centre and radius (`replan@LAT_LON_RADIUS`: no comma, so it fits a `have=ID,ID` list; no region id has an `@`), so a
+/// phone that reports it among what it monitors gets it kept while it is still valid.
+public struct ReplanCircle: Sendable, Hashable {
+    public var center: Position
+    public var radius: Double
+
+    public init(center: Position, radius: Double) {
+        self.center = center
+        self.radius = radius
+    }
+
+    public var id: String {
+        "replan@\(Self.degrees(center.lat))_\(Self.degrees(center.lon))_\(Int(radius.rounded(.down)))"
+    }
+
+    /// The re-plan circle an id names; nil for any other id.
+    public init?(id: String) {
+        guard id.hasPrefix("replan@") else { return nil }
+        let parts = id.dropFirst(7).split(separator: "_")
+        guard parts.count == 3, let lat = Double(parts[0]), let lon = Double(parts[1]), let radius = Double(parts[2]),
+            abs(lat) <= 90, abs(lon) <= 180, radius.isFinite, radius >= 0
+        else { return nil }
+        self.init(center: Position(lon: lon, lat: lat), radius: radius)
+    }
+
+    /// Degrees to 5 decimals (a metre or so), as the id writes them.
+    private static func degrees(_ value: Double) -> String {
+        let scaled = (value * 100_000).rounded()
+        let sign = scaled < 0 ? "-" : ""
+        let whole = Int(abs(scaled))
+        let fraction = String(whole % 100_000)
+        return "\(sign)\(whole / 100_000).\(String(repeating: "0", count: 5 - fraction.count))\(fraction)"
+    }
+}
+
+/// Plans a device's monitored set (``MonitoredSetPlan``) from the regions that apply to it.
+///
+/// The policy: regions the device is inside come first (the phone must see it leave them),
+/// then the rest by distance from the device to their circle's edge — the order in which a
+/// device moving any way could reach them. A region the phone already monitors counts as
+/// `stickiness` metres nearer than it is, so small moves do not swap regions in and out. One
+/// slot of the budget is the re-plan circle, centred on the device, reaching to the nearest
+/// edge of a region left out (at most `maximumReplanRadius`). A re-plan circle the phone
+/// already monitors is kept while the device is inside it and no region left out reaches
+/// into it.
+public struct MonitoredSetPlanner: Sendable {
+    public struct Candidate: Sendable, Hashable {
+        public var id: String
+        public var name: String?
+        public var circle: OSCircle
+
+        public init(id: String, name: String? = nil, circle: OSCircle) {
+            self.id = id
+            self.name = name
+            self.circle = circle
+        }
+
+        public init(_ region: Region) {
+            self.init(id: region.id, name: region.name, circle: OSCircle(region.shape))
+        }
+    }
+
+    public var stickiness: Double
+    public var maximumReplanRadius: Double
+
+    public init(stickiness: Double = 200, maximumReplanRadius: Double = 50_000) {
+        self.stickiness = stickiness
+        self.maximumReplanRadius = maximumReplanRadius
+    }
+
+    /// The plan for a device at `position` with `budget` slots (at least 2: a region and the
+    /// re-plan circle) that monitors `have` now.
+    public func plan(
+        _ candidates: [Candidate], at position: Position, budget: Int, have: [String] = []
+    ) -> MonitoredSetPlan {
+        let held = Set(have)
+        let measured = candidates.map { ($0, $0.circle.distanceToEdge(from: position)) }
+        func rank(_ item: (Candidate, Double)) -> Double {
+            // Inside: always first. Held: nearer by the stickiness.
+            item.1 <= 0 ? item.1 - 1e12 : item.1 - (held.contains(item.0.id) ? stickiness : 0)
+        }
+        let ordered = measured.sorted { (rank($0), $0.0.id) < (rank($1), $1.0.id) }
+        let slots = max(budget, 2)
+        let everything = ordered.count <= slots
+        let chosen = everything ? ordered[...] : ordered.prefix(slots - 1)
+        let left = everything ? [] : Array(ordered.dropFirst(slots - 1))
+
+        var replan: ReplanCircle?
+        if !left.isEmpty {
+            let kept = have.lazy.compactMap(ReplanCircle.init(id:)).first { circle in
+                Geodesy.distance(position, circle.center) < circle.radius
+                    && left.allSatisfy { $0.0.circle.distanceToEdge(from: circle.center) >= circle.radius }
+            }
+            let reach = left.map { max($0.1, 0) }.min() ?? maximumReplanRadius
+            replan = kept ?? ReplanCircle(center: position, radius: min(reach, maximumReplanRadius).rounded(.down))
+        }
+        let regions = chosen.map {
+            MonitoredSetPlan.Monitored(id: $0.0.id, name: $0.0.name, circle: $0.0.circle, distance: $0.1)
+        }
+        .sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
+        let planned = Set(regions.map(\.id) + (replan.map { [$0.id] } ?? []))
+        return MonitoredSetPlan(
+            regions: regions, replan: replan,
+            add: planned.subtracting(held).sorted(), remove: held.subtracting(planned).sorted(),
+            keep: planned.intersection(held).sorted(), candidates: candidates.count)
+    }
+}
