@@ -69,7 +69,9 @@ public struct ReplanCircle: Sendable, Hashable {
 /// device moving any way could reach them. A region the phone already monitors counts as
 /// `stickiness` metres nearer than it is, so small moves do not swap regions in and out. One
 /// slot of the budget is the re-plan circle, centred on the device, reaching to the nearest
-/// edge of a region left out (at most `maximumReplanRadius`). A re-plan circle the phone
+/// edge of a region left out (at most `maximumReplanRadius`), less a `margin` for the way the
+/// device goes on while its OS takes to report the exit and the phone to ask again (its speed
+/// times that delay; the circle keeps at least half its reach). A re-plan circle the phone
 /// already monitors is kept while the device is inside it and no region left out reaches
 /// into it.
 public struct MonitoredSetPlanner: Sendable {
@@ -98,9 +100,9 @@ public struct MonitoredSetPlanner: Sendable {
     }
 
     /// The plan for a device at `position` with `budget` slots (at least 2: a region and the
-    /// re-plan circle) that monitors `have` now.
+    /// re-plan circle) that monitors `have` now; `margin` metres come off the re-plan circle.
     public func plan(
-        _ candidates: [Candidate], at position: Position, budget: Int, have: [String] = []
+        _ candidates: [Candidate], at position: Position, budget: Int, have: [String] = [], margin: Double = 0
     ) -> MonitoredSetPlan {
         let held = Set(have)
         let measured = candidates.map { ($0, $0.circle.distanceToEdge(from: position)) }
@@ -121,7 +123,8 @@ public struct MonitoredSetPlanner: Sendable {
                     && left.allSatisfy { $0.0.circle.distanceToEdge(from: circle.center) >= circle.radius }
             }
             let reach = left.map { max($0.1, 0) }.min() ?? maximumReplanRadius
-            replan = kept ?? ReplanCircle(center: position, radius: min(reach, maximumReplanRadius).rounded(.down))
+            let radius = min(max(reach - max(margin, 0), reach / 2), maximumReplanRadius)
+            replan = kept ?? ReplanCircle(center: position, radius: radius.rounded(.down))
         }
         let regions = chosen.map {
             MonitoredSetPlan.Monitored(id: $0.0.id, name: $0.0.name, circle: $0.0.circle, distance: $0.1)
