@@ -47,7 +47,8 @@ struct MonitoredSetController {
         let candidates = MonitoredSetPlanner.candidates(
             try await store.regions(), device: device, roster: try await store.roster(),
             at: Date().timeIntervalSince1970)
-        let plan = planner.plan(candidates, at: position, budget: budget, have: asked.have)
+        let plan = planner.plan(
+            candidates, at: position, budget: budget, have: asked.have, margin: try asked.margin())
         return .json(Self.json(plan, device: device, at: position, budget: budget).canonicalText())
     }
 
@@ -86,8 +87,14 @@ struct MonitoredSetController {
         var budgetText: String?
         var platform: String?
         var have: [String] = []
+        /// Metres a second, and the seconds the OS takes to report the re-plan exit: their
+        /// product comes off the re-plan circle.
+        var speed: Double?
+        var delay: Double?
 
         init(query request: Request) {
+            speed = request.query("speed").flatMap(Double.init)
+            delay = request.query("delay").flatMap(Double.init)
             lat = request.query("lat").flatMap(Double.init)
             lon = request.query("lon").flatMap(Double.init)
             budgetText = request.query("budget")
@@ -101,6 +108,8 @@ struct MonitoredSetController {
             if let lon = body["lon"]?.numberValue { self.lon = lon }
             if let budget = body["budget"]?.numberValue { budgetText = JSONValue.format(budget) }
             if let platform = body["platform"]?.stringValue { self.platform = platform }
+            if let speed = body["speed"]?.numberValue { self.speed = speed }
+            if let delay = body["delay"]?.numberValue { self.delay = delay }
             if let have = body["have"] {
                 guard let items = have.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else {
                     throw APIError.badRequest("have must be an array of region ids")
@@ -108,6 +117,15 @@ struct MonitoredSetController {
                 self.have = items.compactMap(\.stringValue)
             }
             guard have.count <= 10_000 else { throw APIError.badRequest("have lists more than 10,000 ids") }
+        }
+
+        /// Metres off the re-plan circle: speed × delay, each 0 when not given.
+        func margin() throws -> Double {
+            let (speed, delay) = (speed ?? 0, delay ?? 0)
+            guard speed.isFinite, delay.isFinite, (0...300).contains(speed), (0...3_600).contains(delay) else {
+                throw APIError.badRequest("speed must be 0 to 300 m/s and delay 0 to 3600 s")
+            }
+            return speed * delay
         }
 
         /// `budget` (2 to 10,000), else the platform's, else iOS's 20: the strictest.
