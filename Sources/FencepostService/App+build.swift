@@ -61,8 +61,10 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     )
     .addRoutes(to: router)
     let recentTracks = RecentTracks(filter: settings.ingest.filter)
+    let planning = PlanningRegions(store: store)
     LocationsController(
         auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks, metrics: metrics,
+        planning: planning, ownTracksWaypoints: configuration.ownTracksWaypoints ? OwnTracksWaypoints() : nil,
         maxBodyBytes: configuration.maxBodyBytes
     )
     .addRoutes(to: router)
@@ -77,7 +79,8 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     WebhooksController(auth: auth, store: store).addRoutes(to: router)
     DevicesController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
-    MonitoredSetController(auth: auth, store: store, maxBodyBytes: configuration.maxBodyBytes).addRoutes(to: router)
+    MonitoredSetController(auth: auth, store: store, planning: planning, maxBodyBytes: configuration.maxBodyBytes)
+        .addRoutes(to: router)
     LiveController(auth: auth, store: store, tracks: recentTracks, mapTiles: configuration.mapTiles).addRoutes(
         to: router)
     SyncController(

@@ -226,6 +226,53 @@ struct PhoneProtocolTests {
         #expect(try await fixture.counts().devices == 1)
     }
 
+    @Test("an OwnTracks location is answered with setWaypoints of at most 20 waypoints; from the same place again, []")
+    func ownTracksWaypoints() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await MonitoredSetAPITests.withRow(fixture)
+        try await fixture.app().test(.router) { client in
+            let answer = try await Self.postOwnTracks(
+                client, token: fixture.admin, lat: 47.0, lon: 8.0, time: 1_750_000_000)
+            let first = try #require(answer?.arrayValue)
+            #expect(first.count == 1)
+            let command = try #require(first.first)
+            #expect(command["_type"]?.stringValue == "cmd" && command["action"]?.stringValue == "setWaypoints")
+            let waypoints = command["waypoints"]?["waypoints"]?.arrayValue ?? []
+            #expect(waypoints.count == 20, "19 regions and the re-plan circle")
+            let home = try #require(waypoints.first { $0["rid"]?.stringValue == "home" })
+            #expect(
+                home["rad"]?.numberValue == 100 && home["lat"]?.numberValue == 47
+                    && home["_type"]?.stringValue == "waypoint")
+            #expect(waypoints.contains { $0["rid"]?.stringValue == "fencepost:replan" })
+            // The same place a minute later: nothing to change.
+            let again = try await Self.postOwnTracks(
+                client, token: fixture.admin, lat: 47.0, lon: 8.0, time: 1_750_000_060)
+            #expect(again == .array([]))
+        }
+        var off = ServiceConfiguration()
+        off.ownTracksWaypoints = false
+        try await fixture.app(off).test(.router) { client in
+            let answer = try await Self.postOwnTracks(
+                client, token: fixture.admin, lat: 47.0, lon: 8.01, time: 1_750_000_120)
+            #expect(answer == .array([]))
+        }
+    }
+
+    /// An OwnTracks location of alice/phone; the answer.
+    static func postOwnTracks(_ client: some TestClientProtocol, token: String, lat: Double, lon: Double, time: Int)
+        async throws -> JSONValue?
+    {
+        var headers = HTTPFields.bearer(token)
+        headers[HTTPField.Name("X-Limit-U")!] = "alice"
+        headers[HTTPField.Name("X-Limit-D")!] = "phone"
+        let body = #"{"_type":"location","lat":\#(lat),"lon":\#(lon),"tst":\#(time),"acc":5,"tid":"ph"}"#
+        let response = try await client.execute(
+            uri: "/owntracks", method: .post, headers: headers, body: ByteBuffer(string: body))
+        #expect(response.status == .ok)
+        return response.json
+    }
+
     /// A device's events as (kind, region, time, position, flags): what must not depend on
     /// the protocol the fixes came by.
     static func events(of device: String, in store: Store) async throws -> [String] {

@@ -7,8 +7,10 @@ extension MonitoredSetPlanner {
     /// The regions a phone should consider for `device` at `time`: enabled, applying to the
     /// device by the roster, and with a schedule active now or starting within
     /// ``scheduleHorizon``.
+    /// `circle` gives each region's circle (callers that plan often keep them).
     public static func candidates(
-        _ regions: [Region], device: String, roster: DeviceRoster, at time: Double
+        _ regions: [Region], device: String, roster: DeviceRoster, at time: Double,
+        circle: (Region) -> OSCircle = { OSCircle($0.shape) }
     ) -> [Candidate] {
         regions.compactMap { region in
             guard region.settings.enabled, roster.applies(region, to: device) else { return nil }
@@ -17,7 +19,7 @@ extension MonitoredSetPlanner {
                 let soon = clock.boundaries(after: time, through: time + scheduleHorizon).contains(where: \.starts)
                 guard clock.isActive(at: time) || soon else { return nil }
             }
-            return Candidate(region)
+            return Candidate(id: region.id, name: region.name, circle: circle(region))
         }
     }
 

@@ -8,7 +8,7 @@ extension ServiceConfiguration {
         try config.allowOnly([
             "webhooks", "sync", "jobs", "watch", "metrics_require_token", "max_body_bytes", "webhook_max_attempts",
             "durable_commits", "map_tiles", "map_tiles_attribution", "webhook_timeout_seconds",
-            "idle_timeout_seconds",
+            "idle_timeout_seconds", "owntracks_waypoints",
         ])
         let defaults = ServiceConfiguration()
         self.init()
@@ -24,6 +24,7 @@ extension ServiceConfiguration {
         maxBodyBytes = try config.integer("max_body_bytes", in: 1_024...(1 << 30)) ?? defaults.maxBodyBytes
         webhookMaxAttempts = try config.integer("webhook_max_attempts", in: 1...1_000) ?? defaults.webhookMaxAttempts
         durableCommits = try config.bool("durable_commits") ?? defaults.durableCommits
+        ownTracksWaypoints = try config.bool("owntracks_waypoints") ?? defaults.ownTracksWaypoints
         webhookTimeoutSeconds =
             try config.number("webhook_timeout_seconds", in: 0.001...3_600) ?? defaults.webhookTimeoutSeconds
         idleTimeoutSeconds =

@@ -109,6 +109,9 @@ package struct ServiceConfiguration: Sendable, Equatable {
     /// it: idle keep-alive connections, and clients that connect and send nothing (or stall
     /// in the middle of a request) do not hold a socket for ever.
     package var idleTimeoutSeconds: Double
+    /// OwnTracks posts are answered with `setWaypoints` (the device's monitored set) when the
+    /// set has changed since it was last sent.
+    package var ownTracksWaypoints = true
 
     package init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false,

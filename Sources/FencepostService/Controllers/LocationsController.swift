@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostFormats
+import FencepostGeometry
 import FencepostIngest
 import FencepostStore
 import Foundation
@@ -22,6 +23,10 @@ struct LocationsController {
     let recentTracks: RecentTracks
     /// Messages per protocol and type, and refusals per protocol.
     let metrics: ServiceMetrics
+    /// The regions monitored sets are planned from.
+    let planning: PlanningRegions
+    /// `setWaypoints` answers to OwnTracks posts; nil when the config turns them off.
+    let ownTracksWaypoints: OwnTracksWaypoints?
     let maxBodyBytes: Int
 
     func addRoutes(to router: Router<FencepostRequestContext>) {
@@ -116,7 +121,8 @@ struct LocationsController {
     }
 
     /// OwnTracks: the device is `user/device` from `X-Limit-U`/`X-Limit-D` (or the basic-auth
-    /// user and the payload's `tid`); the app expects a JSON array back.
+    /// user and the payload's `tid`); the app expects a JSON array back: empty, or holding the
+    /// `setWaypoints` command when the device's monitored set has changed (``OwnTracksWaypoints``).
     @Sendable func postOwnTracks(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
@@ -124,8 +130,15 @@ struct LocationsController {
         let device = try LocationPayloads.ownTracksDevice(
             user: user, device: request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue)
         try await caller.requirePost(devices: [device], store: store)
-        try await ingest(try LocationPayloads.ownTracksMessages(body, device: device), protocol: "owntracks_http")
-        return .json("[]")
+        let messages = try LocationPayloads.ownTracksMessages(body, device: device)
+        try await ingest(messages, protocol: "owntracks_http")
+        guard let ownTracksWaypoints, let newest = messages.fixes.max(by: { $0.time < $1.time }) else {
+            return .json("[]")
+        }
+        let command = ownTracksWaypoints.command(
+            for: device, at: Position(lon: newest.lon, lat: newest.lat),
+            candidates: try await planning.candidates(for: device), time: newest.time)
+        return .json(command.map { JSONValue.array([$0]).canonicalText() } ?? "[]")
     }
 
     /// OsmAnd / Traccar Client: one fix in the query (or a form body). The token may come as a

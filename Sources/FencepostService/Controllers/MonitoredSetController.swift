@@ -13,6 +13,7 @@ import NIOCore
 struct MonitoredSetController {
     let auth: Authenticator
     let store: Store
+    let planning: PlanningRegions
     let maxBodyBytes: Int
     let planner = MonitoredSetPlanner()
 
@@ -44,9 +45,7 @@ struct MonitoredSetController {
         } else {
             throw APIError.badRequest("lat and lon are required: device \(device) has posted no fix yet")
         }
-        let candidates = MonitoredSetPlanner.candidates(
-            try await store.regions(), device: device, roster: try await store.roster(),
-            at: Date().timeIntervalSince1970)
+        let candidates = try await planning.candidates(for: device)
         let plan = planner.plan(
             candidates, at: position, budget: budget, have: asked.have, margin: try asked.margin())
         return .json(Self.json(plan, device: device, at: position, budget: budget).canonicalText())

@@ -1,0 +1,76 @@
+import FencepostCore
+import FencepostGeometry
+import Synchronization
+
+/// OwnTracks geofences on the phone: its app monitors "waypoints" and reports `transition`s.
+/// After a location post, the device's monitored set (iOS's budget of 20: the app does not say
+/// its platform, and 20 fits both) is planned at its newest fix; when it differs from what
+/// this instance last sent the device, the answer carries `{"_type": "cmd", "action":
+/// "setWaypoints", …}` with each region as a waypoint (`rid` the region id, `desc` its name,
+/// `lat`, `lon`, `rad`, and a `tst` derived from the id, since the apps tell waypoints apart
+/// by it) and the re-plan circle as one more, always under the rid `fencepost:replan`, so the
+/// app moves it instead of collecting old ones.
+///
+/// What was sent is remembered in memory (the 20,000 devices that posted last): after a
+/// restart, or on another instance, a device gets its set once more, which changes nothing on
+/// the phone.
+final class OwnTracksWaypoints: Sendable {
+    static let budget = 20
+    /// The re-plan circle's waypoint: one, moved each time.
+    static let replanID = "fencepost:replan"
+    private static let keptDevices = 20_000
+    private let planner = MonitoredSetPlanner()
+    private let sent = Mutex<[String: (ids: [String], use: Int)]>([:])
+    private let uses = Atomic<Int>(0)
+
+    /// The `setWaypoints` command for `device` at `position`, or nil when what it was last sent
+    /// still holds.
+    func command(
+        for device: String, at position: Position, candidates: [MonitoredSetPlanner.Candidate], time: Double
+    ) -> JSONValue? {
+        let have = sent.withLock { $0[device]?.ids } ?? []
+        let plan = planner.plan(candidates, at: position, budget: Self.budget, have: have)
+        let ids = (plan.regions.map(\.id) + (plan.replan.map { [$0.id] } ?? [])).sorted()
+        guard ids != have, !(ids.isEmpty && have.isEmpty) else { return nil }
+        let use = uses.add(1, ordering: .relaxed).newValue
+        sent.withLock { sent in
+            sent[device] = (ids, use)
+            if sent.count > Self.keptDevices {
+                // Forget the tenth used longest ago.
+                let oldest = sent.sorted { $0.value.use < $1.value.use }.prefix(Self.keptDevices / 10)
+                for (key, _) in oldest { sent[key] = nil }
+            }
+        }
+        var waypoints = plan.regions.map { region in
+            Self.waypoint(
+                id: region.id, description: region.name ?? region.id, center: region.circle.center,
+                radius: region.circle.radius)
+        }
+        if let replan = plan.replan {
+            waypoints.append(
+                Self.waypoint(
+                    id: Self.replanID, description: "Fencepost: ask again", center: replan.center,
+                    radius: replan.radius))
+        }
+        return .object([
+            "_type": .string("cmd"), "action": .string("setWaypoints"),
+            "waypoints": .object(["_type": .string("waypoints"), "waypoints": .array(waypoints)]),
+        ])
+    }
+
+    private static func waypoint(id: String, description: String, center: Position, radius: Double) -> JSONValue {
+        .object([
+            "_type": .string("waypoint"), "rid": .string(id), "desc": .string(description),
+            "lat": .number(center.lat), "lon": .number(center.lon), "rad": .number(radius.rounded(.up)),
+            "tst": .number(Double(stableTime(id))),
+        ])
+    }
+
+    /// A time for a waypoint's `tst` from its id (FNV-1a into 2001–2033): the same region keeps
+    /// the same `tst`, so the app updates it instead of adding another.
+    static func stableTime(_ id: String) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
+        return 1_000_000_000 + Int(hash % 1_000_000_000)
+    }
+}
