@@ -93,6 +93,10 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     let jobs = BackgroundJobs()
     jobs.register(ChangeListener(store: store, signal: signal, logger: logger))
     if configuration.webhooksEnabled {
+        // A webhook seen for the first time starts at the newest event: its cursor is made
+        // now, before the server takes a request, so no event answered from here on can fall
+        // before it (made by the job, it missed what was posted before the job first ran).
+        for webhook in configuration.webhooks { _ = try await store.webhookCursor(webhook.key) }
         jobs.register(
             WebhookDeliveryJob(
                 store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts,
