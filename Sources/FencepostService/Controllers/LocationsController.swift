@@ -135,9 +135,8 @@ struct LocationsController {
         guard let ownTracksWaypoints, let newest = messages.fixes.max(by: { $0.time < $1.time }) else {
             return .json("[]")
         }
-        let command = ownTracksWaypoints.command(
-            for: device, at: Position(lon: newest.lon, lat: newest.lat),
-            candidates: try await planning.candidates(for: device), time: newest.time)
+        let command = try await ownTracksWaypoints.command(
+            for: device, at: Position(lon: newest.lon, lat: newest.lat), planning: planning)
         return .json(command.map { JSONValue.array([$0]).canonicalText() } ?? "[]")
     }
 

@@ -13,34 +13,49 @@ import Synchronization
 ///
 /// What was sent is remembered in memory (the 20,000 devices that posted last): after a
 /// restart, or on another instance, a device gets its set once more, which changes nothing on
-/// the phone.
+/// the phone. While the regions are unchanged and the device is inside the re-plan circle it
+/// was sent (or was sent every region), nothing is planned: the set it has still keeps its
+/// promise, and most posts cost a lookup.
 final class OwnTracksWaypoints: Sendable {
     static let budget = 20
     /// The re-plan circle's waypoint: one, moved each time.
     static let replanID = "fencepost:replan"
     private static let keptDevices = 20_000
     private let planner = MonitoredSetPlanner()
-    private let sent = Mutex<[String: (ids: [String], use: Int)]>([:])
+    private let sent = Mutex<[String: Sent]>([:])
     private let uses = Atomic<Int>(0)
+
+    /// What a device was last sent.
+    private struct Sent {
+        var ids: [String]
+        var replan: ReplanCircle?
+        var revision: Int64
+        var use: Int
+    }
 
     /// The `setWaypoints` command for `device` at `position`, or nil when what it was last sent
     /// still holds.
-    func command(
-        for device: String, at position: Position, candidates: [MonitoredSetPlanner.Candidate], time: Double
-    ) -> JSONValue? {
-        let have = sent.withLock { $0[device]?.ids } ?? []
-        let plan = planner.plan(candidates, at: position, budget: Self.budget, have: have)
+    func command(for device: String, at position: Position, planning: PlanningRegions) async throws -> JSONValue? {
+        let revision = try await planning.revision()
+        let last = sent.withLock { $0[device] }
+        if let last, last.revision == revision {
+            guard let replan = last.replan else { return nil }  // every candidate was sent
+            if Geodesy.distance(position, replan.center) < replan.radius { return nil }
+        }
+        let have = last?.ids ?? []
+        let plan = planner.plan(
+            try await planning.candidates(for: device), at: position, budget: Self.budget, have: have)
         let ids = (plan.regions.map(\.id) + (plan.replan.map { [$0.id] } ?? [])).sorted()
-        guard ids != have, !(ids.isEmpty && have.isEmpty) else { return nil }
         let use = uses.add(1, ordering: .relaxed).newValue
         sent.withLock { sent in
-            sent[device] = (ids, use)
+            sent[device] = Sent(ids: ids, replan: plan.replan, revision: revision, use: use)
             if sent.count > Self.keptDevices {
                 // Forget the tenth used longest ago.
                 let oldest = sent.sorted { $0.value.use < $1.value.use }.prefix(Self.keptDevices / 10)
                 for (key, _) in oldest { sent[key] = nil }
             }
         }
+        guard ids != have, !(ids.isEmpty && have.isEmpty) else { return nil }
         var waypoints = plan.regions.map { region in
             Self.waypoint(
                 id: region.id, description: region.name ?? region.id, center: region.circle.center,
