@@ -11,7 +11,13 @@ struct OperationsController {
 
     func addRoutes(to router: Router<FencepostRequestContext>) {
         router.get("/healthz", use: health)
-        router.authenticated(by: auth).get("/metrics", use: exposition)
+        // Only when it asks for one is a token looked up: a scrape carrying a token to an
+        // open /metrics costs no store read.
+        if metricsRequireToken {
+            router.authenticated(by: auth).get("/metrics", use: exposition)
+        } else {
+            router.get("/metrics", use: exposition)
+        }
     }
 
     /// Cheap on any store: one trivial read proves the database answers.
