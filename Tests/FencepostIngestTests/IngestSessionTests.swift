@@ -35,6 +35,7 @@ import Testing
     @Test func largeInputsWriteEventsInBatchesWithinOneTransaction() async throws {
         // Far more events than one batch: many small circles along a long walk.
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         let summary = try await ingest(store, [try lapsPastManyCircles(store)])
         #expect(summary.events[.enter] == 3000 && summary.events[.exit] == 3000)
         var count = 0
@@ -57,6 +58,7 @@ import Testing
 
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         let laps = try await lapsPastManyCircles(store)
         let session = try await IngestSession(store: store)
         struct Malformed: Error {}
@@ -88,6 +90,7 @@ import Testing
 
     @Test func ingestWritesEventsVisitsAndOutboxAndIsIdempotent() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 150, radius: 40)])
         let first = try await ingest(store, [grid.walk()])
         #expect(first.events == [.enter: 2, .exit: 2])
@@ -106,6 +109,7 @@ import Testing
         let regions = [grid.circle("a", x: 0, radius: 60)]
         let walk = grid.walk()
         let split = try await TestStores.fresh()
+        defer { TestStores.closeLater(split) }
         try await split.applyRegions(regions)
         _ = try await ingest(split, [Array(walk[..<150])])
         let splitVisits = try await visits(split)
@@ -113,6 +117,7 @@ import Testing
         _ = try await ingest(split, [Array(walk[150...])])
 
         let whole = try await TestStores.fresh()
+        defer { TestStores.closeLater(whole) }
         try await whole.applyRegions(regions)
         _ = try await ingest(whole, [walk])
         await #expect(try visits(split) == visits(whole))
@@ -121,7 +126,9 @@ import Testing
 
     @Test func unsortedInputIsProcessedInTimeOrder() async throws {
         let sorted = try await TestStores.fresh()
+        defer { TestStores.closeLater(sorted) }
         let reversed = try await TestStores.fresh()
+        defer { TestStores.closeLater(reversed) }
         for store in [sorted, reversed] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
         _ = try await ingest(sorted, [grid.walk()])
         let summary = try await ingest(reversed, [grid.walk().reversed()])
@@ -131,6 +138,7 @@ import Testing
 
     @Test func aFailedInputWritesNothing() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         let session = try await IngestSession(store: store)
         struct Malformed: Error {}
@@ -152,6 +160,7 @@ import Testing
 
     @Test func removingOrChangingARegionClosesItsOpenVisits() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         let a = grid.circle("a", x: 0, radius: 60)
         let b = grid.circle("b", x: 0, radius: 30)
         try await store.applyRegions([a, b])
@@ -177,6 +186,7 @@ import Testing
 extension IngestSessionTests {
     @Test func disablingARegionClosesItsOpenVisitsLikeARemoval() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         let a = grid.circle("a", x: 0, radius: 60)
         try await store.applyRegions([a])
         _ = try await ingest(store, [Array(grid.walk()[..<150])])
@@ -197,6 +207,7 @@ extension IngestSessionTests {
         // Two devices, one after the other, each in time order but overlapping in time, and
         // more fixes than the in-memory sort allows: it must stream, not be refused.
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         let options = IngestOptions(sortRunFixes: 500)
         let inputs = grid.walk(device: "one") + grid.walk(device: "two")
@@ -211,7 +222,9 @@ extension IngestSessionTests {
         var generator = SystemRandomNumberGenerator()
         mixed.shuffle(using: &generator)
         let spilled = try await TestStores.fresh()
+        defer { TestStores.closeLater(spilled) }
         let sorted = try await TestStores.fresh()
+        defer { TestStores.closeLater(sorted) }
         for store in [spilled, sorted] { try await store.applyRegions([grid.circle("a", x: 0, radius: 60)]) }
         let summary = try await ingest(spilled, [mixed], options: IngestOptions(sortRunFixes: 100))
         #expect(summary.dropped.isEmpty)

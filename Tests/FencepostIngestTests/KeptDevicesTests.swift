@@ -15,6 +15,7 @@ import Testing
     /// fixes, in turn: device 0's first request, device 1's, ..., then every device's second.
     func run(keptDevices: Int?) async throws -> (events: [String], visits: [String], kept: Int) {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([grid.circle("middle", x: 0, radius: 50)])
         let session = try await IngestSession(store: store, options: IngestOptions(keptDevices: keptDevices))
         let walks = (0..<100).map { grid.walk(device: "walker-\($0)") }

@@ -39,6 +39,7 @@ import Testing
 
     @Test func eachDeviceGetsTheEventsOfExactlyTheRegionsThatApplyToIt() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions(regions())
         try await store.applyRoster(DeviceRoster([.init(device: "a", name: "Ann", groups: ["blue"])]))
         _ = try await StoreInputs.ingest(store, ["a", "car-7", "b"].map { grid.walk(device: $0) })
@@ -52,6 +53,7 @@ import Testing
 
     @Test func leavingTheGroupClosesTheVisitAtTheLastFixAndNothingMoreComesOfIt() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions(regions())
         try await store.applyRoster(DeviceRoster([.init(device: "a", groups: ["blue"])]))
         let walk = grid.walk(device: "a")
@@ -73,6 +75,7 @@ import Testing
 
     @Test func narrowingARegionClosesTheVisitsOfDevicesItNoLongerSelects() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions(regions())
         _ = try await StoreInputs.ingest(store, [Array(grid.walk(device: "b")[...150])])
         var narrowed = regions()
@@ -90,6 +93,7 @@ import Testing
 
     @Test func aVisitOpenPastMaxDwellGetsOneOverstayEventAndStaysOpen() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         var depot = grid.circle("depot", x: 0, radius: 50)
         depot.settings.maxDwell = 60
         try await store.applyRegions([depot])

@@ -37,6 +37,7 @@ import Testing
 
     @Test func aVisitOpenedByAPeriodInOneInputClosesAtItsEndInTheNext() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([school()])
         // Friday 23 October (summer time, 07:00 local = 06:00Z): at the school from 05:55Z,
         // a fix every 10 minutes; the first input ends at 07:05Z, the second runs to 08:25Z.
@@ -55,6 +56,7 @@ import Testing
 
     @Test func absentEventsAreStoredAndCounted() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([school(expectsInside: true)])
         // Monday 26 October (winter time): 2 km away at 06:55Z and 07:05Z.
         let summary = try await StoreInputs.ingest(
@@ -68,6 +70,7 @@ import Testing
 
     @Test func anOverspeedKeepsItsMeasuresInTheStoreAndItsSyncPayload() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([
             Region(
                 id: "zone", shape: .circle(center: projection.origin, radius: 500),

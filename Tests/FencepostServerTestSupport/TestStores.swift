@@ -23,6 +23,12 @@ package enum TestStores {
         return try await Store.open(try await createDatabase(on: postgresURL))
     }
 
+    /// Closes `store` once a test is done with it (from a `defer`): a PostgreSQL store's
+    /// connections go back to the server, which tests open many of.
+    package static func closeLater(_ store: Store) {
+        Task { await store.close() }
+    }
+
     /// Creates an empty database on the server `url` names; returns the URL naming it.
     package static func createDatabase(on url: String) async throws -> String {
         guard var components = URLComponents(string: url), let host = components.host, let port = components.port else {

@@ -17,6 +17,7 @@ import Testing
 
     @Test func aConsumerReadingBySeqWhileWritersOverlapMissesNothing() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         let consumed = Mutex<[(seq: Int64, id: String)]>([])
         let writing = Mutex(true)
 

@@ -26,6 +26,7 @@ import Testing
     @Test("a group's reads return its members' rows only, page by page, and follow the roster")
     func readsFollowTheRoster() async throws {
         let store = try await Self.tenants()
+        defer { TestStores.closeLater(store) }
         var all: [EventRow] = []
         try await store.forEachEvent(EventQuery(group: "alpha")) { all.append($0) }
         #expect(all.count == 4)
@@ -80,6 +81,7 @@ import Testing
     @Test("a group's apply changes only the regions inside it; one that reaches outside writes nothing")
     func groupApplyStaysInside() async throws {
         let store = try await Self.tenants()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([
             Self.region("everyone"), Self.region("alpha-depot", groups: ["alpha"]),
             Self.region("beta-depot", groups: ["beta"]), Self.region("a1-home", devices: ["a1"]),

@@ -33,6 +33,7 @@ import Testing
 
     @Test func deliveredEventsAndVisitsPastTheRetentionGoOnceEveryWebhookHasThem() async throws {
         let (store, old, recent) = try await store()
+        defer { TestStores.closeLater(store) }
         #expect(old.count == 6 && recent.count == 2)
         let counts = try await store.syncStatus().counts
         #expect(counts[.delivered] == 8 && counts[.pending] == 2)
@@ -60,6 +61,7 @@ import Testing
 
     @Test func aWebhookBehindKeepsWhatItHasNotHad() async throws {
         let (store, old, _) = try await store()
+        defer { TestStores.closeLater(store) }
         // The webhook has had the outbox up to the third old row only.
         try await store.advanceWebhook("hook", to: old[2].seq)
         let expected = old.prefix(3).filter { $0.mutation.entity != .region }.count

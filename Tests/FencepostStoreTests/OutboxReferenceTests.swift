@@ -81,6 +81,7 @@ import Testing
         let golden = try Self.golden()
         for (halves, count) in [(1, Self.rowsAfterFirstHalf), (2, golden.count)] {
             let store = try await Self.store(halves: halves)
+            defer { TestStores.closeLater(store) }
             let changes = try await store.syncChanges(
                 after: 0, entities: [.event, .visit], device: nil, limit: 100_000)
             #expect(Self.differences(changes, golden.prefix(count)) == [], "after \(halves) half(s)")
@@ -95,6 +96,7 @@ import Testing
     @Test func pushClaimsAndDeviceConfinedFeedsGiveTheSame() async throws {
         let golden = try Self.golden()
         let store = try await Self.store(halves: 2)
+        defer { TestStores.closeLater(store) }
         let claimed = try await store.claimPushBatch(limit: 100_000, maxBytes: .max).filter {
             $0.mutation.entity != .region
         }
@@ -109,6 +111,7 @@ import Testing
     @Test func aNewerVersionFromSyncLeavesTheRowsReferringToTheOldOneAsTheyWere() async throws {
         let golden = try Self.golden()
         let store = try await Self.store(halves: 2)
+        defer { TestStores.closeLater(store) }
         // A closed visit and an event of it, replaced by version 3 and 2 from elsewhere.
         let visit = try #require(golden.first { $0.mutation.entity == .visit && $0.mutation.version == 2 })
         let event = try #require(golden.first { $0.mutation.entity == .event })

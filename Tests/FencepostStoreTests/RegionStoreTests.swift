@@ -27,6 +27,7 @@ import Testing
 
     @Test func applyThenReapplyIsANoOp() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         let desired = [Self.circle("a"), Self.circle("b"), Self.square]
         let first = try await store.applyRegions(desired)
         #expect(first.summary == "3 to add, 0 to update, 0 to remove, 0 unchanged")
@@ -40,6 +41,7 @@ import Testing
 
     @Test func planChangesNothing() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         let plan = try await store.planRegions([Self.circle("a")])
         #expect(plan.addCount == 1)
         await #expect(try store.regionDigests().isEmpty)
@@ -47,6 +49,7 @@ import Testing
 
     @Test func geometryChangeUpdatesAndRetiresTheRegion() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         let plan = try await store.applyRegions([Self.circle("a", radius: 30), Self.circle("b")])
         #expect(plan.changes.map(\.line) == ["~ update a"])
@@ -58,6 +61,7 @@ import Testing
 
     @Test func propertyOnlyChangeUpdatesWithoutRetiring() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([Self.circle("a")])
         var renamed = Self.circle("a", name: "Stop A")
         renamed.settings.dwell = 60
@@ -69,6 +73,7 @@ import Testing
 
     @Test func removalDeletesAndRetires() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([Self.circle("a"), Self.square])
         let plan = try await store.applyRegions([Self.square])
         #expect(plan.changes.map(\.line) == ["- remove a"])
@@ -78,6 +83,7 @@ import Testing
 
     @Test func aFailureMidApplyLeavesTheStoreAsItWas() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         let before = try await store.monitoredRegions()
         // A real database failure on the third write of the transaction.
@@ -90,6 +96,7 @@ import Testing
 
     @Test func aFailureClosingARetiredRegionsVisitsRollsBackTheWholeApply() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([Self.circle("a"), Self.circle("b")])
         // A device inside both circles: its visits stay open.
         let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))

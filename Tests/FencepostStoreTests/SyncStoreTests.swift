@@ -39,7 +39,9 @@ import Testing
 
     @Test func appliedOncePerKeyAndTheBackendHoldsTheClientsRows() async throws {
         let client = try await client()
+        defer { TestStores.closeLater(client) }
         let backend = try await TestStores.fresh()
+        defer { TestStores.closeLater(backend) }
         let batch = try await mutations(client)
         #expect(batch.count == 10)  // 2 regions, 4 events, 2 visits opened and then closed
         let admin = SyncPermissions(device: nil, regions: true)
@@ -57,6 +59,7 @@ import Testing
     @Test func aRegionRemovedWithAVisitOpenConvergesOnTheBackend() async throws {
         // The walk ends inside "b": its visit is open when the client removes "b".
         let client = try await TestStores.fresh()
+        defer { TestStores.closeLater(client) }
         try await client.applyRegions([grid.circle("a", x: -100, radius: 50), grid.circle("b", x: 300, radius: 40)])
         _ = try await StoreInputs.ingest(client, [grid.walk()])
         try await client.applyRegions([grid.circle("a", x: -100, radius: 50)])
@@ -65,6 +68,7 @@ import Testing
         // The backend applies the region delete (which must not close the pushed visit itself)
         // and then the client's own close: both stores end the same.
         let backend = try await TestStores.fresh()
+        defer { TestStores.closeLater(backend) }
         let results = try await backend.applyMutations(
             try mutations(client), permissions: SyncPermissions(device: nil, regions: true))
         #expect(results.allSatisfy { $0 == .applied })
@@ -73,7 +77,9 @@ import Testing
 
     @Test func anOlderVersionDoesNotOverwriteANewerOne() async throws {
         let client = try await client()
+        defer { TestStores.closeLater(client) }
         let backend = try await TestStores.fresh()
+        defer { TestStores.closeLater(backend) }
         let visits = try await mutations(client, entities: [.visit])
         let closed = visits.filter { $0.version == 2 }
         let opened = visits.filter { $0.version == 1 }
@@ -86,7 +92,9 @@ import Testing
 
     @Test func rejectionsNameTheirReasonAndAreNotRemembered() async throws {
         let client = try await client(device: "phone")
+        defer { TestStores.closeLater(client) }
         let backend = try await TestStores.fresh()
+        defer { TestStores.closeLater(backend) }
         let events = try await mutations(client, entities: [.event])
         var broken = events[0]
         broken.payload = #"{"device":"phone","id":"\#(broken.id)","kind":"enter"}"#  // no time
@@ -112,6 +120,7 @@ import Testing
 
     @Test func regionEditsAreQueuedAndDeletesCarryTheirOwnKey() async throws {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions([grid.circle("a", x: 0, radius: 50)])
         try await store.applyRegions([grid.circle("a", x: 0, radius: 60)])
         try await store.applyRegions([])
@@ -123,6 +132,7 @@ import Testing
 
         // Replayed on a backend in order, the last edit wins.
         let backend = try await TestStores.fresh()
+        defer { TestStores.closeLater(backend) }
         await #expect(
             try backend.applyMutations(queued, permissions: SyncPermissions(device: nil, regions: true)).allSatisfy {
                 $0 == .applied
@@ -134,6 +144,7 @@ import Testing
 
     @Test func theQueueClaimsAcknowledgesRetriesAndDeadLetters() async throws {
         let store = try await client()
+        defer { TestStores.closeLater(store) }
         let first = try await store.claimPushBatch(limit: 4, maxBytes: 1 << 20)
         #expect(first.map(\.seq) == [1, 2, 3, 4])
         await #expect(try store.syncStatus().counts[.inflight] == 4)
@@ -175,12 +186,14 @@ import Testing
 
     @Test func pulledRegionsGoThroughTheReconcilerAndNeverUndoAPendingLocalDelete() async throws {
         let backend = try await TestStores.fresh()
+        defer { TestStores.closeLater(backend) }
         try await backend.applyRegions([
             grid.circle("a", x: 0, radius: 50), grid.circle("b", x: 200, radius: 50),
             grid.circle("c", x: 400, radius: 50),
         ])
 
         let edge = try await TestStores.fresh()
+        defer { TestStores.closeLater(edge) }
         try await edge.applyRegions([grid.circle("b", x: 200, radius: 50)])
         // The edge deletes b locally; the delete waits in its outbox.
         try await edge.applyRegions([])

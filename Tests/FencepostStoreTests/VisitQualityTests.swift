@@ -142,6 +142,7 @@ struct Workload {
     /// events it stores (as eval_visits.py reads an export: enter to exit, per region).
     func ingest(_ options: IngestOptions) async throws -> [ScoredVisit] {
         let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
         try await store.applyRegions(regions)
         let session = try await IngestSession(store: store, options: options)
         try await session.ingest(fixes)
