@@ -140,10 +140,11 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            // The live page's files, compiled into the binary (PackageResources).
+            // The live page's files and the API's OpenAPI document, compiled into the binary
+            // (PackageResources).
             resources: [
                 .embedInCode("Live/Assets/live.html"), .embedInCode("Live/Assets/live.css"),
-                .embedInCode("Live/Assets/live.js"),
+                .embedInCode("Live/Assets/live.js"), .embedInCode("HTTP/Assets/openapi.json"),
             ],
             swiftSettings: swiftSettings
         ),

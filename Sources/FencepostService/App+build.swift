@@ -18,6 +18,9 @@ package struct ServiceSettings: Sendable {
     package var pollInterval: Duration
     /// Called with the bound port once the server listens (`--port 0` picks a free one).
     package var onListening: @Sendable (Int) -> Void
+    /// Called with every route, as `METHOD /path/{parameter}`, once the router is assembled:
+    /// what the OpenAPI document must describe.
+    package var onRoutes: @Sendable ([String]) -> Void = { _ in }
 
     package init(
         host: String = "127.0.0.1", port: Int = 8080, configuration: ServiceConfiguration = ServiceConfiguration(),
@@ -88,6 +91,13 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     )
     .addRoutes(to: router)
 
+    settings.onRoutes(
+        router.routes.map { route in
+            let path = route.path.description.split(separator: "/", omittingEmptySubsequences: false).map {
+                $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0)
+            }
+            return "\(route.method) \(path.joined(separator: "/"))"
+        })
     router.answerOtherMethodsNotAllowed()
 
     let jobs = BackgroundJobs()

@@ -2,7 +2,8 @@ import FencepostStore
 import Hummingbird
 import NIOCore
 
-/// `/healthz` (no token) and `/metrics` (Prometheus text; a token only if configured).
+/// `/healthz` (no token), `/metrics` (Prometheus text; a token only if configured) and
+/// `/openapi.json` (no token: the API's OpenAPI 3.1 document, `HTTP/Assets/openapi.json`).
 struct OperationsController {
     let auth: Authenticator
     let store: Store
@@ -11,6 +12,11 @@ struct OperationsController {
 
     func addRoutes(to router: Router<FencepostRequestContext>) {
         router.get("/healthz", use: health)
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
+        }
         // Only when it asks for one is a token looked up: a scrape carrying a token to an
         // open /metrics costs no store read.
         if metricsRequireToken {
