@@ -72,7 +72,7 @@ package struct FITTraceReader: TraceReader {
     /// decoded; a fix when it is a record with a position.
     private mutating func message(_ header: FITHeader) throws(TraceReadError) -> Fix? {
         let start = stream.offset
-        guard let headerByte = try stream.take(1)?.first else { throw truncated(header, at: start) }
+        guard let headerByte = try stream.take(1)?.first else { throw truncated(header, at: start, inMessage: false) }
         if headerByte & 0x80 != 0 {
             // Compressed timestamp header: local type in bits 5–6, seconds in bits 0–4.
             let local = Int(headerByte >> 5 & 0x03)
@@ -120,11 +120,11 @@ package struct FITTraceReader: TraceReader {
         return content
     }
 
-    /// The file ended inside the message at `start`.
-    private func truncated(_ header: FITHeader, at start: Int) -> TraceReadError {
+    /// The file ended at `start` or inside the message starting there.
+    private func truncated(_ header: FITHeader, at start: Int, inMessage: Bool = true) -> TraceReadError {
         Self.failure(
             stream.name, at: start,
-            "the file ends inside this message, before the end of the records its header gives "
+            "the file ends \(inMessage ? "inside this message" : "here"), before the end of the records its header gives "
                 + "(byte \(header.dataEnd)): cut short, or still being written")
     }
 
