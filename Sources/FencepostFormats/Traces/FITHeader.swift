@@ -55,7 +55,8 @@ struct FITHeader {
             let computed = FITCRC.of(bytes)
             if stored != 0, stored != computed {
                 throw failure(
-                    "CRC mismatch (stored 0x\(FITCRC.hex(stored)), computed 0x\(FITCRC.hex(computed))): the header is corrupt"
+                    "CRC mismatch (stored 0x\(FITCRC.hex(stored)), computed 0x\(FITCRC.hex(computed))): "
+                        + "the header is corrupt"
                 )
             }
             if size > 14, try stream.take(size - 14) == nil { throw failure("the file ends inside the header") }

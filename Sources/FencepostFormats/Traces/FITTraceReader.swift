@@ -124,8 +124,9 @@ package struct FITTraceReader: TraceReader {
     private func truncated(_ header: FITHeader, at start: Int, inMessage: Bool = true) -> TraceReadError {
         Self.failure(
             stream.name, at: start,
-            "the file ends \(inMessage ? "inside this message" : "here"), before the end of the records its header gives "
-                + "(byte \(header.dataEnd)): cut short, or still being written")
+            "the file ends \(inMessage ? "inside this message" : "here"), "
+                + "before the end of the records its header gives (byte \(header.dataEnd)): "
+                + "cut short, or still being written")
     }
 
     private mutating func checkFileCRC() throws(TraceReadError) {

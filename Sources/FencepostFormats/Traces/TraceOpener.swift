@@ -67,7 +67,8 @@ package enum TraceOpener {
             throw TraceReadError(
                 file: source.name, line: 1,
                 reason:
-                    "unsupported JSON trace (GeoJSON FeatureCollection, Takeout Records.json or Semantic Location History, or Google Timeline expected)"
+                    "unsupported JSON trace (GeoJSON FeatureCollection, Google Takeout Records.json or Semantic "
+                    + "Location History, or Google Timeline expected)"
             )
         }
         if start.hasPrefix("[") {
