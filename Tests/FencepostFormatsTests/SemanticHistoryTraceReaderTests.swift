@@ -81,12 +81,16 @@ import Testing
                               "duration": {"startTimestamp": "yesterday", "endTimestamp": "2021-08-01T08:00:00Z"}}},
               {"placeVisit": {"location": {"placeId": "only a place id"},
                               "duration": {"startTimestamp": "2021-08-01T08:00:00Z"}}},
+              {"placeVisit": {"location": {"placeId": "no coordinates"}, "centerLatE7": 10000000, "centerLngE7": 20000000,
+                              "duration": {"startTimestamp": "2021-08-01T09:00:00Z", "endTimestamp": "2021-08-01T09:10:00Z"}}},
               {"somethingNew": {}}
             ]}
             """, suffix: ".json")
         defer { file.remove() }
         let (fixes, skipped) = try readAll(file.path)
-        #expect(fixes.map(\.time) == [Self.eight])
+        // The last visit's place is its centre: its location has no coordinates.
+        #expect(fixes.map(\.time) == [Self.eight, Self.eight + 3600, Self.eight + 4200])
+        #expect(fixes[1].lat == 1 && fixes[1].lon == 2 && fixes[2].lat == 1)
         #expect(
             skipped == ["missing_or_bad_time": 2, "missing_or_bad_coordinates": 1, "unknown_timeline_object": 1])
     }

@@ -4,8 +4,9 @@ package import FencepostCore
 /// (`Semantic Location History/2021/2021_AUGUST.json`): `timelineObjects`, each a `placeVisit`
 /// or an `activitySegment`. The fixes are
 ///
-/// - a place visit's `location` (`latitudeE7`, `longitudeE7`) at its `duration`'s start and at
-///   its end, so a stay lasts as long as Google says it did;
+/// - a place visit's `location` (`latitudeE7`, `longitudeE7`; the visit's `centerLatE7`,
+///   `centerLngE7` when the location has none) at its `duration`'s start and at its end, so a
+///   stay lasts as long as Google says it did;
 /// - an activity segment's `startLocation` at its start and `endLocation` at its end;
 /// - the `simplifiedRawPath` points of either (`latE7`, `lngE7`, `accuracyMeters` and a
 ///   `timestamp` or `timestampMs`): positions the phone measured.
@@ -56,16 +57,24 @@ package struct SemanticHistoryTraceReader: TraceReader {
 
     private mutating func placeVisit(_ visit: JSONValue) {
         let (start, end) = duration(visit)
-        let location = visit["location"]
-        add(location, latKey: "latitudeE7", lonKey: "longitudeE7", time: start, accuracyKey: "accuracyMetres")
-        add(location, latKey: "latitudeE7", lonKey: "longitudeE7", time: end, accuracyKey: "accuracyMetres")
+        if let location = visit["location"], location["latitudeE7"] != nil {
+            add(location, latKey: "latitudeE7", lonKey: "longitudeE7", time: start, accuracyKey: "accuracyMetres")
+            add(location, latKey: "latitudeE7", lonKey: "longitudeE7", time: end, accuracyKey: "accuracyMetres")
+        } else {
+            add(visit, latKey: "centerLatE7", lonKey: "centerLngE7", time: start, accuracyKey: nil)
+            add(visit, latKey: "centerLatE7", lonKey: "centerLngE7", time: end, accuracyKey: nil)
+        }
         rawPath(visit)
     }
 
     private mutating func activitySegment(_ segment: JSONValue) {
         let (start, end) = duration(segment)
-        add(segment["startLocation"], latKey: "latitudeE7", lonKey: "longitudeE7", time: start, accuracyKey: nil)
-        add(segment["endLocation"], latKey: "latitudeE7", lonKey: "longitudeE7", time: end, accuracyKey: nil)
+        add(
+            segment["startLocation"], latKey: "latitudeE7", lonKey: "longitudeE7", time: start,
+            accuracyKey: "accuracyMetres")
+        add(
+            segment["endLocation"], latKey: "latitudeE7", lonKey: "longitudeE7", time: end,
+            accuracyKey: "accuracyMetres")
         if let waypoints = segment["waypointPath"]?["waypoints"]?.arrayValue, !waypoints.isEmpty {
             skipped["untimed_waypoint", default: 0] += waypoints.count
         }
