@@ -137,6 +137,48 @@ import Testing
         #expect(forced.status == 0 && forced.stderr.contains("fixes: "))
     }
 
+    /// A 10 m circle on the path of Tests/Fixtures/fit/garmin-fenix-5-run.fit (its 18th record
+    /// is 2 m from the centre) and a 50 m one at the place visit of
+    /// Tests/Fixtures/semantic-location-history/2021_AUGUST.json.
+    static let fitAndSemanticRegions =
+        #"{"type":"FeatureCollection","features":["#
+        + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.63435,38.22879]},"properties":{"id":"sonoma","radius":10}},"#
+        + #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-79.3832,43.6532]},"properties":{"id":"toronto","radius":50}}]}"#
+
+    /// A FIT file and a Semantic Location History month, detected from their content, ingest
+    /// into events; a FIT file cut short is refused with its byte offset, the others still go in.
+    @Test func fitAndSemanticLocationHistoryFilesGiveEvents() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        #expect(
+            try await cli.run("regions", "apply", cli.write("regions.geojson", Self.fitAndSemanticRegions)).status == 0)
+        let fixtures = TestData.packageRoot.appendingPathComponent("Tests/Fixtures")
+        let fit = fixtures.appendingPathComponent("fit/garmin-fenix-5-run.fit")
+        let semantic = fixtures.appendingPathComponent("semantic-location-history/2021_AUGUST.json").path
+        let bytes = try Data(contentsOf: fit)
+        let cut = try cli.write("cut.fit", "")
+        try bytes.prefix(4000).write(to: URL(fileURLWithPath: cut))
+
+        let ingest = try await cli.run("ingest", "--json", fit.path, semantic, cut)
+        #expect(ingest.status == 1)
+        #expect(ingest.stderr.contains("cut.fit: FIT byte "))
+        #expect(ingest.stderr.contains("the file ends inside this message"))
+        #expect(ingest.stdout.contains(#""skipped":{"untimed_waypoint":2}"#))
+        let rows = try await cli.run("events", "export").stdout.split(separator: "\n").dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        #expect(
+            rows.map { "\($0[2]) \($0[3]) \($0[4])" } == [
+                "enter garmin-fenix-5-run sonoma", "enter 2021_AUGUST toronto", "exit 2021_AUGUST toronto",
+            ])
+        // The run reaches the circle between its records at 14:34:45 and 14:34:54; the visit
+        // begins at 08:00 and is left between the raw points at 08:30:00.5 and 08:33.
+        #expect(rows[0][1] > "2017-06-11T14:34:45" && rows[0][1] < "2017-06-11T14:34:54")
+        #expect(rows[1][1] == "2021-08-01T08:00:00.000Z")
+        #expect(rows[2][1] > "2021-08-01T08:30:00.5" && rows[2][1] < "2021-08-01T08:33")
+        #expect(try await cli.run("ingest", "--format", "fit", fit.path).stderr.contains("already_seen 21"))
+    }
+
     /// An ingest of eight files is killed (SIGKILL) twice, each time once more of its files
     /// are committed and while it still runs, then run again: the store converges to what one
     /// clean run gives. Each kill is checked to have landed mid-ingest: the process died of

@@ -121,4 +121,28 @@ import Testing
         // No store was made.
         #expect(!FileManager.default.fileExists(atPath: cli.database))
     }
+
+    /// The two Toronto FIT rides against the city's 158 neighbourhoods, scanned with no
+    /// hysteresis, delay or pass-through: the MANIFEST of ../shared/data (counted there by
+    /// point in polygon, independently of Fencepost) has the Edge 500 ride visit 20
+    /// neighbourhoods with 33 changes, and sample-activity 15 with 30.
+    @Test(
+        .enabled(if: TestData.sharedAvailable, "needs ../shared/data beside the checkout"),
+        arguments: [("garmin-edge-500-activity.fit", 20, 33), ("sample-activity.fit", 15, 30)])
+    func realFITRidesThroughTorontosNeighbourhoods(file: String, neighbourhoods: Int, changes: Int) async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let regions = try cli.write("toronto.geojson", "")
+        let imported = try await cli.run(
+            "regions", "import", TestData.sharedFile("toronto/toronto_neighbourhoods.geojson"), "--id-property",
+            "AREA_SHORT_CODE", "-o", regions)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let scan = try await cli.run(
+            "scan", "--regions", regions, "--hysteresis", "0", "--enter-delay", "0", "--exit-delay", "0",
+            "--no-pass-through", TestData.sharedFile("toronto/\(file)"))
+        #expect(scan.status == 0, "\(scan.stderr)")
+        let enters = scan.stdout.split(separator: "\n").map { $0.split(separator: ",") }.filter { $0[2] == "enter" }
+        #expect(enters.count == changes)
+        #expect(Set(enters.map { $0[4] }).count == neighbourhoods)
+    }
 }

@@ -41,6 +41,8 @@ package enum TraceOpener {
         case .plt: return PLTTraceReader(source: source, device: device ?? geoLifeUser(for: path) ?? fallback)
         case .owntracks: return OwnTracksTraceReader(source: source, fallbackDevice: fallback, device: device)
         case .tcx: return TCXTraceReader(source: source, device: fallback)
+        case .fit: return FITTraceReader(source: source, device: fallback)
+        case .semantic: return SemanticHistoryTraceReader(source: source, device: fallback)
         }
     }
 
@@ -48,6 +50,8 @@ package enum TraceOpener {
     static func detect(_ source: ByteSource) throws(TraceReadError) -> TraceFormat {
         let head = try source.peek()
         guard !head.isEmpty else { throw TraceReadError(file: source.name, line: nil, reason: "empty file") }
+        // Binary: a FIT header's ".FIT" at bytes 8–11.
+        if FITHeader.looksLikeFIT(head) { return .fit }
         let text = String(decoding: head.prefix(8192), as: UTF8.self)
         let start = text.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
         if start.hasPrefix("<") {
@@ -57,12 +61,14 @@ package enum TraceOpener {
         }
         if start.hasPrefix("{") {
             if text.contains("\"semanticSegments\"") || text.contains("\"rawSignals\"") { return .timeline }
+            if text.contains("\"timelineObjects\"") { return .semantic }
             if text.contains("\"locations\"") { return .takeout }
             if text.contains("\"features\"") || text.contains("FeatureCollection") { return .geojson }
             throw TraceReadError(
                 file: source.name, line: 1,
                 reason:
-                    "unsupported JSON trace (GeoJSON FeatureCollection, Takeout Records.json or Google Timeline expected)"
+                    "unsupported JSON trace (GeoJSON FeatureCollection, Google Takeout Records.json or Semantic "
+                    + "Location History, or Google Timeline expected)"
             )
         }
         if start.hasPrefix("[") {

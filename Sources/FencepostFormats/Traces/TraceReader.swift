@@ -13,5 +13,5 @@ package protocol TraceReader {
 
 /// The formats Fencepost reads.
 package enum TraceFormat: String, Sendable, CaseIterable {
-    case gpx, geojson, csv, takeout, timeline, plt, owntracks, tcx
+    case gpx, geojson, csv, takeout, timeline, plt, owntracks, tcx, fit, semantic
 }

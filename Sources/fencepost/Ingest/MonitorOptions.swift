@@ -86,6 +86,6 @@ struct MonitorOptions: ParsableArguments {
 
 /// `--format` of the trace readers.
 enum TraceFormatChoice: String, ExpressibleByArgument, CaseIterable {
-    case auto, gpx, geojson, csv, takeout, timeline, plt, owntracks, tcx
+    case auto, gpx, geojson, csv, takeout, timeline, plt, owntracks, tcx, fit, semantic
     var format: TraceFormat? { TraceFormat(rawValue: rawValue) }
 }
