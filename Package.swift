@@ -47,6 +47,13 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
 
+        // libsodium's secretbox (XSalsa20-Poly1305), for OwnTracks' encrypted payloads.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+
         // SQLite's process-wide settings (a C function around the variadic sqlite3_config).
         .target(
             name: "CSQLiteSetup",
@@ -139,7 +146,7 @@ let package = Package(
             dependencies: [
                 "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
                 "FencepostRender",
-                "FencepostIngest",
+                "FencepostIngest", "FencepostMQTT", "CSodium",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -211,7 +218,7 @@ let package = Package(
             name: "FencepostFuzzTargets",
             dependencies: [
                 "FencepostCore", "FencepostFormats", "FencepostGeometry", "FencepostHealth", "FencepostStore",
-                "FencepostIngest", "FencepostService",
+                "FencepostIngest", "FencepostService", "FencepostMQTT",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

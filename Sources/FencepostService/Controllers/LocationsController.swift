@@ -33,7 +33,9 @@ struct LocationsController {
 
     /// `{"fixes":[...]}` → `{"accepted":N,"dropped":{"reason":N},"events":[...]}`.
     @Sendable func postBatch(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        let device = try context.parameters.require("device")
+        // Percent-decoded: `alice%2Fphone` is OwnTracks' `alice/phone`.
+        let raw = try context.parameters.require("device")
+        let device = raw.removingPercentEncoding ?? raw
         try await context.requireCaller().requirePost(devices: [device], store: store)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
