@@ -47,16 +47,18 @@ struct MQTTClientBrokerTests {
         }
     }
 
-    private func publish(_ topic: String, _ payloads: [String]) throws {
-        try TestBroker.runPython(
-            """
-            import sys, paho.mqtt.client as mqtt
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="pub-" + sys.argv[3])
-            c.connect(sys.argv[1], int(sys.argv[2])); c.loop_start()
-            for p in sys.argv[4:]:
-                c.publish(sys.argv[3], p, qos=1).wait_for_publish(10)
-            c.disconnect(); c.loop_stop()
-            """, arguments: [topic] + payloads)
+    private func publish(_ topic: String, _ payloads: [String]) async throws {
+        _ = try await offThePool {
+            try TestBroker.runPython(
+                """
+                import sys, paho.mqtt.client as mqtt
+                c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="pub-" + sys.argv[3])
+                c.connect(sys.argv[1], int(sys.argv[2])); c.loop_start()
+                for p in sys.argv[4:]:
+                    c.publish(sys.argv[3], p, qos=1).wait_for_publish(10)
+                c.disconnect(); c.loop_stop()
+                """, arguments: [topic] + payloads)
+        }
     }
 
     @Test func anUnacknowledgedMessageComesAgainAfterAReconnectAndAnAcknowledgedOneDoesNot() async throws {
@@ -67,7 +69,7 @@ struct MQTTClientBrokerTests {
         let first = Inbox()
         try await withSubscriber(MQTTClient(configuration: configuration(id, topics: [topic]), logger: logger), first) {
         }
-        try publish(topic, ["one", "two"])
+        try await publish(topic, ["one", "two"])
 
         let second = Inbox()
         let client = MQTTClient(configuration: configuration(id, topics: [topic]), logger: logger)
@@ -97,7 +99,7 @@ struct MQTTClientBrokerTests {
         let inbox = Inbox()
         let client = MQTTClient(configuration: configuration(id, topics: [topic]), logger: Logger(label: "test"))
         try await withSubscriber(client, inbox) {
-            try publish(topic, (1...12).map(String.init))
+            try await publish(topic, (1...12).map(String.init))
             let held = try await inbox.wait(for: 12, seconds: 1.5)
             // Five delivered and not acknowledged: the client reads no more.
             #expect(held.count == 5)

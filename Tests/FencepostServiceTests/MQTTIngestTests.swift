@@ -16,23 +16,26 @@ import Testing
 struct MQTTIngestTests {
     /// Publishes `[topic, payload, key or null]` items with QoS 1, in order; a key encrypts the
     /// payload with secretbox (the key's bytes zero-padded to 32, the nonce first, base64).
-    static func publish(_ messages: [(topic: String, payload: String, key: String?)]) throws {
+    static func publish(_ messages: [(topic: String, payload: String, key: String?)]) async throws {
         let items = messages.map { message -> JSONValue in
             .array([.string(message.topic), .string(message.payload), message.key.map(JSONValue.string) ?? .null])
         }
-        try TestBroker.runPython(
-            """
-            import sys, json, base64, paho.mqtt.client as mqtt, nacl.secret, nacl.utils
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-            c.connect(sys.argv[1], int(sys.argv[2])); c.loop_start()
-            for topic, payload, key in json.loads(sys.argv[3]):
-                if key is not None:
-                    box = nacl.secret.SecretBox(key.encode().ljust(32, b"\\0")[:32])
-                    sealed = box.encrypt(payload.encode())  # the nonce, then the ciphertext
-                    payload = json.dumps({"_type": "encrypted", "data": base64.b64encode(bytes(sealed)).decode()})
-                c.publish(topic, payload, qos=1).wait_for_publish(10)
-            c.disconnect(); c.loop_stop()
-            """, arguments: [JSONValueEncoder.canonicalText(JSONValue.array(items))])
+        let argument = try JSONValueEncoder.canonicalText(JSONValue.array(items))
+        _ = try await offThePool {
+            try TestBroker.runPython(
+                """
+                import sys, json, base64, paho.mqtt.client as mqtt, nacl.secret, nacl.utils
+                c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+                c.connect(sys.argv[1], int(sys.argv[2])); c.loop_start()
+                for topic, payload, key in json.loads(sys.argv[3]):
+                    if key is not None:
+                        box = nacl.secret.SecretBox(key.encode().ljust(32, b"\\0")[:32])
+                        sealed = box.encrypt(payload.encode())  # the nonce, then the ciphertext
+                        payload = json.dumps({"_type": "encrypted", "data": base64.b64encode(bytes(sealed)).decode()})
+                    c.publish(topic, payload, qos=1).wait_for_publish(10)
+                c.disconnect(); c.loop_stop()
+                """, arguments: [argument])
+        }
     }
 
     static func location(_ fix: (time: Double, lat: Double, lon: Double)) -> String {
@@ -98,7 +101,7 @@ struct MQTTIngestTests {
                 ("\(base)/bob/tab", Self.location(walk[0]), "s3cret"),
                 ("\(base)/bob/tab", Self.location(walk[1]), "wrong key"),
             ]
-            try Self.publish(messages)
+            try await Self.publish(messages)
             try await WebhookTests.eventually {
                 metrics = try await client.execute(uri: "/metrics", method: .get).text
                 return OperationsTests.sample(
@@ -122,7 +125,8 @@ struct MQTTIngestTests {
             #expect(try await fixture.store.deviceAnchors()["bob/tab"] == Int64(walk[0].time * 1000))
 
             // The same locations again (as after a redelivery): dropped, no second event.
-            try Self.publish(walk.map { (topic: "\(base)/alice/phone", payload: Self.location($0), key: String?.none) })
+            try await Self.publish(
+                walk.map { (topic: "\(base)/alice/phone", payload: Self.location($0), key: String?.none) })
             try await WebhookTests.eventually {
                 metrics = try await client.execute(uri: "/metrics", method: .get).text
                 return OperationsTests.sample(
