@@ -64,7 +64,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     let recentTracks = RecentTracks(filter: settings.ingest.filter)
     LocationsController(
         auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks, metrics: metrics,
-        maxBodyBytes: configuration.maxBodyBytes
+        maxBodyBytes: configuration.maxBodyBytes, ownTracksKeys: OwnTracksKeys(secrets: configuration.mqtt?.keys ?? [:])
     )
     .addRoutes(to: router)
     RegionsController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)

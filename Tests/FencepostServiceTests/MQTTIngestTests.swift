@@ -135,4 +135,38 @@ struct MQTTIngestTests {
             #expect(try await Self.events(fixture.store, device: "alice/phone") == expected)
         }
     }
+
+    @Test("POST /owntracks opens encrypted payloads with the same keys; a wrong key is a 400 that writes nothing")
+    func encryptedOverHTTP() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        func sealed(_ key: String) async throws -> String {
+            try await offThePool {
+                try TestBroker.runPython(
+                    """
+                    import sys, base64, json, nacl.secret
+                    box = nacl.secret.SecretBox(sys.argv[3].encode().ljust(32, b"\\0")[:32])
+                    sealed = box.encrypt(sys.argv[4].encode())
+                    print(json.dumps({"_type": "encrypted", "data": base64.b64encode(bytes(sealed)).decode()}))
+                    """, arguments: [key, Self.location(ServiceFixture.walk()[0])])
+            }
+        }
+        var configuration = ServiceConfiguration()
+        configuration.mqtt = .init(url: "mqtt://127.0.0.1:1", keys: ["alice": "s3cret"])
+        let good = try await sealed("s3cret")
+        let bad = try await sealed("other")
+        try await fixture.app(configuration).test(.router) { client in
+            var headers = HTTPFields.bearer(fixture.admin)
+            headers[HTTPField.Name("X-Limit-U")!] = "alice"
+            headers[HTTPField.Name("X-Limit-D")!] = "phone"
+            let refused = try await client.execute(
+                uri: "/owntracks", method: .post, headers: headers, body: ByteBuffer(string: bad))
+            #expect(refused.status == .badRequest)
+            #expect(try await fixture.store.deviceAnchors()["alice/phone"] == nil)
+            let taken = try await client.execute(
+                uri: "/owntracks", method: .post, headers: headers, body: ByteBuffer(string: good))
+            #expect(taken.status == .ok)
+        }
+        #expect(try await fixture.store.deviceAnchors()["alice/phone"] == Int64(ServiceFixture.walk()[0].time * 1000))
+    }
 }

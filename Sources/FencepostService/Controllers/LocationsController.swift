@@ -20,6 +20,8 @@ struct LocationsController {
     /// Messages per protocol and type, and refusals per protocol.
     let metrics: ServiceMetrics
     let maxBodyBytes: Int
+    /// OwnTracks' encryption keys (the config's `mqtt.keys`), for `_type: encrypted` posts.
+    var ownTracksKeys = OwnTracksKeys(secrets: [:])
 
     func addRoutes(to router: Router<FencepostRequestContext>) {
         let routes = router.authenticated(by: auth)
@@ -48,9 +50,14 @@ struct LocationsController {
     @Sendable func postOwnTracks(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
-        let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
+        var body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
+        let deviceName = request.headers[HTTPField.Name("X-Limit-D")!]
+        if body["_type"]?.stringValue == "encrypted", let user {
+            body = try ownTracksKeys.decrypt(
+                body, user: user, device: try LocationPayloads.ownTracksDevice(user: user, device: deviceName ?? user))
+        }
         let device = try LocationPayloads.ownTracksDevice(
-            user: user, device: request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue)
+            user: user, device: deviceName ?? body["tid"]?.stringValue)
         try await caller.requirePost(devices: [device], store: store)
         let fixes = try LocationPayloads.ownTracks(body, device: device)
         if !fixes.isEmpty { _ = try await ingest(fixes) }
