@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
@@ -44,6 +45,13 @@ let package = Package(
             name: "CSystemZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
+        ),
+
+        // libsodium's secretbox (XSalsa20-Poly1305), for OwnTracks' encrypted payloads.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
         ),
 
         // SQLite's process-wide settings (a C function around the variadic sqlite3_config).
@@ -110,6 +118,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // An MQTT 3.1.1 client over SwiftNIO that acknowledges a message when the application
+        // says it is done (after its commit), not on receipt.
+        .target(
+            name: "FencepostMQTT",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The product's spine: reader → filter → monitor → visit tracker → store, for every
         // front door (files, the inbox, live posts, scan).
         .target(
@@ -126,7 +146,7 @@ let package = Package(
             dependencies: [
                 "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
                 "FencepostRender",
-                "FencepostIngest",
+                "FencepostIngest", "FencepostMQTT", "CSodium",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -199,7 +219,7 @@ let package = Package(
             name: "FencepostFuzzTargets",
             dependencies: [
                 "FencepostCore", "FencepostFormats", "FencepostGeometry", "FencepostHealth", "FencepostStore",
-                "FencepostIngest", "FencepostService",
+                "FencepostIngest", "FencepostService", "FencepostMQTT",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -298,6 +318,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FencepostMQTTTests",
+            dependencies: [
+                "FencepostMQTT", "FencepostTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -53,7 +53,7 @@ public struct FuzzTarget: Sendable {
 
     /// Every target, in the order `tools/fuzz --list` prints them.
     public static let all: [FuzzTarget] =
-        TraceTargets.all + PayloadTargets.all + DocumentTargets.all + WholePathTargets.all
+        TraceTargets.all + PayloadTargets.all + MQTTTargets.all + DocumentTargets.all + WholePathTargets.all
 }
 
 /// The outcome handed from the task to the waiting thread (written before the semaphore is

@@ -1,5 +1,6 @@
 import FencepostCore
 package import FencepostIngest
+import FencepostMQTT
 package import FencepostStore
 import FencepostSync
 package import Hummingbird
@@ -68,7 +69,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     LocationsController(
         auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks, metrics: metrics,
         planning: planning, ownTracksWaypoints: configuration.ownTracksWaypoints ? OwnTracksWaypoints() : nil,
-        maxBodyBytes: configuration.maxBodyBytes
+        maxBodyBytes: configuration.maxBodyBytes, ownTracksKeys: OwnTracksKeys(secrets: configuration.mqtt?.keys ?? [:])
     )
     .addRoutes(to: router)
     RegionsController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
@@ -132,6 +133,13 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
             try await WatchJob(
                 store: store, folders: Watcher.Folders(inbox: watch.inbox, regions: watch.regions),
                 options: FileImport.Options(ingest: settings.ingest), metrics: metrics, logger: logger))
+    }
+    if let mqtt = configuration.mqtt {
+        jobs.register(
+            MQTTIngestJob(
+                client: MQTTClient(configuration: try mqtt.clientConfiguration(), logger: logger),
+                ingestor: ingestor, keys: OwnTracksKeys(secrets: mqtt.keys), metrics: metrics,
+                recentTracks: recentTracks, logger: logger))
     }
     if configuration.jobs.outboxCleanup {
         jobs.register(

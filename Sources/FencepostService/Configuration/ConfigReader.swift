@@ -126,6 +126,35 @@ package struct ConfigObject {
         return objects
     }
 
+    /// An array of strings.
+    package func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let member = present(key) else { return nil }
+        guard case .array(let items) = member.value.value else { throw mismatch(member, "an array of strings") }
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let text) = item else { throw mismatch(member, "an array of strings") }
+            strings.append(text)
+        }
+        return strings
+    }
+
+    /// An object whose values are all strings, as a dictionary.
+    package func stringMap(_ key: String) throws(ConfigurationError) -> [String: String]? {
+        guard let member = present(key) else { return nil }
+        guard case .object = member.value.value else { throw mismatch(member, "an object of strings") }
+        var map: [String: String] = [:]
+        for entry in member.value.members {
+            guard case .string(let text) = entry.value.value else {
+                throw ConfigurationError(
+                    path: file, line: entry.value.line, column: entry.value.column,
+                    keyPath: path(key) + "." + entry.name,
+                    reason: "expected a string, found a JSON \(entry.value.value.typeName)")
+            }
+            map[entry.name] = text
+        }
+        return map
+    }
+
     /// An error about `key`'s value (or this object, when the key is absent).
     package func invalid(_ key: String, _ reason: String) -> ConfigurationError {
         guard let member = node[key] else {

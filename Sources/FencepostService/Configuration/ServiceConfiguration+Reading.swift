@@ -8,7 +8,7 @@ extension ServiceConfiguration {
         try config.allowOnly([
             "webhooks", "sync", "jobs", "watch", "metrics_require_token", "max_body_bytes", "webhook_max_attempts",
             "durable_commits", "map_tiles", "map_tiles_attribution", "webhook_timeout_seconds",
-            "idle_timeout_seconds", "owntracks_waypoints",
+            "idle_timeout_seconds", "owntracks_waypoints", "mqtt",
         ])
         let defaults = ServiceConfiguration()
         self.init()
@@ -16,6 +16,7 @@ extension ServiceConfiguration {
             try Webhook(reading: item)
         }
         sync = try config.object("sync").map { (item) throws(ConfigurationError) in try Sync(reading: item) }
+        mqtt = try config.object("mqtt").map { (item) throws(ConfigurationError) in try MQTT(reading: item) }
         watch = try config.object("watch").map { (item) throws(ConfigurationError) in try Watch(reading: item) }
         jobs =
             try config.object("jobs").map { (item) throws(ConfigurationError) in try Jobs(reading: item) }

@@ -91,6 +91,8 @@ package struct ServiceConfiguration: Sendable, Equatable {
     /// The watched inbox and regions folder, when set.
     package var watch: Watch?
     package var jobs: Jobs
+    /// OwnTracks over MQTT, when set.
+    package var mqtt: MQTT?
     /// `/metrics` asks for a token (any scope) when true.
     package var metricsRequireToken: Bool
     /// Request bodies past this many bytes are refused with 413.

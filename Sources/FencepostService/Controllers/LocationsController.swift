@@ -28,6 +28,8 @@ struct LocationsController {
     /// `setWaypoints` answers to OwnTracks posts; nil when the config turns them off.
     let ownTracksWaypoints: OwnTracksWaypoints?
     let maxBodyBytes: Int
+    /// OwnTracks' encryption keys (the config's `mqtt.keys`), for `_type: encrypted` posts.
+    var ownTracksKeys = OwnTracksKeys(secrets: [:])
 
     func addRoutes(to router: Router<FencepostRequestContext>) {
         let routes = router.authenticated(by: auth)
@@ -111,7 +113,9 @@ struct LocationsController {
 
     /// `{"fixes":[...]}` → `{"accepted":N,"dropped":{"reason":N},"events":[...]}`.
     @Sendable func postBatch(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        let device = try context.parameters.require("device")
+        // Percent-decoded: `alice%2Fphone` is OwnTracks' `alice/phone`.
+        let raw = try context.parameters.require("device")
+        let device = raw.removingPercentEncoding ?? raw
         try await context.requireCaller().requirePost(devices: [device], store: store)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fixes = try LocationPayloads.batch(Array(buffer: body), device: device)
@@ -126,9 +130,14 @@ struct LocationsController {
     @Sendable func postOwnTracks(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
         let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
-        let body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
+        var body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
+        let deviceName = request.headers[HTTPField.Name("X-Limit-D")!]
+        if body["_type"]?.stringValue == "encrypted", let user {
+            body = try ownTracksKeys.decrypt(
+                body, user: user, device: try LocationPayloads.ownTracksDevice(user: user, device: deviceName ?? user))
+        }
         let device = try LocationPayloads.ownTracksDevice(
-            user: user, device: request.headers[HTTPField.Name("X-Limit-D")!] ?? body["tid"]?.stringValue)
+            user: user, device: deviceName ?? body["tid"]?.stringValue)
         try await caller.requirePost(devices: [device], store: store)
         let messages = try LocationPayloads.ownTracksMessages(body, device: device)
         try await ingest(messages, protocol: "owntracks_http")

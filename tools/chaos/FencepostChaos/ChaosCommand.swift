@@ -96,7 +96,7 @@ struct KillCommand: AsyncParsableCommand {
     @Option(help: "Trials per scenario.")
     var trials = 50
 
-    @Option(help: "Scenarios, comma-separated: ingest, health, serve, sync.")
+    @Option(help: "Scenarios, comma-separated: ingest, health, serve, sync, mqtt (not run unless named).")
     var scenarios = "ingest,health,serve,sync"
 
     @Option(help: "Fixes in the ingested file.")
@@ -116,6 +116,13 @@ struct KillCommand: AsyncParsableCommand {
     @Option(help: "serve: fixes per posted batch.")
     var batch = 50
 
+    @Option(help: "mqtt: phones publishing OwnTracks locations once a second.")
+    var mqttDevices = 100
+    @Option(help: "mqtt: seconds the phones publish.")
+    var mqttSeconds = 60
+    @Option(help: "mqtt: times serve is SIGKILLed (the broker restarts once, half-way).")
+    var mqttKills = 10
+
     @Option(help: "sync: about how many mutations to push.")
     var mutations = 100_000
     @Option(help: "sync: mutations per request.")
@@ -128,7 +135,7 @@ struct KillCommand: AsyncParsableCommand {
             throw ValidationError("trials, sizes and batches must be positive.")
         }
         let unknown = Set(scenarios.split(separator: ",").map(String.init)).subtracting([
-            "ingest", "health", "serve", "sync",
+            "ingest", "health", "serve", "sync", "mqtt",
         ])
         guard unknown.isEmpty else {
             throw ValidationError("unknown scenarios: \(unknown.sorted().joined(separator: ", "))")
@@ -157,6 +164,9 @@ struct KillCommand: AsyncParsableCommand {
                 case "serve":
                     results.append(
                         try await campaign.serve(devices: devices, fixesPerDevice: deviceFixes, batch: batch))
+                case "mqtt":
+                    results.append(
+                        try await campaign.mqtt(devices: mqttDevices, seconds: mqttSeconds, kills: mqttKills))
                 default: results.append(try await campaign.sync(mutations: mutations, batch: syncBatch))
                 }
             }
