@@ -66,9 +66,10 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     .addRoutes(to: router)
     let recentTracks = RecentTracks(filter: settings.ingest.filter)
     let planning = PlanningRegions(store: store)
+    let ownTracksWaypoints = configuration.ownTracksWaypoints ? OwnTracksWaypoints() : nil
     LocationsController(
         auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks, metrics: metrics,
-        planning: planning, ownTracksWaypoints: configuration.ownTracksWaypoints ? OwnTracksWaypoints() : nil,
+        planning: planning, ownTracksWaypoints: ownTracksWaypoints,
         maxBodyBytes: configuration.maxBodyBytes, ownTracksKeys: OwnTracksKeys(secrets: configuration.mqtt?.keys ?? [:])
     )
     .addRoutes(to: router)
@@ -139,7 +140,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
             MQTTIngestJob(
                 client: MQTTClient(configuration: try mqtt.clientConfiguration(), logger: logger),
                 ingestor: ingestor, keys: OwnTracksKeys(secrets: mqtt.keys), metrics: metrics,
-                recentTracks: recentTracks, logger: logger))
+                recentTracks: recentTracks, waypoints: ownTracksWaypoints, planning: planning, logger: logger))
     }
     if configuration.jobs.outboxCleanup {
         jobs.register(

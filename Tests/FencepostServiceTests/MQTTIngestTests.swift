@@ -136,6 +136,50 @@ struct MQTTIngestTests {
         }
     }
 
+    @Test("a location over MQTT gets the device's monitored set as setWaypoints on its cmd topic, once")
+    func setWaypointsOnTheCmdTopic() async throws {
+        let base = "wp-\(UUID().uuidString.prefix(8))"
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await MonitoredSetAPITests.withRow(fixture)
+        let configuration = try Self.configuration(base: base)
+        try await fixture.app(configuration).test(.router) { client in
+            try await WebhookTests.eventually {
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                return OperationsTests.sample(metrics, "fencepost_mqtt_connected") == 1
+            }
+            let first = Self.location((1_750_000_000, 47.0, 8.0))
+            let again = Self.location((1_750_000_060, 47.0, 8.0))
+            // paho, as the phone: listens on its cmd topic, posts a location, then another
+            // from the same place; prints every command it was sent.
+            let output = try await offThePool {
+                try TestBroker.runPython(
+                    """
+                    import sys, time, paho.mqtt.client as mqtt
+                    got = []
+                    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+                    c.on_message = lambda client, data, message: got.append(message.payload.decode())
+                    c.connect(sys.argv[1], int(sys.argv[2])); c.loop_start()
+                    c.subscribe(sys.argv[3] + "/alice/phone/cmd", qos=1); time.sleep(0.5)
+                    c.publish(sys.argv[3] + "/alice/phone", sys.argv[4], qos=1).wait_for_publish(10)
+                    deadline = time.time() + 15
+                    while not got and time.time() < deadline: time.sleep(0.05)
+                    c.publish(sys.argv[3] + "/alice/phone", sys.argv[5], qos=1).wait_for_publish(10)
+                    time.sleep(2)
+                    c.disconnect(); c.loop_stop()
+                    print("\\n".join(got))
+                    """, arguments: [base, first, again])
+            }
+            let commands = output.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8)) }
+            #expect(commands.count == 1, "one command, not one per location: \(output)")
+            let command = try #require(commands.first)
+            #expect(command["_type"]?.stringValue == "cmd" && command["action"]?.stringValue == "setWaypoints")
+            let waypoints = command["waypoints"]?["waypoints"]?.arrayValue ?? []
+            #expect(waypoints.count == 20)
+            #expect(waypoints.contains { $0["rid"]?.stringValue == "home" })
+        }
+    }
+
     @Test("POST /owntracks opens encrypted payloads with the same keys; a wrong key is a 400 that writes nothing")
     func encryptedOverHTTP() async throws {
         let fixture = try await ServiceFixture()

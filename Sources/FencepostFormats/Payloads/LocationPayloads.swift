@@ -191,7 +191,7 @@ package enum LocationPayloads {
     }
 
     /// The message types OwnTracks documents (its booklet's JSON page).
-    static let ownTracksTypes: Set<String> = [
+    package static let ownTracksTypes: Set<String> = [
         "location", "transition", "waypoint", "waypoints", "lwt", "card", "cmd", "status", "steps", "beacon",
         "encrypted", "configuration", "request",
     ]

@@ -73,6 +73,12 @@ final class OwnTracksWaypoints: Sendable {
         ])
     }
 
+    /// Forgets what `device` was sent (a command that could not be delivered): its next
+    /// location plans and sends again.
+    func forget(_ device: String) {
+        _ = sent.withLock { $0.removeValue(forKey: device) }
+    }
+
     private static func waypoint(id: String, description: String, center: Position, radius: Double) -> JSONValue {
         .object([
             "_type": .string("waypoint"), "rid": .string(id), "desc": .string(description),

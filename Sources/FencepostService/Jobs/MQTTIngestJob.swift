@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostFormats
+import FencepostGeometry
 import FencepostIngest
 import FencepostMQTT
 import Logging
@@ -14,12 +15,18 @@ import ServiceLifecycle
 /// the client's window), in the order received, so one commit serves many and a device's
 /// fixes reach the writer in order. A malformed message is logged, counted as refused and
 /// acknowledged (sent again it would be refused again); other types are counted and acknowledged.
+/// After a commit, a device whose monitored set has changed since it was last sent gets the
+/// `setWaypoints` command on `owntracks/USER/DEVICE/cmd` (``OwnTracksWaypoints``, shared with
+/// the HTTP route).
 struct MQTTIngestJob: Service {
     let client: MQTTClient
     let ingestor: LiveIngestor
     let keys: OwnTracksKeys
     let metrics: ServiceMetrics
     let recentTracks: RecentTracks
+    /// The monitored sets sent to devices; nil when the config turns `setWaypoints` off.
+    var waypoints: OwnTracksWaypoints?
+    var planning: PlanningRegions?
     let logger: Logger
     static let protocolName = "owntracks_mqtt"
 
@@ -54,11 +61,16 @@ struct MQTTIngestJob: Service {
     private func handle(_ batch: [MQTTMessage]) async {
         var fixes: [Fix] = []
         var types: [String: Int] = [:]
+        /// Per device, its newest fix and the topic it came on.
+        var newest: [String: (topic: String, fix: Fix)] = [:]
         for message in batch {
             do {
                 let read = try OwnTracksMessage(topic: message.topic, payload: message.payload, keys: keys)
                 fixes += read.fixes
                 types[read.type, default: 0] += 1
+                for fix in read.fixes where fix.time >= newest[fix.device]?.fix.time ?? -.infinity {
+                    newest[fix.device] = (message.topic, fix)
+                }
             } catch {
                 logger.warning(
                     "MQTT message refused", metadata: ["topic": "\(message.topic)", "reason": "\(error)"])
@@ -71,6 +83,26 @@ struct MQTTIngestJob: Service {
         for message in batch { await client.acknowledge(message) }
         for (type, count) in types { metrics.recordMessages(protocol: Self.protocolName, type: type, count: count) }
         metrics.recordMQTTInFlight(client.inFlight)
+        await sendWaypoints(newest)
+    }
+
+    /// Publishes `setWaypoints` to the devices whose monitored set changed. A publish that
+    /// fails is not retried: the device's next location plans again.
+    private func sendWaypoints(_ newest: [String: (topic: String, fix: Fix)]) async {
+        guard let waypoints, let planning else { return }
+        for (device, latest) in newest {
+            do {
+                guard
+                    let command = try await waypoints.command(
+                        for: device, at: Position(lon: latest.fix.lon, lat: latest.fix.lat), planning: planning)
+                else { continue }
+                try await client.publish(topic: latest.topic + "/cmd", payload: Array(command.canonicalText().utf8))
+            } catch {
+                logger.warning(
+                    "setWaypoints not sent", metadata: ["device": "\(device)", "error": "\(error)"])
+                waypoints.forget(device)
+            }
+        }
     }
 
     /// Ingests the fixes, trying again while the store fails; false when the writer is

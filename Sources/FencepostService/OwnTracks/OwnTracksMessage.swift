@@ -34,7 +34,9 @@ package struct OwnTracksMessage {
         guard let type = body["_type"]?.stringValue, !type.isEmpty else {
             throw .malformed("the message has no _type")
         }
-        self.type = type
+        // Counted by type: a type OwnTracks does not document counts as `other`, so a client
+        // cannot make up metric labels.
+        self.type = LocationPayloads.ownTracksTypes.contains(type) ? type : "other"
         // Sub-topics (…/event, …/waypoints) carry other messages; a location counts only on
         // the device's own topic, as the OwnTracks Recorder reads them.
         fixes =
