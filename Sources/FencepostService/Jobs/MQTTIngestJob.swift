@@ -86,21 +86,32 @@ struct MQTTIngestJob: Service {
         await sendWaypoints(newest)
     }
 
-    /// Publishes `setWaypoints` to the devices whose monitored set changed. A publish that
-    /// fails is not retried: the device's next location plans again.
+    /// Publishes `setWaypoints` to the devices whose monitored set changed. The publishes are
+    /// not waited for here: their PUBACKs come in the same stream as the messages, which is not
+    /// read while the window is full, and only taking the next batch opens it. A publish that
+    /// fails is not retried: what was sent is forgotten, and the device's next location plans
+    /// and sends again.
     private func sendWaypoints(_ newest: [String: (topic: String, fix: Fix)]) async {
         guard let waypoints, let planning else { return }
         for (device, latest) in newest {
+            let command: JSONValue?
             do {
-                guard
-                    let command = try await waypoints.command(
-                        for: device, at: Position(lon: latest.fix.lon, lat: latest.fix.lat), planning: planning)
-                else { continue }
-                try await client.publish(topic: latest.topic + "/cmd", payload: Array(command.canonicalText().utf8))
+                command = try await waypoints.command(
+                    for: device, at: Position(lon: latest.fix.lon, lat: latest.fix.lat), planning: planning)
             } catch {
-                logger.warning(
-                    "setWaypoints not sent", metadata: ["device": "\(device)", "error": "\(error)"])
-                waypoints.forget(device)
+                logger.warning("setWaypoints not planned", metadata: ["device": "\(device)", "error": "\(error)"])
+                continue
+            }
+            guard let command else { continue }
+            let (client, logger) = (self.client, self.logger)
+            Task {
+                do {
+                    try await client.publish(
+                        topic: latest.topic + "/cmd", payload: Array(command.canonicalText().utf8))
+                } catch {
+                    logger.warning("setWaypoints not sent", metadata: ["device": "\(device)", "error": "\(error)"])
+                    waypoints.forget(device)
+                }
             }
         }
     }
