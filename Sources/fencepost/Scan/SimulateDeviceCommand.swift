@@ -70,21 +70,7 @@ struct SimulateDeviceCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
-            let regions: [Region]
-            do {
-                regions = try RegionConfigLoader.load(regionPaths)
-            } catch let error as RegionConfigError {
-                throw CommandFailure.invalidInput(RegionPlanOutput.issueLines(error))
-            }
-            var roster = DeviceRoster()
-            if let path = self.roster {
-                do throws(TraceReadError) {
-                    roster = try RosterFile.load(path)
-                } catch {
-                    let line = "error: \(error)"
-                    throw error.unreadable ? CommandFailure.io(line) : CommandFailure.invalidInput([line])
-                }
-            }
+            let (regions, roster) = try RegionFiles.load(regionPaths, roster: roster)
             let policies = policy.isEmpty ? PhonePolicy.allCases : policy.compactMap(PhonePolicy.init(rawValue:))
             let simulation = try DeviceSimulation(
                 regions: regions, roster: roster, monitor: monitor.monitor, filter: monitor.filter,
