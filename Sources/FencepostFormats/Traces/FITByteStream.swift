@@ -5,49 +5,34 @@
 /// message is at most 255 fields of 255 bytes, plus as many developer fields), so memory stays
 /// flat whatever the file's size.
 struct FITByteStream {
-    let source: ByteSource
-    private var buffer: [UInt8] = []
-    private var position = 0
-    private var finished = false
+    private var window: ChunkWindow
     /// Bytes consumed from the start of the (decompressed) input.
     private(set) var offset = 0
     /// The FIT CRC of the bytes consumed since the last ``resetCRC()``.
     private(set) var crc: UInt16 = 0
 
     init(source: ByteSource) {
-        self.source = source
+        window = ChunkWindow(source: source)
     }
 
-    var name: String { source.name }
+    var name: String { window.source.name }
 
     /// True when every byte has been consumed.
     mutating func atEnd() throws(TraceReadError) -> Bool {
-        try !ensure(1)
+        try !window.ensure(1)
     }
 
     /// Makes at least `count` unread bytes available; false when the input ends first.
     mutating func ensure(_ count: Int) throws(TraceReadError) -> Bool {
-        while buffer.count - position < count {
-            guard !finished else { return false }
-            if position > 0 {
-                buffer.removeFirst(position)
-                position = 0
-            }
-            guard let chunk = try source.read() else {
-                finished = true
-                return false
-            }
-            buffer.append(contentsOf: chunk)
-        }
-        return true
+        try window.ensure(count)
     }
 
     /// The next `count` bytes, consumed; nil when the input ends first (nothing consumed).
     mutating func take(_ count: Int) throws(TraceReadError) -> ArraySlice<UInt8>? {
-        guard try ensure(count) else { return nil }
-        let bytes = buffer[position..<(position + count)]
+        guard try window.ensure(count) else { return nil }
+        let bytes = window.buffer[window.position..<(window.position + count)]
         for byte in bytes { crc = FITCRC.update(crc, byte) }
-        position += count
+        window.advance(by: count)
         offset += count
         return bytes
     }
