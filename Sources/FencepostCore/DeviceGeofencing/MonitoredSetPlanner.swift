@@ -39,7 +39,7 @@ public struct ReplanCircle: Sendable, Hashable {
     }
 
     public var id: String {
-        "replan@\(Self.degrees(center.lat))_\(Self.degrees(center.lon))_\(Int(radius.rounded(.down)))"
+        "replan@\(Self.degrees(center.lat))_\(Self.degrees(center.lon))_\(Int(radius.isNaN ? 0 : min(max(radius, 0), Self.largestRadius)))"
     }
 
     /// The re-plan circle an id names; nil for any other id.
@@ -47,14 +47,19 @@ public struct ReplanCircle: Sendable, Hashable {
         guard id.hasPrefix("replan@") else { return nil }
         let parts = id.dropFirst(7).split(separator: "_")
         guard parts.count == 3, let lat = Double(parts[0]), let lon = Double(parts[1]), let radius = Double(parts[2]),
-            abs(lat) <= 90, abs(lon) <= 180, radius.isFinite, radius >= 0
+            abs(lat) <= 90, abs(lon) <= 180, (0...ReplanCircle.largestRadius).contains(radius)
         else { return nil }
         self.init(center: Position(lon: lon, lat: lat), radius: radius)
     }
 
-    /// Degrees to 5 decimals (a metre or so), as the id writes them.
+    /// Half the Earth's circumference: no circle on it is wider, and an id's radius past it
+    /// is no re-plan circle (nor a number the id could write).
+    static let largestRadius = 20_100_000.0
+
+    /// Degrees to 5 decimals (a metre or so), as the id writes them; a latitude or longitude,
+    /// so within ±180 (clamped, 0 for what is not a number).
     private static func degrees(_ value: Double) -> String {
-        let scaled = (value * 100_000).rounded()
+        let scaled = (min(max(value.isNaN ? 0 : value, -180), 180) * 100_000).rounded()
         let sign = scaled < 0 ? "-" : ""
         let whole = Int(abs(scaled))
         let fraction = String(whole % 100_000)

@@ -27,10 +27,9 @@ extension LocationPayloads {
             func malformed(_ what: String) -> LocationPayloadError {
                 .malformed("Overland: location \(index): \(what)")
             }
-            guard case .object = feature, case .object = feature["properties"] else {
+            guard case .object = feature, let properties = feature["properties"], case .object = properties else {
                 throw malformed("must be a GeoJSON Feature with properties")
             }
-            let properties = feature["properties"]!
             if let type = properties["type"]?.stringValue, type != "location" {
                 messages.count(type == "visit" ? "visit" : "other")
                 continue

@@ -22,7 +22,7 @@ extension LocationPayloads {
         let device = try checkedDevice(try traccarDeviceID(body["device_id"], name: "device_id"))
         let locations: [JSONValue]
         switch body["location"] {
-        case .object?: locations = [body["location"]!]
+        case let location? where location.objectValue != nil: locations = [location]
         case .array(let items)?: locations = items
         case nil, .null?:
             throw .malformed("Traccar Client JSON: location is missing (an object, or an array in batch mode)")

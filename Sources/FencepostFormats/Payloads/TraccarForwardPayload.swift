@@ -14,13 +14,12 @@ extension LocationPayloads {
     package static func traccarForward(_ body: JSONValue, now: Double = Date().timeIntervalSince1970)
         throws(LocationPayloadError) -> ProtocolMessages
     {
-        guard case .object = body["position"] else {
+        guard let position = body["position"], case .object = position else {
             throw .malformed(#"Traccar forwarding: the body must be an object with "position" and "device" objects"#)
         }
         guard case .object = body["device"] else {
             throw .malformed(#"Traccar forwarding: "device" (with its uniqueId) is missing"#)
         }
-        let position = body["position"]!
         let device = try checkedDevice(try traccarDeviceID(body["device"]?["uniqueId"], name: "device.uniqueId"))
         var messages = ProtocolMessages()
         if position["valid"] == .bool(false) {
