@@ -85,6 +85,11 @@ package final class MQTTClient: Sendable {
     /// Publishes with QoS 1 and returns once the broker acknowledged it. Throws
     /// ``MQTTPublishError`` when not connected or when the connection ends first (the caller
     /// decides whether to send it again).
+    ///
+    /// The PUBACK comes in the same stream as the messages the client receives, which is not
+    /// read while `receiveMaximum` of them wait for ``acknowledge(_:)``: code that acknowledges
+    /// this client's messages must not wait for a publish of its own in between (it would wait
+    /// for ever with the window full); it publishes from another task.
     package func publish(topic: String, payload: [UInt8], retain: Bool = false) async throws {
         precondition(topic.utf8.count <= Int(UInt16.max), "an MQTT topic is at most 65,535 bytes")
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
