@@ -74,11 +74,18 @@ package struct FileImport {
             }
             let file = ImportedFile(sha256: digest.sha256, name: name, kind: .trace, bytes: digest.bytes)
             _ = session.restartSummary()
-            var reader = try TraceOpener.open(ByteSource(path: path), format: options.format, options: options.reader)
-            let isNew = try await session.ingest(recording: file) { try reader.next() }
+            var skipped: [String: Int] = [:]
+            let isNew = try await session.ingest(recording: file) { [options] in
+                var reader = try TraceOpener.open(ByteSource(path: path), format: options.format, options: options.reader)
+                return {
+                    let fix = try reader.next()
+                    if fix == nil { skipped = reader.skipped }
+                    return fix
+                }
+            }
             guard isNew else { return .alreadyImported(try await store.importedFile(sha256: digest.sha256) ?? file) }
             var summary = session.restartSummary()
-            summary.skipped = reader.skipped
+            summary.skipped = skipped
             summary.devices.formUnion(summary.byDevice.keys)
             return .ingested(summary, regions: session.regionCount)
         } catch let error as TraceReadError {

@@ -63,6 +63,10 @@ package final class IngestSession {
     /// read under it (nil: none stored). Neither changes until the transaction saves them.
     private var lockedDevices: Set<String> = []
     private var storedStates: [String: StoredDeviceState?] = [:]
+    /// While an input that can be read again is read the first time: a device's lock held
+    /// elsewhere, after the input's first, ends the transaction (``DeviceLockedElsewhere``)
+    /// instead of being waited for.
+    private var refusesLaterLocks = false
     /// With ``IngestOptions/keptDevices``: when each kept device was last in a group of
     /// ``ingest(batches:)`` (a count of groups).
     private var lastUsed: [String: Int] = [:]
@@ -127,11 +131,47 @@ package final class IngestSession {
     /// a file with the same content, so each content is ingested at most once, whoever asks.
     @discardableResult
     package func ingest(recording file: ImportedFile?, _ next: () throws -> Fix?) async throws -> Bool {
+        try await ingest(recording: file, lockingFirst: nil, next)
+    }
+
+    /// Ingests an input that can be read more than once (a file), as ``ingest(recording:_:)``
+    /// does: `open` starts a reading of it. Its devices are locked as they come, the first
+    /// waiting for another writer, the later ones only taken if free: taken out of any global
+    /// order, they must not wait, or two fleet files naming the same devices in other orders
+    /// would wait for each other in a circle. If one is held elsewhere, the transaction is
+    /// rolled back (nothing written), the input is read once for its devices, and ingested
+    /// again with all their locks taken first, in the order every writer uses, waiting.
+    @discardableResult
+    package func ingest(recording file: ImportedFile? = nil, rereading open: () throws -> () throws -> Fix?)
+        async throws -> Bool
+    {
+        do {
+            refusesLaterLocks = true
+            defer { refusesLaterLocks = false }
+            return try await ingest(recording: file, lockingFirst: nil, try open())
+        } catch is DeviceLockedElsewhere {
+            var devices = Set<String>()
+            let next = try open()
+            while let fix = try next() { devices.insert(fix.device) }
+            return try await ingest(recording: file, lockingFirst: devices.sorted(), try open())
+        }
+    }
+
+    /// ``ingest(recording:_:)``, with `devices` (sorted), when given, locked before anything
+    /// else.
+    private func ingest(recording file: ImportedFile?, lockingFirst devices: [String]?, _ next: () throws -> Fix?)
+        async throws -> Bool
+    {
         var isNew = true
         try await transaction { tx in
             if let file, try await !tx.record(file) {
                 isNew = false
                 return
+            }
+            if let devices {
+                try await tx.lock(devices: devices)
+                lockedDevices.formUnion(devices)
+                try await readStoredStates(of: devices, tx: tx)
             }
             let tally = try await input(next, tx: tx)
             try await saveDevices(tally.devices, tx: tx)
@@ -323,7 +363,13 @@ package final class IngestSession {
     /// Before a device's first fix in an input: its lock, taken for the rest of the
     /// transaction, and its stored state, read under it.
     private func prepare(_ device: String, tx: IngestTransaction) async throws {
-        if lockedDevices.insert(device).inserted { try await tx.lock(devices: [device]) }
+        if lockedDevices.insert(device).inserted {
+            if lockedDevices.count == 1 || !refusesLaterLocks {
+                try await tx.lock(devices: [device])
+            } else if try await !tx.tryLock(device: device) {
+                throw DeviceLockedElsewhere(device: device)
+            }
+        }
         if storedStates[device] == nil { try await readStoredStates(of: [device], tx: tx) }
     }
 
@@ -378,4 +424,10 @@ package final class IngestSession {
         summary.visitsOpened += written.visitsOpened
         summary.visitsClosed += written.visitsClosed
     }
+}
+
+/// Another writer holds the lock of a device an input met after its first, whose lock this
+/// transaction could not wait for (see ``IngestSession/ingest(recording:rereading:)``).
+struct DeviceLockedElsewhere: Error {
+    var device: String
 }

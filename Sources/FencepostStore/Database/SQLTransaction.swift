@@ -110,4 +110,9 @@ package protocol SQLDialect: Sendable {
 
     /// ``lock(_:in:)`` for each key, in the order given, in one statement.
     func lock(_ keys: [String], in transaction: any SQLTransaction) async throws
+
+    /// ``lock(_:in:)`` if no other transaction holds the lock now; false (nothing taken) if one
+    /// does. Never waits: a transaction already holding locks taken out of order takes more
+    /// with this, so it can never be part of a circle of waits.
+    func tryLock(_ key: String, in transaction: any SQLTransaction) async throws -> Bool
 }

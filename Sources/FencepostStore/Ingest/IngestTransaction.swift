@@ -47,6 +47,12 @@ package final class IngestTransaction {
         try await use { tx in try await tx.dialect.lock(devices.map { "device:" + $0 }, in: tx) }
     }
 
+    /// Takes the device's lock if no other transaction holds it; false, taking nothing, if one
+    /// does: for a lock taken out of the global order, which must not wait.
+    package func tryLock(device: String) async throws -> Bool {
+        try await use { tx in try await tx.dialect.tryLock("device:" + device, in: tx) }
+    }
+
     /// The stored states of `devices` (whose locks this transaction holds), with each one's
     /// version; a device the store has no state for is absent. A few hundred a statement.
     package func storedStates(of devices: [String]) async throws -> [String: StoredDeviceState] {

@@ -232,6 +232,10 @@ struct PostgresDialect: SQLDialect {
                 chunk.map { .text("fencepost:" + $0) })
         }
     }
+
+    func tryLock(_ key: String, in transaction: any SQLTransaction) async throws -> Bool {
+        try await transaction.value("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key) ?? false
+    }
 }
 
 /// A statement the server refused, with its reason and SQLSTATE (a constraint, a trigger, a

@@ -81,4 +81,6 @@ struct SQLiteDialect: SQLDialect {
     func lock(_ key: String, in transaction: any SQLTransaction) throws {}
 
     func lock(_ keys: [String], in transaction: any SQLTransaction) throws {}
+
+    func tryLock(_ key: String, in transaction: any SQLTransaction) throws -> Bool { true }
 }

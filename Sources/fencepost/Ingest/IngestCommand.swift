@@ -65,7 +65,15 @@ struct IngestCommand: AsyncParsableCommand {
             if session.regionCount == 0 { Console.error([IngestReport.noRegionsNote]) }
             var feed = TraceFeed(
                 format: format.format, options: reader.options(zone: try ReaderOptions.zone(tz, option: "--tz")))
-            let refusals = try await feed.feed(files, to: { try await session.ingest($0) }, skipped: session.addSkipped)
+            let refusals = try await feed.feed(
+                files,
+                to: { input in
+                    if input.rereadable {
+                        try await session.ingest(rereading: input.open)
+                    } else {
+                        try await session.ingest(input.open())
+                    }
+                }, skipped: session.addSkipped)
             if json {
                 Console.output(
                     try JSONValueEncoder.canonicalText(IngestReport.JSON(session.summary, regions: session.regionCount))

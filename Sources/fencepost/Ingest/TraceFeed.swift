@@ -5,8 +5,16 @@ import Foundation
 /// Feeds trace files to `ingest` or `scan`, one input per file, each parsed on a thread of its
 /// own ahead of the consumer, with progress on a terminal.
 struct TraceFeed {
-    /// Takes one input: calls `next` for each of its fixes, until nil.
-    typealias Consumer = (_ next: () throws -> Fix?) async throws -> Void
+    /// Takes one input: reads it (with `open`) and calls the reading's `next` for each of its
+    /// fixes, until nil.
+    typealias Consumer = (_ input: Input) async throws -> Void
+
+    /// One file to read: `open` starts a reading of it, from its beginning, as often as asked
+    /// when `rereadable` (standard input is not).
+    struct Input {
+        let open: () throws -> () throws -> Fix?
+        let rereadable: Bool
+    }
 
     let format: TraceFormat?
     let options: TraceReaderOptions
@@ -58,22 +66,27 @@ struct TraceFeed {
     }
 
     private mutating func feed(_ file: String, to consume: Consumer, skipped: ([String: Int]) -> Void) async throws {
-        let source = try ByteSource(path: file)
         let (format, options) = (format, options)
-        let reader = PrefetchingReader { () throws(TraceReadError) in
-            try TraceOpener.open(source, format: format, options: options)
-        }
-        var count = 0
         var progress = self.progress
         defer { self.progress = progress }
-        try await consume {
-            guard let fix = try reader.next() else { return nil }
-            count += 1
-            if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
-            return fix
+        var reading: PrefetchingReader?
+        let open = { () throws -> () throws -> Fix? in
+            let source = try ByteSource(path: file)
+            let reader = PrefetchingReader { () throws(TraceReadError) in
+                try TraceOpener.open(source, format: format, options: options)
+            }
+            reading = reader
+            var count = 0
+            return {
+                guard let fix = try reader.next() else { return nil }
+                count += 1
+                if count & 0xFFFF == 0 { progress.update(Self.progressLine(file, source, count)) }
+                return fix
+            }
         }
+        try await consume(Input(open: open, rereadable: file != "-"))
         progress.clear()
-        skipped(reader.skipped)
+        if let reading { skipped(reading.skipped) }
     }
 
     static func progressLine(_ file: String, _ source: ByteSource, _ fixes: Int) -> String {

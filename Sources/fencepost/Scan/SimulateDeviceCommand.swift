@@ -76,7 +76,7 @@ struct SimulateDeviceCommand: AsyncParsableCommand {
                 regions: regions, roster: roster, monitor: monitor.monitor, filter: monitor.filter,
                 policies: policies, budget: budget, delay: delay)
             var feed = TraceFeed(format: inputFormat.format, options: reader.options(zone: nil))
-            let refusals = try await feed.feed(files, to: { try simulation.simulate($0) }, skipped: { _ in })
+            let refusals = try await feed.feed(files, to: { try simulation.simulate($0.open()) }, skipped: { _ in })
             let reports = simulation.finish()
             print(json ? Self.json(reports, budget: budget, delay: delay) : Self.table(reports, regions: regions.count))
             if let failure = refusals.failure { throw failure }
