@@ -31,7 +31,8 @@ import Testing
             memberships[name] = Membership(
                 phase: random.next() % 2 == 0 ? .entering : .inside, enter: crossing(), outward: maybe(crossing()),
                 armed: random.next() % 2 == 0, dwellEmitted: random.next() % 2 == 0,
-                overstayEmitted: random.next() % 2 == 0)
+                overstayEmitted: random.next() % 2 == 0, denseSince: maybe(1_750_000_000 + random.unit() * 1e6),
+                insideFixes: Int(random.next() % 3))
         }
         var speeding: [String: SpeedEpisode] = [:]
         for name in memberships.keys.sorted() where random.next() % 3 == 0 {

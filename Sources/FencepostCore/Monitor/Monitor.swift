@@ -358,8 +358,10 @@ public final class Monitor {
         case nil:
             if location.inside {
                 let enter = try crossing(region, from: previous, to: here, entering: true)
+                let dense = previous.map { fix.time - $0.time < settings.sparseInterval } ?? false
                 var entering = Membership(
-                    phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false)
+                    phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false,
+                    denseSince: dense ? fix.time : nil, insideFixes: 1)
                 confirmEnterIfDue(&entering)
                 membership = entering
             } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
@@ -372,17 +374,24 @@ public final class Monitor {
             }
         case .entering?:
             if location.inside {
+                membership!.countFixInside()
                 confirmEnterIfDue(&membership!)
             } else {
                 // Left before a fix confirmed the enter: what held is the time inside, from the
                 // inward crossing to the outward one on this segment. Long enough, the enter is
                 // confirmed however sparse the fixes, and the visit goes on with its exit pending
-                // (a fix in the band holds it).
+                // (a fix in the band holds it). Not where fixes came seconds apart on both sides
+                // of the last inside: there only fixes inside confirm an enter (none did).
                 let outward = try crossing(region, from: previous, to: here, entering: false)
-                if var visit = membership, outward.time - visit.enter.time >= settings.enterDelay {
+                let denseAfter = previous.map { fix.time - $0.time < settings.sparseInterval } ?? false
+                if var visit = membership, visit.denseSince == nil || !denseAfter,
+                    outward.time - visit.enter.time >= settings.enterDelay
+                {
                     visit.phase = .inside
                     visit.outward = outward
-                    event(.enter, visit.enter, visit: visit.enter.time)
+                    var enter = visit.enter
+                    if visit.insideFixes < 2, settings.enterDelay > 0 { enter.flags.insert(.singleFix) }
+                    event(.enter, enter, visit: visit.enter.time)
                     membership = leaving(
                         visit, outward: outward, boundaryDistance: location.boundaryDistance, fix: fix,
                         settings: settings, event: event)
@@ -395,6 +404,7 @@ public final class Monitor {
             if location.inside {
                 visit.outward = nil
                 visit.armed = false
+                visit.countFixInside()
                 emitTimedEventsIfDue(&visit, certainUntil: fix.time, settings: settings, event: event)
                 membership = visit
             } else {
@@ -426,7 +436,10 @@ public final class Monitor {
         // A fresh safe disc around this fix when it was measured; the old one still holds when
         // it answered instead (the fix is in it).
         guard let slot else { return }
-        let settled = membership == nil || (membership?.phase == .inside && membership?.outward == nil)
+        // A visit of one fix inside is not settled: the next fix inside must be counted.
+        let settled =
+            membership == nil
+            || (membership?.phase == .inside && membership?.outward == nil && membership?.insideFixes ?? 0 >= 2)
         if bounded == nil {
             track.discs[slot] = SafeDisc.within(
                 location.boundaryDistance, of: position, inside: location.inside, metresPerDegreeLon: discScale,
@@ -451,7 +464,9 @@ public final class Monitor {
         }
         emitTimedEventsIfDue(&visit, certainUntil: outward.time, settings: settings, event: event)
         guard visit.armed, fix.time - outward.time >= settings.exitDelay else { return visit }
-        event(.exit, outward, visit.enter.time)
+        var exit = outward
+        if visit.insideFixes < 2, settings.enterDelay > 0 { exit.flags.insert(.singleFix) }
+        event(.exit, exit, visit.enter.time)
         return nil
     }
 
@@ -567,18 +582,22 @@ public final class Monitor {
         return max(disc.bounds(at: position)?.least ?? 0, 0)
     }
 
-    /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
-    /// deeper inside than its accuracy (times `deepEntryFactor`), so sparse traces do not lose
-    /// visits. `depth` is the fix's distance to the boundary.
+    /// The enter holds once `enter_delay` has passed, or at once for a fix deeper inside than
+    /// its accuracy (times `deepEntryFactor`), so sparse traces do not lose visits; on a dense
+    /// trace, a deep fix counts from the second fix inside on: one fix alone may lie.
+    /// `depth` is the fix's distance to the boundary.
     private func enterConfirmed(
         _ membership: Membership, fix: Fix, depth: Double, area: RegionArea, settings: MonitorSettings
     ) -> Bool {
         enterDelayPassed(membership, fix: fix, settings: settings)
-            || depth > deepEntryDepth(fix: fix, area: area, settings: settings)
+            || ((membership.denseSince == nil || membership.insideFixes >= 2)
+                && depth > deepEntryDepth(fix: fix, area: area, settings: settings))
     }
 
+    /// `enter_delay` has passed: since the first fix inside on a dense trace (fixes held it),
+    /// since the crossing on a sparse one.
     private func enterDelayPassed(_ membership: Membership, fix: Fix, settings: MonitorSettings) -> Bool {
-        settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay
+        settings.enterDelay <= 0 || fix.time - (membership.denseSince ?? membership.enter.time) >= settings.enterDelay
     }
 
     /// How deep a fix must be to confirm an enter before its delay.

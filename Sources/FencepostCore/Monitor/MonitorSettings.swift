@@ -28,6 +28,10 @@ public struct MonitorSettings: Sendable, Hashable {
     /// A pass-through counts when its chord goes deeper than this many times the fixes'
     /// accuracy (0: any crossing counts).
     public var passThroughDepthFactor: Double
+    /// Fixes less than this many seconds apart make a dense trace, where an enter needs fixes
+    /// inside for `enterDelay` (see ``Membership/denseSince``); farther apart, the sparse
+    /// trace's rules (a crossing's interpolated time, a single deep fix) confirm it.
+    public var sparseInterval: Double
 
     /// The defaults, chosen on the quality benchmark (tools/bench/quality): on two generated
     /// workloads (1,000 regions, 6 m GPS noise) they score visit F1 0.992 and 0.987, where raw
@@ -35,8 +39,9 @@ public struct MonitorSettings: Sendable, Hashable {
     public init(
         hysteresis: Double = 20, enterDelay: Double = 5, exitDelay: Double = 10, dwell: Double? = nil,
         maxGap: Double = 900, passThrough: Bool = true, accuracyBandFactor: Double = 3, maxBand: Double = 100,
-        deepEntryFactor: Double = 1, passThroughDepthFactor: Double = 1
+        deepEntryFactor: Double = 1, passThroughDepthFactor: Double = 1, sparseInterval: Double = 60
     ) {
+        self.sparseInterval = sparseInterval
         self.deepEntryFactor = deepEntryFactor
         self.passThroughDepthFactor = passThroughDepthFactor
         self.hysteresis = hysteresis

@@ -34,6 +34,20 @@ public struct Membership: Sendable, Hashable, Codable {
     public var dwellEmitted: Bool
     /// The visit's `overstay` (the region's `max_dwell`) was emitted.
     public var overstayEmitted = false
+    /// On a dense trace (the fix before the first one inside came within
+    /// ``MonitorSettings/sparseInterval``): the time of the first fix inside. The enter is then
+    /// confirmed only by fixes inside for `enter_delay`, never by one fix however deep, so one
+    /// noisy fix among fixes seconds apart makes no visit. Nil on a sparse trace: the crossing's
+    /// time and a fix's depth confirm it (a single deep fix a minute from the others is a visit).
+    public var denseSince: Double?
+    /// Fixes inside the region itself in this visit, counted up to 2: a visit with one is
+    /// flagged `single_fix`.
+    public var insideFixes = 2
+
+    /// One more fix inside the region itself.
+    mutating func countFixInside() {
+        if insideFixes < 2 { insideFixes += 1 }
+    }
 
     /// Whether a `dwell` or an `overstay` is still to come for this visit under `settings`.
     func awaitsTimedEvent(_ settings: MonitorSettings) -> Bool {
@@ -43,10 +57,11 @@ public struct Membership: Sendable, Hashable, Codable {
 
 extension Membership {
     enum CodingKeys: String, CodingKey {
-        case phase, enter, outward, armed, dwellEmitted, overstayEmitted
+        case phase, enter, outward, armed, dwellEmitted, overstayEmitted, denseSince, insideFixes
     }
 
-    /// States saved before `overstayEmitted` existed read as not emitted.
+    /// States saved before `overstayEmitted` existed read as not emitted; before `denseSince`
+    /// and `insideFixes`, as a sparse trace's visit of several fixes (today's rules, no flag).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -55,7 +70,9 @@ extension Membership {
             outward: try container.decodeIfPresent(Crossing.self, forKey: .outward),
             armed: try container.decode(Bool.self, forKey: .armed),
             dwellEmitted: try container.decode(Bool.self, forKey: .dwellEmitted),
-            overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false)
+            overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false,
+            denseSince: try container.decodeIfPresent(Double.self, forKey: .denseSince),
+            insideFixes: try container.decodeIfPresent(Int.self, forKey: .insideFixes) ?? 2)
     }
 }
 

@@ -57,7 +57,9 @@ extension DeviceState {
         json.member("dwellEmitted", .bool(membership.dwellEmitted))
         // Written only once it is true: states without overstays are stored as before.
         if membership.overstayEmitted { json.member("overstayEmitted", .bool(true)) }
-
+        // Only while an enter of a dense trace waits, and for a visit of one fix inside so far.
+        json.member("denseSince", membership.denseSince)
+        if membership.insideFixes < 2 { json.member("insideFixes", Double(membership.insideFixes)) }
     }
 
     private static func write(_ episode: SpeedEpisode, to json: inout JSONObjectWriter) {
