@@ -24,6 +24,14 @@ struct OutsideNumbersTests {
                 #"{"fixes":[{"time":"9999-01-01T00:00:00Z","lat":47.0,"lon":8.0}]}"#
             ),
             ("batch before 1970", "/v1/devices/phone/locations", #"{"fixes":[{"time":-5,"lat":47.0,"lon":8.0}]}"#),
+            // A phone whose clock reset to the epoch, and one whose GPS week rolled over (1024
+            // weeks back from 2019): no live fix is that old, and taken, either would open a
+            // visit of decades at the first real fix.
+            ("clock reset to 1970", "/v1/devices/phone/locations", #"{"fixes":[{"time":12,"lat":47.0,"lon":8.0}]}"#),
+            (
+                "GPS week rollover", "/v1/devices/phone/locations",
+                #"{"fixes":[{"time":"1999-08-21T10:00:00Z","lat":47.0,"lon":8.0}]}"#
+            ),
             (
                 "owntracks", "/owntracks",
                 #"{"_type":"location","tst":1000000000000000000,"lat":47.0,"lon":8.0,"tid":"phone"}"#

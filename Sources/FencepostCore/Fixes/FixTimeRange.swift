@@ -21,10 +21,15 @@ public struct FixTimeRange: Sendable, Hashable {
     /// a fixed date rather than the clock.
     public static let files = FixTimeRange(earliest: epoch, latest: 4_102_444_800)
 
-    /// For fixes posted live: 1970-01-01 up to a day after `now` (a phone's clock may run a
+    /// 2000-01-01T00:00:00Z: no phone or tracker posting live now has a real fix older than
+    /// this. An older time is a clock reset (to 1970, or GPS's 1980) or a GPS week rollover (19.6
+    /// years back): accepted, it would open a visit decades long at the first real fix.
+    public static let liveEarliest: Double = 946_684_800
+
+    /// For fixes posted live: 2000-01-01 up to a day after `now` (a phone's clock may run a
     /// little ahead, or its zone be misread, but not by more than a day).
     public static func live(now: Double) -> FixTimeRange {
-        FixTimeRange(earliest: epoch, latest: now + 86_400)
+        FixTimeRange(earliest: liveEarliest, latest: now + 86_400)
     }
 
     /// Whether `time` lies in the range; false for NaN and infinities.

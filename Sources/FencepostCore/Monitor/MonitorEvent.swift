@@ -32,12 +32,15 @@ public struct EventFlags: OptionSet, Sendable, Hashable, Codable {
     /// Only one fix lay inside the region in the visit (a sparse trace's lone deep fix): it may
     /// be a fix that lied. On the exit, and on the enter when both come at once.
     public static let singleFix = EventFlags(rawValue: 16)
+    /// Made by a fix posted live long after it was taken (a phone's queue sent once it was
+    /// back online): history arriving late, not news.
+    public static let replayed = EventFlags(rawValue: 32)
 
     private static let named: [(EventFlags, String)] = [
-        (.gap, "gap"), (.pass, "pass"), (.schedule, "schedule"), (.singleFix, "single_fix"),
+        (.gap, "gap"), (.pass, "pass"), (.schedule, "schedule"), (.singleFix, "single_fix"), (.replayed, "replayed"),
     ]
 
-    /// The flags by name, in a fixed order: `["gap", "pass", "schedule", "single_fix"]`.
+    /// The flags by name, in a fixed order: `["gap", "pass", "schedule", "single_fix", "replayed"]`.
     public var names: [String] {
         Self.named.filter { contains($0.0) }.map(\.1)
     }

@@ -40,6 +40,10 @@ package final class LiveIngestor: Service, Sendable {
     /// (``IngestOptions/keptDevices``): a device's state is a few kilobytes, and the service
     /// may see millions of devices over its life.
     package static let keptDevices = 20_000
+    /// A fix posted more than five minutes after it was taken is replayed
+    /// (``IngestOptions/replayedAfter``), unless the options say otherwise: longer than a
+    /// phone's usual batching, shorter than what a notification could still announce as news.
+    package static let replayedAfter: Double = 300
 
     /// Refused: the writer is stopping (the client may send the fixes again later).
     package struct ShuttingDown: Error {}
@@ -49,6 +53,7 @@ package final class LiveIngestor: Service, Sendable {
     ) async throws {
         var options = options
         options.keptDevices = options.keptDevices ?? Self.keptDevices
+        options.replayedAfter = options.replayedAfter ?? Self.replayedAfter
         self.session = SessionBox(try await IngestSession(store: store, options: options))
         self.durability = durability
         self.reporting = reporting

@@ -16,15 +16,21 @@ package struct IngestOptions: Sendable {
     /// ingest); a long-lived writer sets it, so its memory does not grow with every device ever
     /// seen.
     package var keptDevices: Int?
+    /// A fix taken more than this many seconds before it is ingested is replayed (a phone's
+    /// queue sent after it was offline): its events carry the flag `replayed`, so a consumer
+    /// does not announce an arrival of an hour ago as news. Nil: no fix is (a file is history
+    /// by nature); the live writer sets it.
+    package var replayedAfter: Double?
 
     package init(
         monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(),
-        sortRunFixes: Int = 250_000, keptDevices: Int? = nil
+        sortRunFixes: Int = 250_000, keptDevices: Int? = nil, replayedAfter: Double? = nil
     ) {
         self.monitor = monitor
         self.filter = filter
         self.sortRunFixes = sortRunFixes
         self.keptDevices = keptDevices
+        self.replayedAfter = replayedAfter
     }
 }
 
@@ -269,7 +275,7 @@ package final class IngestSession {
     /// One input through the pipeline, its events written as they come: each device is locked
     /// and its stored state read before its first fix is taken.
     private func input(_ next: () throws -> Fix?, tx: IngestTransaction) async throws -> FixPipeline.InputTally {
-        var outcomes = Outcomes()
+        var outcomes = Outcomes(replayedBefore: options.replayedAfter.map { Date().timeIntervalSince1970 - $0 })
         var run = InputRun(input: pipeline.startInput())
         let resume: FixPipeline.Resume = { [unowned self] device, kept in try self.resume(device, kept: kept) }
         // The fixes go through synchronously, a pause for each thing to await.
@@ -348,9 +354,20 @@ package final class IngestSession {
         var dropped: [FixDropReason: Int] = [:]
         var pending: [MonitorEvent] = []
 
+        /// Events of fixes taken before this time are flagged `replayed`.
+        var replayedBefore: Double?
+
         mutating func accepted(_ fix: Fix, events: [MonitorEvent]) {
             accepted += 1
-            if !events.isEmpty { pending.append(contentsOf: events) }
+            guard !events.isEmpty else { return }
+            if let replayedBefore, fix.time < replayedBefore {
+                for var event in events {
+                    event.flags.insert(.replayed)
+                    pending.append(event)
+                }
+            } else {
+                pending.append(contentsOf: events)
+            }
         }
 
         mutating func dropped(_ fix: Fix, reason: FixDropReason) {

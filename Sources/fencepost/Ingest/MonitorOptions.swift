@@ -23,8 +23,17 @@ struct MonitorOptions: ParsableArguments {
     )
     var accuracyBandFactor: Double?
 
-    @Option(help: "A fix deeper inside than this many times its accuracy confirms an enter at once.")
+    @Option(
+        help:
+            "A fix deeper inside than this many times its accuracy confirms an enter at once (on a dense trace, from the second fix inside on)."
+    )
     var deepEntryFactor: Double = MonitorSettings().deepEntryFactor
+
+    @Option(
+        help:
+            "Fixes less than this many seconds apart make a dense trace: there one fix inside never makes a visit alone (it may lie); farther apart, a single deep fix does, flagged single_fix."
+    )
+    var sparseInterval: Double = MonitorSettings().sparseInterval
 
     @Option(help: "A pass-through counts when it goes deeper than this many times the fixes' accuracy (0: any).")
     var passThroughDepthFactor: Double = MonitorSettings().passThroughDepthFactor
@@ -57,7 +66,10 @@ struct MonitorOptions: ParsableArguments {
         ] where !(0...100).contains(value) {
             throw ValidationError("\(name) must be from 0 to 100.")
         }
-        for (name, value) in [("--max-gap", maxGap), ("--max-accuracy", maxAccuracy), ("--max-speed", maxSpeed)]
+        for (name, value) in [
+            ("--max-gap", maxGap), ("--max-accuracy", maxAccuracy), ("--max-speed", maxSpeed),
+            ("--sparse-interval", sparseInterval),
+        ]
         where !(value > 0) {
             throw ValidationError("\(name) must be greater than 0.")
         }
@@ -76,6 +88,7 @@ struct MonitorOptions: ParsableArguments {
         if let accuracyBandFactor { monitor.accuracyBandFactor = accuracyBandFactor }
         monitor.deepEntryFactor = deepEntryFactor
         monitor.passThroughDepthFactor = passThroughDepthFactor
+        monitor.sparseInterval = sparseInterval
         return monitor
     }
 
