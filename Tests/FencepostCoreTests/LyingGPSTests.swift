@@ -43,7 +43,7 @@ import Testing
     /// A walk 2 to 25 m outside a 500 m square's west edge (x = -500), a fix every 15 s with
     /// 12 m accuracy; one fix lies 15 m inside, deeper than its accuracy. The sparse-trace rule
     /// used to confirm it at once: a visit of about 20 s. Now the fixes around it, seconds away,
-    /// are waited for, and they are outside.
+    /// are waited for: they are outside, and the path between them runs along the edge, outside.
     @Test func aSingleNoisyFixBesideARegionOnADenseTraceOpensNoVisit() throws {
         var harness = try MonitorHarness(regions: [grid.square("commune", half: 500)], settings: MonitorSettings())
         let offsets: [Double] = [-2, -10, -25, -8, -4, 15, -6, -12, -20, -3]
@@ -53,6 +53,17 @@ import Testing
         try harness.feed([grid.fix(-480, 50, t: 150, accuracy: 12), grid.fix(-470, 100, t: 165, accuracy: 12)])
         #expect(harness.summary.count == 1 && harness.events.first?.kind == .enter)
         #expect(harness.events.first?.flags.contains(.singleFix) == false)
+    }
+
+    /// A runner at 3 m/s across a 10 m circle, a fix every 9 s: one fix inside, 2 m from the
+    /// centre, the fixes before and after 25 m either side on the same line. The path between
+    /// its neighbours goes through the circle too, so the lone fix agrees with them: a visit,
+    /// flagged `single_fix`.
+    @Test func aLoneFixOnTheLineOfItsNeighboursIsAVisit() throws {
+        var harness = try MonitorHarness(regions: [grid.circle("marker", radius: 10)], settings: MonitorSettings())
+        try harness.feed([-79, -52, -25, 2, 29, 56, 83].enumerated().map { grid.fix(Double($1), 1, t: Double($0) * 9) })
+        #expect(harness.events.map(\.kind) == [.enter, .exit])
+        #expect(harness.events.allSatisfy { $0.flags.contains(.singleFix) })
     }
 
     /// A pending enter of a dense trace survives a restart: the state saved between the first

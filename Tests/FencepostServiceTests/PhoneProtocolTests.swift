@@ -116,6 +116,34 @@ struct PhoneProtocolTests {
         #expect(try await Self.events(of: "862531040000002", in: fixture.store).isEmpty)
     }
 
+    /// Traccar Client on Android with a mock location provider (`"mock": true`, transistorsoft's
+    /// flag from `Location.isMock()`): the walk's first five positions (600 to 200 m south of
+    /// `home`) are real, the rest, through `home` and beyond, mocked. The mocked ones are
+    /// counted and never ingested: no visit rests on them.
+    @Test("mocked positions are counted and not ingested")
+    func mockedPositions() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        let walk = ServiceFixture.walk()
+        let locations = walk.enumerated().map { index, fix in
+            let location = Self.traccarClientLocation(fix, index: index)
+            return index >= 5 ? String(location.dropLast()) + #","mock":true}"# : location
+        }
+        try await fixture.app().test(.router) { client in
+            let answer = try await client.execute(
+                uri: "/osmand?token=\(fixture.admin)", method: .post,
+                body: ByteBuffer(string: #"{"device_id":"mocker","location":[\#(locations.joined(separator: ","))]}"#))
+            #expect(answer.status == .ok)
+            let metrics = try await client.execute(uri: "/metrics", method: .get).text
+            let mocked = OperationsTests.sample(
+                metrics, #"fencepost_protocol_messages_total{protocol="traccar_client",type="mocked"}"#)
+            let real = OperationsTests.sample(
+                metrics, #"fencepost_protocol_messages_total{protocol="traccar_client",type="location"}"#)
+            #expect(mocked == 8 && real == 5)
+        }
+        #expect(try await Self.events(of: "mocker", in: fixture.store).isEmpty)
+    }
+
     @Test("a body that is JSON but not the protocol's shape is a 400 naming what is missing; nothing is written")
     func malformedBodies() async throws {
         let fixture = try await ServiceFixture()

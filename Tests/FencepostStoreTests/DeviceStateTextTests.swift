@@ -31,7 +31,7 @@ import Testing
             memberships[name] = Membership(
                 phase: random.next() % 2 == 0 ? .entering : .inside, enter: crossing(), outward: maybe(crossing()),
                 armed: random.next() % 2 == 0, dwellEmitted: random.next() % 2 == 0,
-                overstayEmitted: random.next() % 2 == 0, denseSince: maybe(1_750_000_000 + random.unit() * 1e6),
+                overstayEmitted: random.next() % 2 == 0, denseFrom: maybe(point()),
                 insideFixes: Int(random.next() % 3))
         }
         var speeding: [String: SpeedEpisode] = [:]

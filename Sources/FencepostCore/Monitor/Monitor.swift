@@ -361,7 +361,7 @@ public final class Monitor {
                 let dense = previous.map { fix.time - $0.time < settings.sparseInterval } ?? false
                 var entering = Membership(
                     phase: .entering, enter: enter, outward: nil, armed: false, dwellEmitted: false,
-                    denseSince: dense ? fix.time : nil, insideFixes: 1)
+                    denseFrom: dense ? previous : nil, insideFixes: 1)
                 confirmEnterIfDue(&entering)
                 membership = entering
             } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
@@ -383,9 +383,8 @@ public final class Monitor {
                 // (a fix in the band holds it). Not where fixes came seconds apart on both sides
                 // of the last inside: there only fixes inside confirm an enter (none did).
                 let outward = try crossing(region, from: previous, to: here, entering: false)
-                let denseAfter = previous.map { fix.time - $0.time < settings.sparseInterval } ?? false
-                if var visit = membership, visit.denseSince == nil || !denseAfter,
-                    outward.time - visit.enter.time >= settings.enterDelay
+                if var visit = membership, outward.time - visit.enter.time >= settings.enterDelay,
+                    try loneFixBelieved(visit, region: region, previous: previous, here: here, settings: settings)
                 {
                     visit.phase = .inside
                     visit.outward = outward
@@ -582,22 +581,36 @@ public final class Monitor {
         return max(disc.bounds(at: position)?.least ?? 0, 0)
     }
 
-    /// The enter holds once `enter_delay` has passed, or at once for a fix deeper inside than
-    /// its accuracy (times `deepEntryFactor`), so sparse traces do not lose visits; on a dense
-    /// trace, a deep fix counts from the second fix inside on: one fix alone may lie.
+    /// The enter holds once `enter_delay` has passed since the crossing, or at once for a fix
+    /// deeper inside than its accuracy (times `deepEntryFactor`), so sparse traces do not lose
+    /// visits; on a dense trace, from the second fix inside on: one fix alone may lie.
     /// `depth` is the fix's distance to the boundary.
     private func enterConfirmed(
         _ membership: Membership, fix: Fix, depth: Double, area: RegionArea, settings: MonitorSettings
     ) -> Bool {
-        enterDelayPassed(membership, fix: fix, settings: settings)
-            || ((membership.denseSince == nil || membership.insideFixes >= 2)
-                && depth > deepEntryDepth(fix: fix, area: area, settings: settings))
+        guard settings.enterDelay <= 0 || membership.denseFrom == nil || membership.insideFixes >= 2 else {
+            return false
+        }
+        return enterDelayPassed(membership, fix: fix, settings: settings)
+            || depth > deepEntryDepth(fix: fix, area: area, settings: settings)
     }
 
-    /// `enter_delay` has passed: since the first fix inside on a dense trace (fixes held it),
-    /// since the crossing on a sparse one.
     private func enterDelayPassed(_ membership: Membership, fix: Fix, settings: MonitorSettings) -> Bool {
-        settings.enterDelay <= 0 || fix.time - (membership.denseSince ?? membership.enter.time) >= settings.enterDelay
+        settings.enterDelay <= 0 || fix.time - membership.enter.time >= settings.enterDelay
+    }
+
+    /// Whether a pending enter left at `here` may be a visit. One fix inside between fixes
+    /// seconds apart on both sides may have lied: it is believed only when the path from the
+    /// fix before it to this one crosses the region as a pass-through would (deeper than the
+    /// fixes' accuracy), so the fix agrees with its neighbours. Otherwise, and on sparse
+    /// traces, yes.
+    private func loneFixBelieved(
+        _ visit: Membership, region: Int, previous: FixPoint?, here: FixPoint, settings: MonitorSettings
+    ) throws -> Bool {
+        guard settings.enterDelay > 0, visit.insideFixes < 2, let before = visit.denseFrom, let previous,
+            here.time - previous.time < settings.sparseInterval
+        else { return true }
+        return try chordThrough(region, from: before, to: here) != nil
     }
 
     /// How deep a fix must be to confirm an enter before its delay.

@@ -28,9 +28,9 @@ public struct MonitorSettings: Sendable, Hashable {
     /// A pass-through counts when its chord goes deeper than this many times the fixes'
     /// accuracy (0: any crossing counts).
     public var passThroughDepthFactor: Double
-    /// Fixes less than this many seconds apart make a dense trace, where an enter needs fixes
-    /// inside for `enterDelay` (see ``Membership/denseSince``); farther apart, the sparse
-    /// trace's rules (a crossing's interpolated time, a single deep fix) confirm it.
+    /// Fixes less than this many seconds apart make a dense trace, where one fix inside never
+    /// confirms an enter alone (see ``Membership/denseFrom``); farther apart, the sparse trace's
+    /// rules (a crossing's interpolated time, a single deep fix) confirm it.
     public var sparseInterval: Double
 
     /// The defaults, chosen on the quality benchmark (tools/bench/quality): on two generated

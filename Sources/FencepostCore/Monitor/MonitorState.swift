@@ -35,11 +35,12 @@ public struct Membership: Sendable, Hashable, Codable {
     /// The visit's `overstay` (the region's `max_dwell`) was emitted.
     public var overstayEmitted = false
     /// On a dense trace (the fix before the first one inside came within
-    /// ``MonitorSettings/sparseInterval``): the time of the first fix inside. The enter is then
-    /// confirmed only by fixes inside for `enter_delay`, never by one fix however deep, so one
-    /// noisy fix among fixes seconds apart makes no visit. Nil on a sparse trace: the crossing's
-    /// time and a fix's depth confirm it (a single deep fix a minute from the others is a visit).
-    public var denseSince: Double?
+    /// ``MonitorSettings/sparseInterval`` of it): that fix, outside. One fix inside among fixes
+    /// seconds apart never confirms an enter alone, however deep, since it may lie; it makes a
+    /// visit only when the path from this fix to the next one outside goes through the region
+    /// too (a runner across a small circle). Nil on a sparse trace, where a single deep fix a
+    /// minute from the others is a visit.
+    public var denseFrom: FixPoint?
     /// Fixes inside the region itself in this visit, counted up to 2: a visit with one is
     /// flagged `single_fix`.
     public var insideFixes = 2
@@ -57,10 +58,10 @@ public struct Membership: Sendable, Hashable, Codable {
 
 extension Membership {
     enum CodingKeys: String, CodingKey {
-        case phase, enter, outward, armed, dwellEmitted, overstayEmitted, denseSince, insideFixes
+        case phase, enter, outward, armed, dwellEmitted, overstayEmitted, denseFrom, insideFixes
     }
 
-    /// States saved before `overstayEmitted` existed read as not emitted; before `denseSince`
+    /// States saved before `overstayEmitted` existed read as not emitted; before `denseFrom`
     /// and `insideFixes`, as a sparse trace's visit of several fixes (today's rules, no flag).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -71,7 +72,7 @@ extension Membership {
             armed: try container.decode(Bool.self, forKey: .armed),
             dwellEmitted: try container.decode(Bool.self, forKey: .dwellEmitted),
             overstayEmitted: try container.decodeIfPresent(Bool.self, forKey: .overstayEmitted) ?? false,
-            denseSince: try container.decodeIfPresent(Double.self, forKey: .denseSince),
+            denseFrom: try container.decodeIfPresent(FixPoint.self, forKey: .denseFrom),
             insideFixes: try container.decodeIfPresent(Int.self, forKey: .insideFixes) ?? 2)
     }
 }

@@ -9,7 +9,7 @@ package struct ProtocolMessages: Sendable, Equatable {
     /// knows (`transition`, `waypoint`, `lwt`, `visit`, …), which are accepted and not stored.
     package var types: [String: Int] = [:]
     /// What the phone reported beside its positions (`battery`, `activity`, `motion`, `event`,
-    /// `odometer`, `mock`), counted per fix that carried it: the store keeps no extras of a fix.
+    /// `odometer`), counted per fix that carried it: the store keeps no extras of a fix.
     package var extras: [String: Int] = [:]
 
     package init(fixes: [Fix] = [], types: [String: Int] = [:], extras: [String: Int] = [:]) {

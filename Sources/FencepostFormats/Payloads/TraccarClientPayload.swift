@@ -5,8 +5,9 @@ extension LocationPayloads {
     /// Traccar Client's JSON body (its versions since mid-2025, which POST it to `/osmand`):
     /// `{"device_id": "…", "location": {"timestamp": RFC 3339, "coords": {"latitude",
     /// "longitude", "accuracy", "speed", "heading", "altitude"}, "is_moving", "odometer",
-    /// "event", "battery": {"level", "is_charging"}, "activity": {"type"}}}`, with `location` an
-    /// array in the app's batch mode.
+    /// "event", "battery": {"level", "is_charging"}, "activity": {"type"}, "mock"}}`, with
+    /// `location` an array in the app's batch mode. A location with `"mock": true` (Android's mock
+    /// provider) is counted as `mocked` and not ingested.
     ///
     /// Speeds are metres per second, and a negative speed or heading means unknown (the app
     /// reports iOS's and Android's -1). A body without the device, a location or its position
@@ -33,9 +34,17 @@ extension LocationPayloads {
         let times = FixTimeRange.live(now: now)
         var messages = ProtocolMessages()
         for (index, location) in locations.enumerated() {
-            messages.fixes.append(try traccarClientFix(location, index: index, device: device, times: times))
+            let fix = try traccarClientFix(location, index: index, device: device, times: times)
+            // Android marks a position from a mock provider (a developer's tool, or an app
+            // faking presence): not where the device is, so no event may rest on it. Counted,
+            // not ingested.
+            if location["mock"] == .bool(true) {
+                messages.count("mocked")
+                continue
+            }
+            messages.fixes.append(fix)
             messages.count("location")
-            messages.countExtras(["battery", "activity", "is_moving", "event", "odometer", "mock"], in: location)
+            messages.countExtras(["battery", "activity", "is_moving", "event", "odometer"], in: location)
         }
         return messages
     }

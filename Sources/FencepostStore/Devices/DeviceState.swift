@@ -58,7 +58,7 @@ extension DeviceState {
         // Written only once it is true: states without overstays are stored as before.
         if membership.overstayEmitted { json.member("overstayEmitted", .bool(true)) }
         // Only while an enter of a dense trace waits, and for a visit of one fix inside so far.
-        json.member("denseSince", membership.denseSince)
+        json.member("denseFrom", membership.denseFrom, write)
         if membership.insideFixes < 2 { json.member("insideFixes", Double(membership.insideFixes)) }
     }
 
