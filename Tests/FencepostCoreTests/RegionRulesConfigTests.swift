@@ -36,7 +36,18 @@ import Testing
         #expect(school.extraProperties.isEmpty)
     }
 
+    /// A layer is read, written back in the canonical feature the store keeps, and read again.
+    @Test func readsALayerAndWritesItBack() throws {
+        let file = region(#""layer":"communes""#)
+        let school = try #require(file.regions.first?.region)
+        #expect(school.settings.layer == "communes" && school.extraProperties.isEmpty)
+        let again = try parser.region(fromFeature: school.feature.canonicalData(), source: "canonical")
+        #expect(again.settings.layer == "communes" && again == school)
+    }
+
     @Test(arguments: [
+        (#""layer":"""#, "must be a non-empty name"),
+        (#""layer":3"#, "must be a name, found a JSON number"),
         (#""schedule":"weekdays""#, "must be an object with tz and weekly"),
         (#""schedule":{"weekly":[{"days":["mo"],"from":"07:00","to":"09:00"}]}"#, "needs tz, an IANA time zone"),
         (#""schedule":{"tz":"Mars/Olympus","weekly":[{"days":["mo"],"from":"07:00","to":"09:00"}]}"#, "is no IANA"),

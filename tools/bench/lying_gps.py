@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Scenarios of GPS that lies, for tools/bench/quality: a trace, its regions and the true events.
 
-  lying_gps.py spike|zones --out DIR [--seed S] [--interval SECONDS]
+  lying_gps.py spike|zones|zones-layer --out DIR [--seed S] [--interval SECONDS]
 
 spike: a walker at 1.4 m/s on a straight street, a fix every --interval seconds (default 10) with
   8 m of noise reported as 8 to 15 m accuracy. Circles of 40 m radius line the street, their
@@ -11,6 +11,7 @@ spike: a walker at 1.4 m/s on a straight street, a fix every --interval seconds 
 zones: two circles of 50 m radius whose centres are 72 m apart (home-assistant/core#175663). The
   device sits 12 m from the first's centre for 3 hours, a fix every --interval seconds; indoors its
   scatter and reported accuracy grow from 5 to 60 m and back. Truth: one visit of the first zone.
+zones-layer: the same, both zones in one `layer` (a device is in one of them at a time).
 
 Writes DIR/regions.geojson, DIR/trace.csv (time,lat,lon,accuracy) and DIR/truth.csv
 (time,kind,region)."""
@@ -109,13 +110,16 @@ def zones(rnd, interval):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", choices=["spike", "zones"])
+    ap.add_argument("scenario", choices=["spike", "zones", "zones-layer"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--interval", type=float, default=10)
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     regions, truth, fixes = (spike if a.scenario == "spike" else zones)(rnd, a.interval)
+    if a.scenario == "zones-layer":
+        for region in regions:
+            region["properties"]["layer"] = "zones"
     with open(f"{a.out}/regions.geojson", "w") as f:
         json.dump({"type": "FeatureCollection", "features": regions}, f)
     with open(f"{a.out}/trace.csv", "w") as f:

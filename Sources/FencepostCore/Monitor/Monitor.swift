@@ -31,6 +31,11 @@ public final class Monitor {
     let speedLimits: [(limit: Double, minDuration: Double)?]
     /// Whether any region has a speed limit: only then are fixes' speeds followed.
     let hasSpeedLimits: Bool
+    /// Per region, its layer (an index into the layers' names); nil for a region standing
+    /// alone. In a layer a device is in at most one region at a time (Monitor+Layers).
+    let layers: [Int?]
+    /// Whether any region has a layer: only then are layers looked at.
+    let hasLayers: Bool
     /// Per region, its ``RegionArea/deepestUsefulDepth``.
     private let deepestDepths: [Double]
     private let indexByID: [String: Int]
@@ -78,6 +83,9 @@ public final class Monitor {
         }
         self.speedLimits = speedLimits
         self.hasSpeedLimits = speedLimits.contains { $0 != nil }
+        let layerNames = Array(Set(enabled.compactMap(\.settings.layer))).sorted()
+        self.layers = enabled.map { region in region.settings.layer.flatMap { layerNames.firstIndex(of: $0) } }
+        self.hasLayers = !layerNames.isEmpty
         self.deepestDepths = areas.map(\.deepestUsefulDepth)
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         self.audiences = enabled.map(\.audience)
@@ -197,6 +205,7 @@ public final class Monitor {
             }
             track.strays.removeAll { track.members[$0] == nil }
         }
+        if hasLayers { try switchLayers(fix: fix, track: &track, emit: emit) }
         // A visit in a region with a speed limit needs every fix's speed.
         if let reach, track.strays.isEmpty, !(hasSpeedLimits && watchesSpeed(track)) {
             track.quiet = quietDisc(
@@ -356,6 +365,11 @@ public final class Monitor {
 
         switch membership?.phase {
         case nil:
+            if location.inside, hasLayers, let layer = layers[region],
+                try layerHeld(layer, by: region, slot: slot, fix: fix, track: &track, emit: emit)
+            {
+                return
+            }
             if location.inside {
                 let enter = try crossing(region, from: previous, to: here, entering: true)
                 let dense = previous.map { fix.time - $0.time < settings.sparseInterval } ?? false
@@ -365,6 +379,7 @@ public final class Monitor {
                 confirmEnterIfDue(&entering)
                 membership = entering
             } else if settings.passThrough, let previous, fix.time - previous.time <= settings.maxGap,
+                !(hasLayers && layers[region].map { holds($0, other: region, track) } == true),
                 !(usesDiscs
                     && SafeDisc.stays(
                         within: location.boundaryDistance, from: previous.position, to: position,
@@ -394,6 +409,7 @@ public final class Monitor {
                     membership = leaving(
                         visit, outward: outward, boundaryDistance: location.boundaryDistance, fix: fix,
                         settings: settings, event: event)
+                    if membership == nil, hasLayers, let layer = layers[region] { track.layerReleases[layer] = outward }
                 } else {
                     membership = nil
                 }
@@ -428,6 +444,7 @@ public final class Monitor {
                 membership = leaving(
                     visit, outward: outward, boundaryDistance: boundaryDistance, fix: fix, settings: settings,
                     event: event)
+                if membership == nil, hasLayers, let layer = layers[region] { track.layerReleases[layer] = outward }
             }
         }
         track.members[region] = membership

@@ -158,6 +158,11 @@ public struct MonitorTrack: Sendable {
     var quiet: QuietDisc?
     /// Metres per degree of longitude near the last fix, for the discs made around fixes.
     var longitudeScale = LongitudeScale()
+    /// While one fix is processed, with layers: per layer, the crossing at which the device's
+    /// visit in it ended at this fix, and the regions of a layer the fix is in that waited for
+    /// another region of it to let go (``Monitor/layers``).
+    var layerReleases: [Int: Crossing] = [:]
+    var layerWaiting: [Int] = []
 }
 
 /// Metres per degree of longitude, worked out again only when the latitude moves by more than

@@ -9,7 +9,7 @@ struct FeatureReader {
     /// Properties with a meaning to Fencepost; everything else is kept as given.
     static let knownProperties: Set<String> = [
         "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled", "devices",
-        "groups", "max_dwell", "schedule", "expect", "buffer", "speed_limit_kmh", "speed_min_duration",
+        "groups", "max_dwell", "schedule", "expect", "buffer", "speed_limit_kmh", "speed_min_duration", "layer",
     ]
 
     init(feature: JSONValue) {
@@ -146,6 +146,14 @@ struct FeatureReader {
         case let other?:
             problems.append(
                 .invalidProperty(name: "expect", reason: "must be \"inside\", found a JSON \(other.typeName)"))
+        }
+        switch properties["layer"] {
+        case nil, .null?: break
+        case .string(let layer)? where !layer.isEmpty: settings.layer = layer
+        case .string?:
+            problems.append(.invalidProperty(name: "layer", reason: "must be a non-empty name"))
+        case let other?:
+            problems.append(.invalidProperty(name: "layer", reason: "must be a name, found a JSON \(other.typeName)"))
         }
         switch properties["enabled"] {
         case nil, .null?: break

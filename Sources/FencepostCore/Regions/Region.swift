@@ -110,6 +110,11 @@ public struct RegionSettings: Sendable, Hashable {
     public var speedLimit: Double?
     /// `speed_min_duration` (seconds): how long an episode must last to count; 10 s when nil.
     public var speedMinDuration: Double?
+    /// `layer`: regions of one layer partition space (communes, districts, delivery zones): a
+    /// device is in at most one of them at a time, and moving to a neighbour closes one visit
+    /// and opens the other at the same crossing, once the hysteresis of the one it leaves is
+    /// passed. Nil: the region stands alone.
+    public var layer: String?
 
     public init(
         hysteresis: Double? = nil, dwell: Double? = nil, enterDelay: Double? = nil,
