@@ -22,7 +22,8 @@ import Testing
     /// Fixes 10 s apart: a dense trace, where one fix never confirms an enter alone. The fix
     /// before and the one after are 10 s away, so the walker could not have been there.
     @Test func anOverConfidentSpikeOnADenseTraceMakesNoVisit() throws {
-        var harness = try MonitorHarness(regions: [grid.circle("far", x: 84, y: 200, radius: 40)], settings: MonitorSettings())
+        var harness = try MonitorHarness(
+            regions: [grid.circle("far", x: 84, y: 200, radius: 40)], settings: MonitorSettings())
         try harness.feed(spikeWalk(interval: 10))
         #expect(harness.events.isEmpty)
         #expect(harness.state.memberships.isEmpty)
@@ -47,7 +48,8 @@ import Testing
     @Test func aSingleNoisyFixBesideARegionOnADenseTraceOpensNoVisit() throws {
         var harness = try MonitorHarness(regions: [grid.square("commune", half: 500)], settings: MonitorSettings())
         let offsets: [Double] = [-2, -10, -25, -8, -4, 15, -6, -12, -20, -3]
-        try harness.feed(offsets.enumerated().map { grid.fix(-500 + $1, -450 + Double($0) * 50, t: Double($0) * 15, accuracy: 12) })
+        try harness.feed(
+            offsets.enumerated().map { grid.fix(-500 + $1, -450 + Double($0) * 50, t: Double($0) * 15, accuracy: 12) })
         #expect(harness.events.isEmpty)
         // Two fixes inside in a row, one of them deep: in.
         try harness.feed([grid.fix(-480, 50, t: 150, accuracy: 12), grid.fix(-470, 100, t: 165, accuracy: 12)])
@@ -61,7 +63,8 @@ import Testing
     /// flagged `single_fix`.
     @Test func aLoneFixOnTheLineOfItsNeighboursIsAVisit() throws {
         var harness = try MonitorHarness(regions: [grid.circle("marker", radius: 10)], settings: MonitorSettings())
-        try harness.feed([-79, -52, -25, 2, 29, 56, 83].enumerated().map { grid.fix(Double($1), 1, t: Double($0) * 9) })
+        try harness.feed(
+            [-79, -52, -25, 2, 29, 56, 83].enumerated().map { grid.fix(Double($1), 1, t: Double($0) * 9) })
         #expect(harness.events.map(\.kind) == [.enter, .exit])
         #expect(harness.events.allSatisfy { $0.flags.contains(.singleFix) })
     }

@@ -23,6 +23,61 @@ struct RealRegionDataTests {
         #expect(regions.first { $0.id == "zh-kreis-7" }?.name == "Kreis 7")
     }
 
+    /// The Google Location History day in Zurich (416 fixes, 20–40 m accuracy) against the 12
+    /// city districts, which share their borders. Raw containment changes district about a
+    /// hundred times (jitter at the borders). Standing alone, each district keeps its own band,
+    /// so at times two are open at once; in one `layer`, one district at a time, each ending
+    /// where the next begins.
+    @Test func zurichDistrictsInALayerAreOneAtATime() throws {
+        let text = String(decoding: try TestData.sharedData("zurich/google_trajectory.csv"), as: UTF8.self)
+        let fixes = text.split(separator: "\n").dropFirst().compactMap { line -> Fix? in
+            let fields = line.split(separator: ";").map(String.init)
+            guard fields.count >= 6, let time = Timestamp.parse(fields[1]), let lat = Double(fields[2]),
+                let lon = Double(fields[3])
+            else { return nil }
+            return Fix(device: "g", time: time, lat: lat, lon: lon, accuracy: Double(fields[5]))
+        }.sorted { $0.time < $1.time }
+        #expect(fixes.count == 416)
+        let districts = try imported(
+            "zurich/stadtkreise.geojson", RegionImportOptions(idProperty: "Kreisnummer", idPrefix: "zh-kreis-"))
+        func events(layer: String?, settings: MonitorSettings = MonitorSettings()) throws -> [MonitorEvent] {
+            let regions = districts.map { region in
+                var region = region
+                region.settings.layer = layer
+                return region
+            }
+            let monitor = try Monitor(regions: regions, settings: settings)
+            var track = monitor.track(resuming: MonitorState(), device: "g")
+            var events: [MonitorEvent] = []
+            for fix in fixes { try monitor.process(fix, track: &track) { events.append($0) } }
+            return events
+        }
+        /// The most districts open at once, exits at an instant counted before its enters.
+        func mostOpen(_ events: [MonitorEvent]) -> Int {
+            var open = 0
+            var most = 0
+            for event in events.sorted(by: {
+                ($0.time, $0.kind == .enter ? 1 : 0) < ($1.time, $1.kind == .enter ? 1 : 0)
+            }) {
+                open += event.kind == .enter ? 1 : (event.kind == .exit ? -1 : 0)
+                most = max(most, open)
+            }
+            return most
+        }
+        let raw = try events(
+            layer: nil, settings: MonitorSettings(hysteresis: 0, enterDelay: 0, exitDelay: 0, passThrough: false))
+        let alone = try events(layer: nil)
+        let layered = try events(layer: "kreise")
+        #expect(raw.filter { $0.kind == .enter }.count > 90)
+        #expect(mostOpen(alone) >= 2)
+        #expect(mostOpen(layered) == 1)
+        let enters = layered.filter { $0.kind == .enter }
+        let exits = layered.filter { $0.kind == .exit }
+        #expect(enters.count <= alone.filter { $0.kind == .enter }.count && enters.count >= 4)
+        // Every exit is met by the next district's enter at the same instant.
+        for exit in exits { #expect(enters.contains { $0.time == exit.time }, "exit at \(exit.time)") }
+    }
+
     @Test func torontoNeighbourhoodsAreMultiPolygons() throws {
         let regions = try imported(
             "toronto/toronto_neighbourhoods.geojson",

@@ -62,7 +62,8 @@ extension Monitor {
             MonitorEvent(
                 kind: .enter, device: fix.device, regionID: ids[region], time: enter.time, flags: enter.flags,
                 visitEnteredAt: enter.time, position: enter.position))
-        emitTimedEventsIfDue(&visit, certainUntil: fix.time, settings: regionSettings[region]) { kind, crossing, visit in
+        emitTimedEventsIfDue(&visit, certainUntil: fix.time, settings: regionSettings[region]) {
+            kind, crossing, visit in
             emit(
                 MonitorEvent(
                     kind: kind, device: fix.device, regionID: ids[region], time: crossing.time, flags: crossing.flags,

@@ -76,7 +76,8 @@ package struct FileImport {
             _ = session.restartSummary()
             var skipped: [String: Int] = [:]
             let isNew = try await session.ingest(recording: file) { [options] in
-                var reader = try TraceOpener.open(ByteSource(path: path), format: options.format, options: options.reader)
+                var reader = try TraceOpener.open(
+                    ByteSource(path: path), format: options.format, options: options.reader)
                 return {
                     let fix = try reader.next()
                     if fix == nil { skipped = reader.skipped }

@@ -234,7 +234,8 @@ struct PostgresDialect: SQLDialect {
     }
 
     func tryLock(_ key: String, in transaction: any SQLTransaction) async throws -> Bool {
-        try await transaction.value("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key) ?? false
+        try await transaction.value("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", "fencepost:" + key)
+            ?? false
     }
 }
 
