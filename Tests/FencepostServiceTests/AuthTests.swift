@@ -115,6 +115,25 @@ struct AuthTests {
         }
     }
 
+    /// Routes that need no token never look one up: with the store closed under it, a request
+    /// carrying an unknown token (which no cache can answer) is still served on them, while a
+    /// route that needs a token cannot be.
+    @Test("routes that need no token do not look the request's token up")
+    func noLookupWhereNoTokenIsNeeded() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app().test(.router) { client in
+            await fixture.store.close()
+            let unknown: HTTPFields = .bearer("fp_not-a-token")
+            // (/metrics needs no token either, but reads the store for its outbox gauges.)
+            for uri in ["/openapi.json", "/", "/assets/live.js", "/assets/live.css", "/assets/map.js"] {
+                #expect(try await client.execute(uri: uri, method: .get, headers: unknown).status == .ok, "\(uri)")
+            }
+            let needsToken = try await client.execute(uri: "/v1/events", method: .get, headers: unknown)
+            #expect(needsToken.status.code >= 500, "the lookup of a route that needs a token fails with the store")
+        }
+    }
+
     @Test("a revoked token stops working within a second")
     func revoked() async throws {
         let fixture = try await ServiceFixture()
