@@ -29,10 +29,14 @@ public struct EventFlags: OptionSet, Sendable, Hashable, Codable {
     /// At a start or end of a period of the region's schedule, not at a crossing: an enter with
     /// the device already inside, an exit (its visit closes with `schedule_ended`), an absent.
     public static let schedule = EventFlags(rawValue: 4)
+    /// Reported by the device itself (an OS geofence transition), not computed from fixes.
+    public static let device = EventFlags(rawValue: 8)
 
-    private static let named: [(EventFlags, String)] = [(.gap, "gap"), (.pass, "pass"), (.schedule, "schedule")]
+    private static let named: [(EventFlags, String)] = [
+        (.gap, "gap"), (.pass, "pass"), (.schedule, "schedule"), (.device, "device"),
+    ]
 
-    /// The flags by name, in a fixed order: `["gap", "pass", "schedule"]`.
+    /// The flags by name, in a fixed order: `["gap", "pass", "schedule", "device"]`.
     public var names: [String] {
         Self.named.filter { contains($0.0) }.map(\.1)
     }

@@ -16,6 +16,9 @@ package struct IngestOptions: Sendable {
     /// ingest); a long-lived writer sets it, so its memory does not grow with every device ever
     /// seen.
     package var keptDevices: Int?
+    /// Seconds within which a device's reported enter and the server's are one enter
+    /// (``StayMerge/window``).
+    package var transitionWindow: Double = StayMerge.defaultWindow
 
     package init(
         monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(),
@@ -199,7 +202,7 @@ package final class IngestSession {
             pipeline, pipeline.snapshot, self.summary, self.storedVersion
         )
         do {
-            try await store.ingestTransaction(written: { [unowned self] written in self.count(written) }) { tx in
+            try await store.ingestTransaction(mergeWindow: options.transitionWindow, written: { [unowned self] written in self.count(written) }) { tx in
                 defer {
                     lockedDevices.removeAll()
                     storedStates.removeAll()

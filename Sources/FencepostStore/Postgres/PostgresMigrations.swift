@@ -173,5 +173,15 @@ enum PostgresMigrations {
                     updated_at TEXT NOT NULL
                 );
                 """),
+        Migration(
+            name: "v13-device-reported-regions",
+            sql: """
+                CREATE TABLE device_reported_regions (
+                    device TEXT NOT NULL,
+                    region TEXT NOT NULL,
+                    PRIMARY KEY (device, region)
+                );
+                CREATE INDEX visits_by_device_region ON visits (device, region);
+                """),
     ]
 }

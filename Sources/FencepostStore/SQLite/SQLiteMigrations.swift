@@ -229,6 +229,19 @@ extension SQLiteBackend {
                     );
                     """)
         }
+        migrator.registerMigration("v13-device-reported-regions") { db in
+            try db.execute(
+                sql: """
+                    -- The regions each device has reported transitions for: only their visits
+                    -- are worked out again by the stay merge when the server's events come.
+                    CREATE TABLE device_reported_regions (
+                        device TEXT NOT NULL,
+                        region TEXT NOT NULL,
+                        PRIMARY KEY (device, region)
+                    );
+                    CREATE INDEX visits_by_device_region ON visits(device, region);
+                    """)
+        }
         return migrator
     }
 
