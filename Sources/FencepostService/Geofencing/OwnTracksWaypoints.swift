@@ -20,6 +20,8 @@ final class OwnTracksWaypoints: Sendable {
     static let budget = 20
     /// The re-plan circle's waypoint: one, moved each time.
     static let replanID = "fencepost:replan"
+    /// The re-plan circle's waypoint description.
+    static let replanDescription = "Fencepost: ask again"
     private static let keptDevices = 20_000
     private let planner = MonitoredSetPlanner()
     private let sent = Mutex<[String: Sent]>([:])
@@ -64,7 +66,7 @@ final class OwnTracksWaypoints: Sendable {
         if let replan = plan.replan {
             waypoints.append(
                 Self.waypoint(
-                    id: Self.replanID, description: "Fencepost: ask again", center: replan.center,
+                    id: Self.replanID, description: Self.replanDescription, center: replan.center,
                     radius: replan.radius))
         }
         return .object([
