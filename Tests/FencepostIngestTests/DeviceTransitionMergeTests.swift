@@ -168,5 +168,16 @@ import Testing
         #expect(summary.filter { $0 == "event upsert" }.count == 3)
         let visit = DeterministicID.visit(device: "bus", region: "home", enteredAt: start + 20)
         #expect(changes.filter { $0.mutation.entity == .event }.allSatisfy { $0.mutation.payload.contains(visit) })
+
+        // A backend applying the whole feed, as `sync push` sends it, ends with the same
+        // visits: the renamed one deleted there too.
+        let backend = try await TestStores.fresh()
+        defer { TestStores.closeLater(backend) }
+        let feed = try await store.syncChanges(after: 0, entities: [.event, .visit], device: nil, limit: 10_000)
+        let results = try await backend.applyMutations(
+            feed.map(\.mutation), permissions: SyncPermissions(device: nil, regions: false))
+        #expect(results.allSatisfy { if case .applied = $0 { true } else { false } }, "\(results)")
+        #expect(try await contents(backend).visits == contents(store).visits)
+        #expect(try await contents(backend).events == contents(store).events)
     }
 }
