@@ -122,8 +122,10 @@ import Testing
         defer { TestStores.closeLater(store) }
         _ = try await store.write([report(.enter, at: 40)])
         // A new session, as after a restart: its monitor knows nothing of the report; its enter
-        // (about 50 s) joins the open visit and its exit closes it.
-        _ = try await StoreInputs.ingest(store, [grid.walk()])
+        // (about 50 s) joins the open visit and its exit closes it; the batch's answer says so.
+        let outcomes = try await IngestSession(store: store).ingest(batches: [grid.walk()])
+        let visit = DeterministicID.visit(device: "bus", region: "home", enteredAt: start + 40)
+        #expect(outcomes.first?.events.map(\.visitID) == [visit, visit])
         let after = try await contents(store)
         #expect(after.visits.count == 1)
         #expect(after.visits[0].hasPrefix("2023-11-14T22:14:00.000Z–2023-11-14T22:17:") && after.visits[0].hasSuffix(" exit"))

@@ -104,14 +104,15 @@ package final class IngestTransaction {
     package func awaitWrites() async throws {
         guard let batch = inFlight else { return }
         inFlight = nil
-        let done = try await batch.value
-        try await mergeReportedStays(touchedBy: done.newEvents)
+        var done = try await batch.value
+        try await mergeReportedStays(touchedBy: &done.newEvents)
         written(done)
     }
 
     /// The stay merge (``StayMerge``) for each device and region of `events` that the device has
     /// reported transitions for: the server's events join or close the visits its reports made.
-    private func mergeReportedStays(touchedBy events: [GeofenceEvent]) async throws {
+    /// The events are told the visit the merge put them in.
+    private func mergeReportedStays(touchedBy events: inout [GeofenceEvent]) async throws {
         let touched = Set(events.lazy.filter { $0.kind != .absent }.map { DeviceRegion(device: $0.device, region: $0.regionID) })
         guard !touched.isEmpty else { return }
         var reported: [DeviceRegion] = []
@@ -124,6 +125,16 @@ package final class IngestTransaction {
         let now = Timestamp.format(Date())
         for pair in reported.sorted(by: { ($0.device, $0.region) < ($1.device, $1.region) }) {
             try await Store.mergeStays(device: pair.device, region: pair.region, window: mergeWindow, now: now, tx: tx)
+        }
+        guard !reported.isEmpty else { return }
+        let merged = Set(reported)
+        let ids = events.filter { merged.contains(DeviceRegion(device: $0.device, region: $0.regionID)) }.map(\.id)
+        var visits: [String: String] = [:]
+        try await tx.forEachRow("SELECT id, visit_id FROM events WHERE id IN", in: ids) { row in
+            if let visit: String = row["visit_id"] { visits[row["id"]] = visit }
+        }
+        for index in events.indices {
+            if let visit = visits[events[index].id] { events[index].visitID = visit }
         }
     }
 
