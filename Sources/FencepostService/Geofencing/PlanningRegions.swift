@@ -34,6 +34,11 @@ actor PlanningRegions {
         }
     }
 
+    /// The geofence budget the roster gives `device` (its own, else its groups'), if any.
+    func geofenceBudget(of device: String) async throws -> Int? {
+        try await current().roster.geofenceBudget(of: device)
+    }
+
     /// The regions, roster and circles as of the store's revision, read again when it moved.
     private func current() async throws -> (regions: [Region], roster: DeviceRoster, circles: [String: OSCircle]) {
         let revision = try await self.revision()
