@@ -126,7 +126,8 @@ import Testing
             let visits = expected.visits
             #expect(visits.dropLast().allSatisfy { !$0.isOpen }, "seed \(seed)")
             for (earlier, later) in zip(visits, visits.dropFirst()) {
-                #expect((earlier.exitedAt ?? .infinity) <= later.enteredAt, "seed \(seed): \(earlier) overlaps \(later)")
+                #expect(
+                    (earlier.exitedAt ?? .infinity) <= later.enteredAt, "seed \(seed): \(earlier) overlaps \(later)")
             }
         }
     }

@@ -47,7 +47,10 @@ import Testing
         defer { TestStores.closeLater(store) }
         let written = try await store.write([report(.enter, at: 100), report(.exit, at: 700)])
         #expect(written.map(\.flags) == [["device"], ["device"]])
-        #expect(Set(written.map(\.visitID)) == [DeterministicID.visit(device: "bus", region: "home", enteredAt: start + 100)])
+        #expect(
+            Set(written.map(\.visitID)) == [
+                DeterministicID.visit(device: "bus", region: "home", enteredAt: start + 100)
+            ])
         #expect(try await contents(store).visits == ["2023-11-14T22:15:00.000Z–2023-11-14T22:25:00.000Z exit"])
         // Sent again: nothing changes.
         _ = try await store.write([report(.exit, at: 700), report(.enter, at: 100)])
@@ -128,7 +131,9 @@ import Testing
         #expect(outcomes.first?.events.map(\.visitID) == [visit, visit])
         let after = try await contents(store)
         #expect(after.visits.count == 1)
-        #expect(after.visits[0].hasPrefix("2023-11-14T22:14:00.000Z–2023-11-14T22:17:") && after.visits[0].hasSuffix(" exit"))
+        #expect(
+            after.visits[0].hasPrefix("2023-11-14T22:14:00.000Z–2023-11-14T22:17:")
+                && after.visits[0].hasSuffix(" exit"))
         #expect(after.events.allSatisfy { $0.hasSuffix("2023-11-14T22:14:00.000Z") })
     }
 

@@ -54,12 +54,15 @@ struct RosterBudgetAPITests {
     @Test("roster files carry budgets: JSON for devices and groups, CSV columns; a bad one is refused with its place")
     func rosterFiles() throws {
         let csv = try RosterFile.csv(
-            Array("device,name,groups,geofence_budget,platform\nphone,Phone,,40,\npad,,fleet,,ios\n".utf8), file: "r.csv")
+            Array("device,name,groups,geofence_budget,platform\nphone,Phone,,40,\npad,,fleet,,ios\n".utf8),
+            file: "r.csv")
         #expect(csv.entries["phone"]?.budget == GeofenceBudget(count: 40))
         #expect(csv.geofenceBudget(of: "pad") == 20)
         #expect(csv.geofenceBudget(of: "nobody") == nil)
         let groups = try RosterFile.json(
-            Array(#"[{"device":"a","groups":["x","y"]},{"group":"x","geofence_budget":50},{"group":"y","platform":"ios"}]"#.utf8),
+            Array(
+                #"[{"device":"a","groups":["x","y"]},{"group":"x","geofence_budget":50},{"group":"y","platform":"ios"}]"#
+                    .utf8),
             file: "r.json")
         #expect(groups.geofenceBudget(of: "a") == 20, "the smallest of its groups'")
         #expect(throws: TraceReadError.self) {

@@ -56,7 +56,8 @@ struct TransitionsAPITests {
             let unknown = try await client.execute(
                 uri: "/v1/devices/phone/transitions", method: .post, headers: .bearer(fixture.phone),
                 body: ByteBuffer(
-                    string: #"[{"region":"home","kind":"enter","time":\#(Int(Self.start) + 900)},{"region":"nowhere","kind":"exit","time":\#(Int(Self.start) + 960)}]"#
+                    string:
+                        #"[{"region":"home","kind":"enter","time":\#(Int(Self.start) + 900)},{"region":"nowhere","kind":"exit","time":\#(Int(Self.start) + 960)}]"#
                 ))
             #expect(unknown.status == .unprocessableContent)
             #expect(unknown.json?["error"]?["code"]?.stringValue == "unknown_region")
@@ -80,7 +81,9 @@ struct TransitionsAPITests {
         }
     }
 
-    @Test("OwnTracks transitions merge with the fixes' events: one visit; a device exit closes it; an unknown waypoint is refused")
+    @Test(
+        "OwnTracks transitions merge with the fixes' events: one visit; a device exit closes it; an unknown waypoint is refused"
+    )
     func ownTracksTransitions() async throws {
         let fixture = try await ServiceFixture()
         defer { fixture.cleanUp() }
@@ -100,7 +103,8 @@ struct TransitionsAPITests {
                 let transition = try await client.execute(
                     uri: "/owntracks", method: .post, headers: headers,
                     body: ByteBuffer(
-                        string: #"{"_type":"transition","event":"\#(event)","rid":"home","desc":"home","wtst":1,"tst":\#(Int(Self.start) + offset),"acc":10,"lat":47,"lon":8,"t":"c","tid":"ph"}"#
+                        string:
+                            #"{"_type":"transition","event":"\#(event)","rid":"home","desc":"home","wtst":1,"tst":\#(Int(Self.start) + offset),"acc":10,"lat":47,"lon":8,"t":"c","tid":"ph"}"#
                     ))
                 #expect(transition.status == .ok, "\(transition.text)")
             }
@@ -114,7 +118,8 @@ struct TransitionsAPITests {
             let unknown = try await client.execute(
                 uri: "/owntracks", method: .post, headers: headers,
                 body: ByteBuffer(
-                    string: #"{"_type":"transition","event":"enter","desc":"Grandma's","wtst":12345,"tst":\#(Int(Self.start) + 900),"t":"c"}"#
+                    string:
+                        #"{"_type":"transition","event":"enter","desc":"Grandma's","wtst":12345,"tst":\#(Int(Self.start) + 900),"t":"c"}"#
                 ))
             #expect(unknown.status == .unprocessableContent)
             #expect(unknown.json?["error"]?["message"]?.stringValue?.contains("Grandma's") == true)

@@ -9,7 +9,9 @@ public struct DeviceRoster: Sendable, Hashable {
         /// Its phone's geofence budget, when the roster says it.
         public var budget: GeofenceBudget
 
-        public init(device: String, name: String? = nil, groups: [String] = [], budget: GeofenceBudget = GeofenceBudget()) {
+        public init(
+            device: String, name: String? = nil, groups: [String] = [], budget: GeofenceBudget = GeofenceBudget()
+        ) {
             self.device = device
             self.name = name
             self.groups = Array(Set(groups)).sorted()

@@ -39,7 +39,8 @@ public struct StayMerge: Sendable {
         /// Why the visit ends, for an exit or a closing.
         public var reason: VisitExitReason
 
-        public init(eventID: String?, kind: EventKind, time: Double, fromDevice: Bool, reason: VisitExitReason = .exit) {
+        public init(eventID: String?, kind: EventKind, time: Double, fromDevice: Bool, reason: VisitExitReason = .exit)
+        {
             self.eventID = eventID
             self.kind = kind
             self.time = time
@@ -62,9 +63,10 @@ public struct StayMerge: Sendable {
             let milliseconds = Timestamp.milliseconds(input.time)
             switch input.kind {
             case .enter:
-                if var stay = last, stay.isOpen
-                    || (!stay.sides.contains(input.fromDevice)
-                        && Double(milliseconds - stay.enteredMs) <= window * 1000)
+                if var stay = last,
+                    stay.isOpen
+                        || (!stay.sides.contains(input.fromDevice)
+                            && Double(milliseconds - stay.enteredMs) <= window * 1000)
                 {
                     stay.sides.insert(input.fromDevice)
                     last = stay

@@ -52,7 +52,9 @@ package enum TransitionPayloads {
         }
         let times = FixTimeRange.live(now: now)
         return try items.enumerated().map { (index, item) throws(LocationPayloadError) in
-            guard case .object = item else { throw invalid(index, "a transition must be an object, not \(item.typeName)") }
+            guard case .object = item else {
+                throw invalid(index, "a transition must be an object, not \(item.typeName)")
+            }
             guard case .string(let region)? = item["region"], !region.isEmpty else {
                 throw invalid(index, "region (the region's id) is missing")
             }
@@ -107,7 +109,9 @@ package enum TransitionPayloads {
         let seconds: Double
         switch value {
         case .string(let text)?:
-            guard let parsed = Timestamp.parse(text) else { throw invalid(index, "\(name) is not an RFC 3339 time: \(text)") }
+            guard let parsed = Timestamp.parse(text) else {
+                throw invalid(index, "\(name) is not an RFC 3339 time: \(text)")
+            }
             seconds = parsed
         case .number(let number)? where number.isFinite:
             seconds = number
@@ -134,7 +138,8 @@ package enum TransitionPayloads {
     private static func position(_ item: JSONValue, index: Int) throws(LocationPayloadError) -> Position? {
         switch (item["lat"], item["lon"]) {
         case (nil, nil), (.null?, .null?): return nil
-        case (.number(let lat)?, .number(let lon)?) where lat.isFinite && lon.isFinite && abs(lat) <= 90 && abs(lon) <= 180:
+        case (.number(let lat)?, .number(let lon)?)
+        where lat.isFinite && lon.isFinite && abs(lat) <= 90 && abs(lon) <= 180:
             return Position(lon: lon, lat: lat)
         default: throw invalid(index, "lat and lon must be given together, as numbers in range")
         }

@@ -37,9 +37,12 @@ package enum RosterFile {
             }
             if members["device"] == nil, case .string(let group)? = members["group"] {
                 let place = "item #\(index + 1) (group \(group))"
-                if let unknown = members.keys.sorted().first(where: { !["group", "geofence_budget", "platform"].contains($0) }) {
+                if let unknown = members.keys.sorted().first(where: {
+                    !["group", "geofence_budget", "platform"].contains($0)
+                }) {
                     throw TraceReadError(
-                        file: file, line: nil, reason: "\(place): unknown key \"\(unknown)\" (group, geofence_budget, platform)")
+                        file: file, line: nil,
+                        reason: "\(place): unknown key \"\(unknown)\" (group, geofence_budget, platform)")
                 }
                 guard groupBudgets[group] == nil else {
                     throw TraceReadError(file: file, line: nil, reason: "\(place): group \(group) is listed twice")
@@ -51,7 +54,9 @@ package enum RosterFile {
             if let unknown = members.keys.sorted().first(where: { !(deviceKeys + budgetKeys).contains($0) }) {
                 throw TraceReadError(
                     file: file, line: nil,
-                    reason: "\(place): unknown key \"\(unknown)\" (device, name, groups, geofence_budget, platform; or group)")
+                    reason:
+                        "\(place): unknown key \"\(unknown)\" (device, name, groups, geofence_budget, platform; or group)"
+                )
             }
             guard let device = members["device"]?.stringValue else {
                 throw TraceReadError(file: file, line: nil, reason: "\(place) has no \"device\" string")
@@ -74,7 +79,8 @@ package enum RosterFile {
                 throw TraceReadError(file: file, line: nil, reason: "\(place): \"groups\" must be an array of names")
             }
             var entry = try entry(device, name, groups, file: file, line: nil, place: place, seen: entries)
-            entry.budget = try budget(members["geofence_budget"], members["platform"], file: file, line: nil, place: place)
+            entry.budget = try budget(
+                members["geofence_budget"], members["platform"], file: file, line: nil, place: place)
             entries.append(entry)
         }
         return DeviceRoster(entries, groupBudgets: groupBudgets)
@@ -91,18 +97,23 @@ package enum RosterFile {
         var budget = GeofenceBudget()
         switch count {
         case nil, .null?: break
-        case .number(let number)? where number.rounded() == number && GeofenceBudget.counts.contains(Int(exactly: number) ?? 0):
+        case .number(let number)?
+        where number.rounded() == number && GeofenceBudget.counts.contains(Int(exactly: number) ?? 0):
             budget.count = Int(exactly: number)
         case let other?:
             throw TraceReadError(
-                file: file, line: line, reason: "\(place): geofence_budget must be a whole number from 2 to 10000, not \(other.canonicalText())")
+                file: file, line: line,
+                reason: "\(place): geofence_budget must be a whole number from 2 to 10000, not \(other.canonicalText())"
+            )
         }
         switch platform {
         case nil, .null?: break
         case .string(let name)? where GeofenceBudget.platforms.contains(name):
             budget.platform = name
         case let other?:
-            throw TraceReadError(file: file, line: line, reason: "\(place): platform must be ios or android, not \(other.canonicalText())")
+            throw TraceReadError(
+                file: file, line: line,
+                reason: "\(place): platform must be ios or android, not \(other.canonicalText())")
         }
         return budget
     }
@@ -123,7 +134,8 @@ package enum RosterFile {
         }
         if let unknown = header.first(where: { !(deviceKeys + budgetKeys).contains($0) }) {
             throw TraceReadError(
-                file: file, line: 1, reason: "unknown column \"\(unknown)\" (device, name, groups, geofence_budget, platform)")
+                file: file, line: 1,
+                reason: "unknown column \"\(unknown)\" (device, name, groups, geofence_budget, platform)")
         }
         let column = { (name: String) in header.firstIndex(of: name) }
         var entries: [DeviceRoster.Entry] = []
@@ -142,7 +154,8 @@ package enum RosterFile {
             let count = column("geofence_budget").map { values[$0] }.flatMap { $0.isEmpty ? nil : $0 }
             let platform = column("platform").map { values[$0] }.flatMap { $0.isEmpty ? nil : $0 }
             entry.budget = try budget(
-                count.map { Double($0).map(JSONValue.number) ?? .string($0) }, platform.map(JSONValue.string), file: file,
+                count.map { Double($0).map(JSONValue.number) ?? .string($0) }, platform.map(JSONValue.string),
+                file: file,
                 line: offset + 1, place: "line \(offset + 1)")
             entries.append(entry)
         }

@@ -202,7 +202,9 @@ package final class IngestSession {
             pipeline, pipeline.snapshot, self.summary, self.storedVersion
         )
         do {
-            try await store.ingestTransaction(mergeWindow: options.transitionWindow, written: { [unowned self] written in self.count(written) }) { tx in
+            try await store.ingestTransaction(
+                mergeWindow: options.transitionWindow, written: { [unowned self] written in self.count(written) }
+            ) { tx in
                 defer {
                     lockedDevices.removeAll()
                     storedStates.removeAll()

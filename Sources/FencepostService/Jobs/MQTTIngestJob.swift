@@ -138,7 +138,8 @@ struct MQTTIngestJob: Service {
                 return true
             } catch {
                 logger.error(
-                    "MQTT transitions not committed; trying again", metadata: ["error": "\(error)", "device": "\(device)"])
+                    "MQTT transitions not committed; trying again",
+                    metadata: ["error": "\(error)", "device": "\(device)"])
                 try? await Task.sleep(for: .seconds(1))
             }
         }

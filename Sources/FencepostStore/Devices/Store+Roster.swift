@@ -14,7 +14,9 @@ package struct RosterPlan: Sendable, Equatable {
 
     package init(desired: DeviceRoster, stored: DeviceRoster) {
         for group in Set(desired.groupBudgets.keys).union(stored.groupBudgets.keys).sorted() {
-            let (before, after) = (stored.groupBudgets[group] ?? GeofenceBudget(), desired.groupBudgets[group] ?? GeofenceBudget())
+            let (before, after) = (
+                stored.groupBudgets[group] ?? GeofenceBudget(), desired.groupBudgets[group] ?? GeofenceBudget()
+            )
             if before != after { groupBudgets.append((group, before, after)) }
         }
         for entry in desired.sorted {

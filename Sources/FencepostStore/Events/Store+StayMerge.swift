@@ -34,7 +34,8 @@ extension Store {
             guard let exitedMs = visit.exitedMs, let reason = visit.exitReason.flatMap(VisitExitReason.init),
                 reason != .exit, reason != .scheduleEnded
             else { continue }
-            inputs.append(StayMerge.Input(eventID: nil, kind: .exit, time: exitedMs.seconds, fromDevice: false, reason: reason))
+            inputs.append(
+                StayMerge.Input(eventID: nil, kind: .exit, time: exitedMs.seconds, fromDevice: false, reason: reason))
         }
         let merged = StayMerge(window: window).merge(inputs, device: device, region: region)
         try await applyVisits(merged.visits, over: stored, now: now, tx: tx)
@@ -45,7 +46,8 @@ extension Store {
                 if moved.visitID != event.visitID {
                     try await tx.execute("UPDATE events SET visit_id = ? WHERE id = ?", moved.visitID, event.id)
                 }
-                try await enqueue(entity: .event, id: event.id, version: 1, payload: moved.geofencePayload, now: now, tx: tx)
+                try await enqueue(
+                    entity: .event, id: event.id, version: 1, payload: moved.geofencePayload, now: now, tx: tx)
                 continue
             }
             guard moved.visitID != event.visitID else { continue }
@@ -97,7 +99,8 @@ extension Store {
             try await OutboxPayload.storeRenderedPayloads(entity: .visit, id: old.id, tx: tx)
             try await tx.execute("DELETE FROM visits WHERE id = ?", old.id)
             try await enqueue(
-                entity: .visit, id: old.id, op: .delete, version: old.version + 1, payload: old.jsonText, now: now, tx: tx)
+                entity: .visit, id: old.id, op: .delete, version: old.version + 1, payload: old.jsonText, now: now,
+                tx: tx)
         }
     }
 }

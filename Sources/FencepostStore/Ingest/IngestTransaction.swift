@@ -113,7 +113,8 @@ package final class IngestTransaction {
     /// reported transitions for: the server's events join or close the visits its reports made.
     /// The events are told the visit the merge put them in.
     private func mergeReportedStays(touchedBy events: inout [GeofenceEvent]) async throws {
-        let touched = Set(events.lazy.filter { $0.kind != .absent }.map { DeviceRegion(device: $0.device, region: $0.regionID) })
+        let touched = Set(
+            events.lazy.filter { $0.kind != .absent }.map { DeviceRegion(device: $0.device, region: $0.regionID) })
         guard !touched.isEmpty else { return }
         var reported: [DeviceRegion] = []
         try await tx.forEachRow(

@@ -46,7 +46,9 @@ struct RosterArguments: ParsableArguments {
                 return "~ update \(change.after.device): \(fields.joined(separator: "; "))"
             }
             lines += plan.removed.map { "- remove \($0.device)" }
-            lines += plan.groupBudgets.map { "~ group \($0.group): geofence budget \($0.before.text) → \($0.after.text)" }
+            lines += plan.groupBudgets.map {
+                "~ group \($0.group): geofence budget \($0.before.text) → \($0.after.text)"
+            }
             lines.append(
                 "\(plan.added.count) to add, \(plan.updated.count) to update, \(plan.removed.count) to remove, \(plan.unchanged) unchanged"
             )
@@ -136,13 +138,17 @@ struct DevicesList: AsyncParsableCommand {
             switch format {
             case .table:
                 let rows = entries.map {
-                    [$0.device, $0.name ?? "", $0.groups.joined(separator: ", ")] + (budgets ? [$0.budget.isEmpty ? "" : $0.budget.text] : [])
+                    [$0.device, $0.name ?? "", $0.groups.joined(separator: ", ")]
+                        + (budgets ? [$0.budget.isEmpty ? "" : $0.budget.text] : [])
                 }
-                var text = Table.render(header: ["DEVICE", "NAME", "GROUPS"] + (budgets ? ["GEOFENCE BUDGET"] : []), rows: rows)
+                var text = Table.render(
+                    header: ["DEVICE", "NAME", "GROUPS"] + (budgets ? ["GEOFENCE BUDGET"] : []), rows: rows)
                 for (group, budget) in groupBudgets { text += "\ngroup \(group): geofence budget \(budget.text)" }
                 Console.output(text + "\n\(entries.count) device\(entries.count == 1 ? "" : "s")")
             case .json:
-                let groups = groupBudgets.map { JSONValue.object($0.value.members.merging(["group": .string($0.key)]) { $1 }) }
+                let groups = groupBudgets.map {
+                    JSONValue.object($0.value.members.merging(["group": .string($0.key)]) { $1 })
+                }
                 Console.output(JSONValue.array(entries.map(\.json) + groups).canonicalText())
             case .csv:
                 if !groupBudgets.isEmpty {
