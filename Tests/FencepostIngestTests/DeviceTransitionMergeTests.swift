@@ -137,6 +137,15 @@ import Testing
         #expect(after.events.allSatisfy { $0.hasSuffix("2023-11-14T22:14:00.000Z") })
     }
 
+    @Test func removingTheRegionClosesAVisitOnlyTheDeviceReported() async throws {
+        let store = try await store()
+        defer { TestStores.closeLater(store) }
+        _ = try await store.write([report(.enter, at: 100)])
+        try await store.applyRegions([grid.circle("yard", x: 2000, radius: 50)])
+        let visits = try await contents(store).visits
+        #expect(visits.count == 1 && visits[0].hasSuffix(" region_removed"))
+    }
+
     @Test func anUnknownRegionRefusesTheReportsAndWritesNothing() async throws {
         let store = try await store()
         defer { TestStores.closeLater(store) }

@@ -118,10 +118,11 @@ extension Store {
         let roster = try await roster(tx)
         let byID = Dictionary(uniqueKeysWithValues: selective.map { ($0.id, $0) })
         let marks = Array(repeating: "?", count: selective.count).joined(separator: ", ")
-        // Only visits of devices this store monitors itself (as for retired regions).
+        // Only visits of devices this store monitors itself, by fixes or reports (as for
+        // retired regions).
         let unassigned = try await tx.rows(
             """
-            SELECT * FROM visits WHERE status = 'open' AND region IN (\(marks)) AND device IN (SELECT device FROM devices)
+            SELECT * FROM visits WHERE status = 'open' AND region IN (\(marks)) AND (device IN (SELECT device FROM devices) OR device IN (SELECT device FROM device_reported_regions))
             ORDER BY entered_ms, id
             """, selective.map { .text($0.id) }
         ).map(VisitRow.init).filter { visit in byID[visit.region].map { !roster.applies($0, to: visit.device) } ?? false
