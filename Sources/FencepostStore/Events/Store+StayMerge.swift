@@ -1,4 +1,4 @@
-package import FencepostCore
+import FencepostCore
 
 /// The visits of a device in a region that it reports transitions for, worked out again from
 /// every stored enter and exit of both sides (``StayMerge``) and written where they differ: a
