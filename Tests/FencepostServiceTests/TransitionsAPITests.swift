@@ -126,4 +126,36 @@ struct TransitionsAPITests {
             #expect(try await Self.contents(fixture.store, device: "alice/phone").events.count == 3)
         }
     }
+
+    @Test(
+        "transition_window_seconds in the config: a late enter past it is a stay of its own; a bad value is refused, located"
+    )
+    func configuredWindow() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        let file = try TemporaryFile(#"{"transition_window_seconds": 60}"#, suffix: ".json")
+        defer { file.remove() }
+        try await fixture.app(try ServiceConfiguration.load(path: file.path)).test(.live) { client in
+            // The fixes' stay in home is about 300–420 s; the OS reports an enter at 500 s.
+            let fixes = try await client.execute(
+                uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
+            #expect(fixes.status == .ok)
+            let late = try await client.execute(
+                uri: "/v1/devices/phone/transitions", method: .post, headers: .bearer(fixture.phone),
+                body: ByteBuffer(string: #"{"region":"home","kind":"enter","time":\#(Int(Self.start) + 500)}"#))
+            #expect(late.status == .ok)
+        }
+        let visits = try await Self.contents(fixture.store, device: "phone").visits
+        #expect(visits.count == 2, "with the default 300 s it would join the fixes' visit: \(visits)")
+        #expect(visits.last == "2025-06-15T15:15:00.000Z–open ")
+
+        let bad = try TemporaryFile(#"{"transition_window_seconds": -5}"#, suffix: ".json")
+        defer { bad.remove() }
+        #expect {
+            _ = try ServiceConfiguration.load(path: bad.path)
+        } throws: { error in
+            "\(error)".contains("transition_window_seconds")
+        }
+    }
 }
