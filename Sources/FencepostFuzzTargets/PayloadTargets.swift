@@ -14,6 +14,9 @@ enum PayloadTargets {
         FuzzTarget(
             "traccar-client", "POST /osmand: Traccar Client's JSON body (one location or its batch)", traccarClient),
         FuzzTarget("overland", "POST /overland: an Overland batch of GeoJSON locations", overland),
+        FuzzTarget(
+            "device-transitions", "POST /v1/devices/{device}/transitions: one reported transition or an array",
+            deviceTransitions),
         FuzzTarget("traccar-forward", "POST /traccar: a position a Traccar server forwards as JSON", traccarForward),
         FuzzTarget(
             "sync-wire", "POST /v1/sync/mutations batches, and the results and change pages sync reads back", syncWire),
@@ -47,6 +50,20 @@ enum PayloadTargets {
         } catch {
             return .refused
         }
+    }
+
+    /// Every transition read is an enter or an exit at a finite time, its accuracy 0 or more.
+    static func deviceTransitions(_ bytes: [UInt8]) -> FuzzOutcome {
+        guard let body = try? LocationPayloads.parse(bytes), let reported = try? TransitionPayloads.plain(body) else {
+            return .refused
+        }
+        for report in reported {
+            if report.kind != .enter && report.kind != .exit { violated("a transition of kind \(report.kind)") }
+            if !report.time.isFinite { violated("a transition at time \(report.time)") }
+            if let accuracy = report.accuracy, !(accuracy >= 0) { violated("an accuracy of \(accuracy)") }
+            if case .id(let region) = report.region, region.isEmpty { violated("a transition with no region") }
+        }
+        return .accepted(reported.count)
     }
 
     static func osmAnd(_ bytes: [UInt8]) -> FuzzOutcome {

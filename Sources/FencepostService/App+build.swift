@@ -53,8 +53,10 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     // Answers wait until their writes are on disk, unless the configuration trades that for
     // speed; the store's housekeeping runs beside the writer.
     let durability = try store.durability(syncsCommits: configuration.durableCommits)
+    var ingestOptions = settings.ingest
+    ingestOptions.transitionWindow = configuration.transitionWindowSeconds
     let ingestor = try await LiveIngestor(
-        store: store, options: settings.ingest, durability: durability,
+        store: store, options: ingestOptions, durability: durability,
         reporting: LiveIngestReport(metrics: metrics, signal: signal))
 
     let router = Router(context: FencepostRequestContext.self)
@@ -67,9 +69,12 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     let recentTracks = RecentTracks(filter: settings.ingest.filter)
     let planning = PlanningRegions(store: store)
     let ownTracksWaypoints = configuration.ownTracksWaypoints ? OwnTracksWaypoints() : nil
+    let transitions = TransitionRecorder(
+        store: store, planning: planning, durability: durability, signal: signal,
+        window: configuration.transitionWindowSeconds)
     LocationsController(
         auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks, metrics: metrics,
-        planning: planning, ownTracksWaypoints: ownTracksWaypoints,
+        planning: planning, ownTracksWaypoints: ownTracksWaypoints, transitions: transitions,
         maxBodyBytes: configuration.maxBodyBytes, ownTracksKeys: OwnTracksKeys(secrets: configuration.mqtt?.keys ?? [:])
     )
     .addRoutes(to: router)
@@ -86,6 +91,10 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
         .addRoutes(to: router)
     MonitoredSetController(auth: auth, store: store, planning: planning, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
+    TransitionsController(
+        auth: auth, store: store, transitions: transitions, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
+    )
+    .addRoutes(to: router)
     LiveController(auth: auth, store: store, tracks: recentTracks, mapTiles: configuration.mapTiles).addRoutes(
         to: router)
     SyncController(
@@ -133,14 +142,15 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
         jobs.register(
             try await WatchJob(
                 store: store, folders: Watcher.Folders(inbox: watch.inbox, regions: watch.regions),
-                options: FileImport.Options(ingest: settings.ingest), metrics: metrics, logger: logger))
+                options: FileImport.Options(ingest: ingestOptions), metrics: metrics, logger: logger))
     }
     if let mqtt = configuration.mqtt {
         jobs.register(
             MQTTIngestJob(
                 client: MQTTClient(configuration: try mqtt.clientConfiguration(), logger: logger),
                 ingestor: ingestor, keys: OwnTracksKeys(secrets: mqtt.keys), metrics: metrics,
-                recentTracks: recentTracks, waypoints: ownTracksWaypoints, planning: planning, logger: logger))
+                recentTracks: recentTracks, transitions: transitions, waypoints: ownTracksWaypoints,
+                planning: planning, logger: logger))
     }
     if configuration.jobs.outboxCleanup {
         jobs.register(

@@ -121,7 +121,13 @@ struct MQTTIngestTests {
             #expect(
                 OperationsTests.sample(
                     metrics, #"fencepost_protocol_messages_refused_total{protocol="owntracks_mqtt"}"#) == 3)
-            #expect(try await Self.events(fixture.store, device: "alice/phone") == expected)
+            // The transition the phone saw itself is an event too, flagged `device` (before the
+            // fixes' enter in time, so first).
+            let reported = DeterministicID.deviceEvent(
+                device: "alice/phone", region: "home", kind: .enter, time: 1_750_000_100)
+            let withReport = ["\(reported) enter home \(Timestamp.format(seconds: 1_750_000_100))"] + expected
+            try await WebhookTests.eventually { try await Self.events(fixture.store, device: "alice/phone").count == 3 }
+            #expect(try await Self.events(fixture.store, device: "alice/phone") == withReport)
             #expect(try await fixture.store.deviceAnchors()["bob/tab"] == Int64(walk[0].time * 1000))
 
             // The same locations again (as after a redelivery): dropped, no second event.
@@ -132,7 +138,54 @@ struct MQTTIngestTests {
                 return OperationsTests.sample(
                     metrics, #"fencepost_protocol_messages_total{protocol="owntracks_mqtt",type="location"}"#) == 27
             }
-            #expect(try await Self.events(fixture.store, device: "alice/phone") == expected)
+            #expect(try await Self.events(fixture.store, device: "alice/phone") == withReport)
+        }
+    }
+
+    @Test(
+        "transitions over MQTT without fixes make a device-only visit; one for an unknown waypoint is refused and acknowledged"
+    )
+    func transitionsOverMQTT() async throws {
+        let base = "tr-\(UUID().uuidString.prefix(8))"
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.app(try Self.configuration(base: base)).test(.router) { client in
+            try await WebhookTests.eventually {
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                return OperationsTests.sample(metrics, "fencepost_mqtt_connected") == 1
+            }
+            try await Self.publish([
+                (
+                    "\(base)/carol/phone/event",
+                    #"{"_type":"transition","event":"enter","rid":"home","desc":"home","tst":1750000000,"wtst":1,"acc":40,"t":"c"}"#,
+                    nil
+                ),
+                (
+                    "\(base)/carol/phone/event",
+                    #"{"_type":"transition","event":"leave","rid":"nowhere","desc":"Nowhere","tst":1750000100,"wtst":2,"t":"c"}"#,
+                    nil
+                ),
+                (
+                    "\(base)/carol/phone/event",
+                    #"{"_type":"transition","event":"leave","rid":"home","tst":1750000600,"wtst":1,"acc":40,"t":"c"}"#,
+                    nil
+                ),
+            ])
+            var metrics = ""
+            try await WebhookTests.eventually {
+                metrics = try await client.execute(uri: "/metrics", method: .get).text
+                return OperationsTests.sample(
+                    metrics, #"fencepost_protocol_messages_total{protocol="owntracks_mqtt",type="transition"}"#) == 3
+            }
+            #expect(
+                OperationsTests.sample(
+                    metrics, #"fencepost_protocol_messages_refused_total{protocol="owntracks_mqtt"}"#)
+                    == 1)
+            var visits: [String] = []
+            try await fixture.store.forEachVisit(device: "carol/phone") {
+                visits.append("\($0.enteredAt)–\($0.exitedAt ?? "open") \($0.exitReason ?? "")")
+            }
+            #expect(visits == ["2025-06-15T15:06:40.000Z–2025-06-15T15:16:40.000Z exit"])
         }
     }
 

@@ -29,6 +29,8 @@ public struct EventFlags: OptionSet, Sendable, Hashable, Codable {
     /// At a start or end of a period of the region's schedule, not at a crossing: an enter with
     /// the device already inside, an exit (its visit closes with `schedule_ended`), an absent.
     public static let schedule = EventFlags(rawValue: 4)
+    /// Reported by the device itself (an OS geofence transition), not computed from fixes.
+    public static let device = EventFlags(rawValue: 8)
     /// Only one fix lay inside the region in the visit (a sparse trace's lone deep fix): it may
     /// be a fix that lied. On the exit, and on the enter when both come at once.
     public static let singleFix = EventFlags(rawValue: 16)
@@ -37,10 +39,12 @@ public struct EventFlags: OptionSet, Sendable, Hashable, Codable {
     public static let replayed = EventFlags(rawValue: 32)
 
     private static let named: [(EventFlags, String)] = [
-        (.gap, "gap"), (.pass, "pass"), (.schedule, "schedule"), (.singleFix, "single_fix"), (.replayed, "replayed"),
+        (.gap, "gap"), (.pass, "pass"), (.schedule, "schedule"), (.device, "device"), (.singleFix, "single_fix"),
+        (.replayed, "replayed"),
     ]
 
-    /// The flags by name, in a fixed order: `["gap", "pass", "schedule", "single_fix", "replayed"]`.
+    /// The flags by name, in a fixed order: `["gap", "pass", "schedule", "device", "single_fix",
+    /// "replayed"]`.
     public var names: [String] {
         Self.named.filter { contains($0.0) }.map(\.1)
     }

@@ -11,12 +11,16 @@ package enum LocationPayloadError: Error, Equatable, CustomStringConvertible {
     case invalidDevice(String)
     /// More fixes than one request may carry (413).
     case tooManyFixes(limit: Int)
+    /// One reported transition that is not valid, by its index in the request (422).
+    case invalidTransition(index: Int, reason: String)
 
     package var description: String {
         switch self {
         case .malformed(let reason): return reason
         case .invalidFix(let index, let reason): return "fix \(index): \(reason); nothing of this request was written"
         case .invalidDevice(let reason): return "\(reason); nothing of this request was written"
+        case .invalidTransition(let index, let reason):
+            return "transition \(index): \(reason); nothing of this request was written"
         case .tooManyFixes(let limit):
             return "a request may carry at most \(limit) fixes; send them in several requests"
         }
@@ -148,7 +152,7 @@ package enum LocationPayloads {
     }
 
     /// An OwnTracks HTTP-mode payload: one JSON object. Only `_type: location` carries a fix;
-    /// other types (transition, waypoint, lwt, card…) are accepted and ignored.
+    /// other types (waypoint, lwt, card…) are accepted and ignored, transitions read apart.
     package static func ownTracks(_ body: JSONValue, device: String, now: Double = Date().timeIntervalSince1970)
         throws(LocationPayloadError) -> [Fix]
     {
@@ -156,7 +160,8 @@ package enum LocationPayloads {
     }
 
     /// An OwnTracks payload (one message, or an array of them) with its messages counted by
-    /// `_type`: `location` messages are the fixes; `transition`, `waypoint`, `waypoints`,
+    /// `_type`: `location` messages are the fixes, `transition` messages the reported
+    /// transitions (``TransitionPayloads/ownTracks(_:index:times:)``); `waypoint`, `waypoints`,
     /// `lwt`, `card`, `status` and the rest are accepted and counted, not stored (a message
     /// without a `_type`, or of a type OwnTracks does not document, counts as `other`, so a
     /// client cannot make up metric labels).
@@ -170,6 +175,9 @@ package enum LocationPayloads {
         for (index, message) in items.enumerated() {
             let type = message["_type"]?.stringValue ?? "other"
             messages.count(ownTracksTypes.contains(type) ? type : "other")
+            if type == "transition" {
+                messages.transitions.append(try TransitionPayloads.ownTracks(message, index: index, times: times))
+            }
             guard type == "location" else { continue }
             guard case .number(let tst)? = message["tst"], tst.isFinite else {
                 throw invalid(index, "tst (epoch seconds) is missing")

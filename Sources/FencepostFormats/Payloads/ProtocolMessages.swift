@@ -8,6 +8,9 @@ package struct ProtocolMessages: Sendable, Equatable {
     /// Messages by type: `location` for each position, and the other types the protocol
     /// knows (`transition`, `waypoint`, `lwt`, `visit`, …), which are accepted and not stored.
     package var types: [String: Int] = [:]
+    /// The transitions the phone reported (OwnTracks `transition`), their regions not yet
+    /// looked up.
+    package var transitions: [ReportedTransition] = []
     /// What the phone reported beside its positions (`battery`, `activity`, `motion`, `event`,
     /// `odometer`), counted per fix that carried it: the store keeps no extras of a fix.
     package var extras: [String: Int] = [:]

@@ -2,8 +2,9 @@ package import FencepostCore
 import Foundation
 
 /// A roster file for `fencepost devices plan|apply`: CSV with a header naming `device`, and
-/// optionally `name` and `groups` (`;`-separated), or JSON, an array of objects with `device`,
-/// `name` and `groups` (an array). Every device id follows ``DeviceID``'s rule and appears once;
+/// optionally `name`, `groups` (`;`-separated), `geofence_budget` and `platform`, or JSON, an
+/// array of objects with `device`, `name`, `groups` (an array), `geofence_budget` and
+/// `platform`, or `{"group", "geofence_budget", "platform"}` for every member of a group. Every device id follows ``DeviceID``'s rule and appears once;
 /// a file with any problem is refused whole, at its first problem, with its line.
 package enum RosterFile {
     package static func load(_ path: String) throws(TraceReadError) -> DeviceRoster {
@@ -28,14 +29,34 @@ package enum RosterFile {
             )
         }
         var entries: [DeviceRoster.Entry] = []
+        var groupBudgets: [String: GeofenceBudget] = [:]
         for (index, item) in items.enumerated() {
             let place = "device #\(index + 1)"
             guard case .object(let members) = item else {
                 throw TraceReadError(file: file, line: nil, reason: "\(place) is not an object")
             }
-            if let unknown = members.keys.sorted().first(where: { !["device", "name", "groups"].contains($0) }) {
+            if members["device"] == nil, case .string(let group)? = members["group"] {
+                let place = "item #\(index + 1) (group \(group))"
+                if let unknown = members.keys.sorted().first(where: {
+                    !["group", "geofence_budget", "platform"].contains($0)
+                }) {
+                    throw TraceReadError(
+                        file: file, line: nil,
+                        reason: "\(place): unknown key \"\(unknown)\" (group, geofence_budget, platform)")
+                }
+                guard groupBudgets[group] == nil else {
+                    throw TraceReadError(file: file, line: nil, reason: "\(place): group \(group) is listed twice")
+                }
+                groupBudgets[group] = try budget(
+                    members["geofence_budget"], members["platform"], file: file, line: nil, place: place)
+                continue
+            }
+            if let unknown = members.keys.sorted().first(where: { !(deviceKeys + budgetKeys).contains($0) }) {
                 throw TraceReadError(
-                    file: file, line: nil, reason: "\(place): unknown key \"\(unknown)\" (device, name, groups)")
+                    file: file, line: nil,
+                    reason:
+                        "\(place): unknown key \"\(unknown)\" (device, name, groups, geofence_budget, platform; or group)"
+                )
             }
             guard let device = members["device"]?.stringValue else {
                 throw TraceReadError(file: file, line: nil, reason: "\(place) has no \"device\" string")
@@ -57,14 +78,49 @@ package enum RosterFile {
             default:
                 throw TraceReadError(file: file, line: nil, reason: "\(place): \"groups\" must be an array of names")
             }
-            entries.append(try entry(device, name, groups, file: file, line: nil, place: place, seen: entries))
+            var entry = try entry(device, name, groups, file: file, line: nil, place: place, seen: entries)
+            entry.budget = try budget(
+                members["geofence_budget"], members["platform"], file: file, line: nil, place: place)
+            entries.append(entry)
         }
-        return DeviceRoster(entries)
+        return DeviceRoster(entries, groupBudgets: groupBudgets)
+    }
+
+    static let deviceKeys = ["device", "name", "groups"]
+    static let budgetKeys = ["geofence_budget", "platform"]
+
+    /// `geofence_budget` (a whole number, 2 to 10,000) and `platform` (`ios` or `android`),
+    /// each optional.
+    static func budget(_ count: JSONValue?, _ platform: JSONValue?, file: String, line: Int?, place: String)
+        throws(TraceReadError) -> GeofenceBudget
+    {
+        var budget = GeofenceBudget()
+        switch count {
+        case nil, .null?: break
+        case .number(let number)?
+        where number.rounded() == number && GeofenceBudget.counts.contains(Int(exactly: number) ?? 0):
+            budget.count = Int(exactly: number)
+        case let other?:
+            throw TraceReadError(
+                file: file, line: line,
+                reason: "\(place): geofence_budget must be a whole number from 2 to 10000, not \(other.canonicalText())"
+            )
+        }
+        switch platform {
+        case nil, .null?: break
+        case .string(let name)? where GeofenceBudget.platforms.contains(name):
+            budget.platform = name
+        case let other?:
+            throw TraceReadError(
+                file: file, line: line,
+                reason: "\(place): platform must be ios or android, not \(other.canonicalText())")
+        }
+        return budget
     }
 
     // MARK: - CSV
 
-    static func csv(_ bytes: [UInt8], file: String) throws(TraceReadError) -> DeviceRoster {
+    package static func csv(_ bytes: [UInt8], file: String) throws(TraceReadError) -> DeviceRoster {
         var text = String(decoding: bytes, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
@@ -76,8 +132,10 @@ package enum RosterFile {
             throw TraceReadError(
                 file: file, line: 1, reason: "the header must name a device column (device,name,groups)")
         }
-        if let unknown = header.first(where: { !["device", "name", "groups"].contains($0) }) {
-            throw TraceReadError(file: file, line: 1, reason: "unknown column \"\(unknown)\" (device, name, groups)")
+        if let unknown = header.first(where: { !(deviceKeys + budgetKeys).contains($0) }) {
+            throw TraceReadError(
+                file: file, line: 1,
+                reason: "unknown column \"\(unknown)\" (device, name, groups, geofence_budget, platform)")
         }
         let column = { (name: String) in header.firstIndex(of: name) }
         var entries: [DeviceRoster.Entry] = []
@@ -89,10 +147,17 @@ package enum RosterFile {
             }
             let name = column("name").map { values[$0] }.flatMap { $0.isEmpty ? nil : $0 }
             let groups = column("groups").map { values[$0].split(separator: ";").map(String.init) } ?? []
-            entries.append(
-                try entry(
-                    values[deviceColumn], name, groups, file: file, line: offset + 1, place: "line \(offset + 1)",
-                    seen: entries))
+            var entry = try entry(
+                values[deviceColumn], name, groups, file: file, line: offset + 1, place: "line \(offset + 1)",
+                seen: entries)
+            // Numbers and names as text: an empty field is none; a number must read as one.
+            let count = column("geofence_budget").map { values[$0] }.flatMap { $0.isEmpty ? nil : $0 }
+            let platform = column("platform").map { values[$0] }.flatMap { $0.isEmpty ? nil : $0 }
+            entry.budget = try budget(
+                count.map { Double($0).map(JSONValue.number) ?? .string($0) }, platform.map(JSONValue.string),
+                file: file,
+                line: offset + 1, place: "line \(offset + 1)")
+            entries.append(entry)
         }
         return DeviceRoster(entries)
     }

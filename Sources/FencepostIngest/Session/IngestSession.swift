@@ -21,6 +21,9 @@ package struct IngestOptions: Sendable {
     /// does not announce an arrival of an hour ago as news. Nil: no fix is (a file is history
     /// by nature); the live writer sets it.
     package var replayedAfter: Double?
+    /// Seconds within which a device's reported enter and the server's are one enter
+    /// (``StayMerge/window``).
+    package var transitionWindow: Double = StayMerge.defaultWindow
 
     package init(
         monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(),
@@ -245,7 +248,9 @@ package final class IngestSession {
             pipeline, pipeline.snapshot, self.summary, self.storedVersion
         )
         do {
-            try await store.ingestTransaction(written: { [unowned self] written in self.count(written) }) { tx in
+            try await store.ingestTransaction(
+                mergeWindow: options.transitionWindow, written: { [unowned self] written in self.count(written) }
+            ) { tx in
                 defer {
                     lockedDevices.removeAll()
                     storedStates.removeAll()

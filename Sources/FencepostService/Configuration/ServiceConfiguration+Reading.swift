@@ -8,7 +8,7 @@ extension ServiceConfiguration {
         try config.allowOnly([
             "webhooks", "sync", "jobs", "watch", "metrics_require_token", "max_body_bytes", "webhook_max_attempts",
             "durable_commits", "map_tiles", "map_tiles_attribution", "webhook_timeout_seconds",
-            "idle_timeout_seconds", "owntracks_waypoints", "mqtt",
+            "idle_timeout_seconds", "owntracks_waypoints", "mqtt", "transition_window_seconds",
         ])
         let defaults = ServiceConfiguration()
         self.init()
@@ -26,6 +26,8 @@ extension ServiceConfiguration {
         webhookMaxAttempts = try config.integer("webhook_max_attempts", in: 1...1_000) ?? defaults.webhookMaxAttempts
         durableCommits = try config.bool("durable_commits") ?? defaults.durableCommits
         ownTracksWaypoints = try config.bool("owntracks_waypoints") ?? defaults.ownTracksWaypoints
+        transitionWindowSeconds =
+            try config.number("transition_window_seconds", in: 0...86_400) ?? defaults.transitionWindowSeconds
         webhookTimeoutSeconds =
             try config.number("webhook_timeout_seconds", in: 0.001...3_600) ?? defaults.webhookTimeoutSeconds
         idleTimeoutSeconds =

@@ -114,6 +114,9 @@ package struct ServiceConfiguration: Sendable, Equatable {
     /// OwnTracks posts are answered with `setWaypoints` (the device's monitored set) when the
     /// set has changed since it was last sent.
     package var ownTracksWaypoints = true
+    /// `"transition_window_seconds"`: a device's reported enter and the server's within this
+    /// many seconds are one enter (``StayMerge/window``; 300 by default, iOS's reporting delay).
+    package var transitionWindowSeconds = StayMerge.defaultWindow
 
     package init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false,

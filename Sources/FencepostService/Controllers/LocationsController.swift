@@ -27,6 +27,8 @@ struct LocationsController {
     let planning: PlanningRegions
     /// `setWaypoints` answers to OwnTracks posts; nil when the config turns them off.
     let ownTracksWaypoints: OwnTracksWaypoints?
+    /// Where OwnTracks `transition` messages go.
+    let transitions: TransitionRecorder
     let maxBodyBytes: Int
     /// OwnTracks' encryption keys (the config's `mqtt.keys`), for `_type: encrypted` posts.
     var ownTracksKeys = OwnTracksKeys(secrets: [:])
@@ -54,6 +56,9 @@ struct LocationsController {
             do {
                 return try await handler(request, context)
             } catch let error as LocationPayloadError {
+                metrics.recordRefusedMessage(protocol: protocolName)
+                throw error
+            } catch let error as TransitionRefusal {
                 metrics.recordRefusedMessage(protocol: protocolName)
                 throw error
             } catch let error as APIError where (400..<500).contains(error.status.code) {
@@ -125,7 +130,8 @@ struct LocationsController {
     }
 
     /// OwnTracks: the device is `user/device` from `X-Limit-U`/`X-Limit-D` (or the basic-auth
-    /// user and the payload's `tid`); the app expects a JSON array back: empty, or holding the
+    /// user and the payload's `tid`); `transition` messages are the device's own enters and
+    /// exits (``TransitionRecorder``). The app expects a JSON array back: empty, or holding the
     /// `setWaypoints` command when the device's monitored set has changed (``OwnTracksWaypoints``).
     @Sendable func postOwnTracks(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
@@ -140,12 +146,17 @@ struct LocationsController {
             user: user, device: deviceName ?? body["tid"]?.stringValue)
         try await caller.requirePost(devices: [device], store: store)
         let messages = try LocationPayloads.ownTracksMessages(body, device: device)
+        _ = try await transitions.record(messages.transitions, device: device)
         try await ingest(messages, protocol: "owntracks_http")
-        guard let ownTracksWaypoints, let newest = messages.fixes.max(by: { $0.time < $1.time }) else {
+        // Planned where the device is: its newest fix, else where it reported a transition
+        // (leaving the re-plan circle is the phone asking again).
+        let newest =
+            messages.fixes.max(by: { $0.time < $1.time }).map { Position(lon: $0.lon, lat: $0.lat) }
+            ?? messages.transitions.max(by: { $0.time < $1.time })?.position
+        guard let ownTracksWaypoints, let newest else {
             return .json("[]")
         }
-        let command = try await ownTracksWaypoints.command(
-            for: device, at: Position(lon: newest.lon, lat: newest.lat), planning: planning)
+        let command = try await ownTracksWaypoints.command(for: device, at: newest, planning: planning)
         return .json(command.map { JSONValue.array([$0]).canonicalText() } ?? "[]")
     }
 

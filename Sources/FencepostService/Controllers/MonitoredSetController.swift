@@ -33,7 +33,7 @@ struct MonitoredSetController {
             let bytes = Array(buffer: try await request.collectBody(limit: maxBodyBytes))
             if !bytes.isEmpty { try asked.read(try LocationPayloads.parse(bytes)) }
         }
-        let budget = try asked.budget()
+        let budget = try asked.budget(roster: try await planning.geofenceBudget(of: device))
         let position: Position
         if let lat = asked.lat, let lon = asked.lon {
             guard abs(lat) <= 90, abs(lon) <= 180 else {
@@ -127,8 +127,9 @@ struct MonitoredSetController {
             return speed * delay
         }
 
-        /// `budget` (2 to 10,000), else the platform's, else iOS's 20: the strictest.
-        func budget() throws -> Int {
+        /// `budget` (2 to 10,000), else the platform's, else the roster's for the device
+        /// (`roster`), else iOS's 20: the strictest.
+        func budget(roster: Int?) throws -> Int {
             if let budgetText {
                 guard let budget = Int(budgetText), (2...10_000).contains(budget) else {
                     throw APIError.badRequest("budget must be a whole number from 2 to 10000, not \(budgetText)")
@@ -141,7 +142,7 @@ struct MonitoredSetController {
                 }
                 return budget
             }
-            return 20
+            return roster ?? 20
         }
     }
 }

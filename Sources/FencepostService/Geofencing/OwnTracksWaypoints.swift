@@ -3,8 +3,8 @@ import FencepostGeometry
 import Synchronization
 
 /// OwnTracks geofences on the phone: its app monitors "waypoints" and reports `transition`s.
-/// After a location post, the device's monitored set (iOS's budget of 20: the app does not say
-/// its platform, and 20 fits both) is planned at its newest fix; when it differs from what
+/// After a location post, the device's monitored set (the roster's budget for the device, else
+/// iOS's 20: the app does not say its platform, and 20 fits both) is planned at its newest fix; when it differs from what
 /// this instance last sent the device, the answer carries `{"_type": "cmd", "action":
 /// "setWaypoints", …}` with each region as a waypoint (`rid` the region id, `desc` its name,
 /// `lat`, `lon`, `rad`, and a `tst` derived from the id, since the apps tell waypoints apart
@@ -20,6 +20,8 @@ final class OwnTracksWaypoints: Sendable {
     static let budget = 20
     /// The re-plan circle's waypoint: one, moved each time.
     static let replanID = "fencepost:replan"
+    /// The re-plan circle's waypoint description.
+    static let replanDescription = "Fencepost: ask again"
     private static let keptDevices = 20_000
     private let planner = MonitoredSetPlanner()
     private let sent = Mutex<[String: Sent]>([:])
@@ -43,8 +45,8 @@ final class OwnTracksWaypoints: Sendable {
             if Geodesy.distance(position, replan.center) < replan.radius { return nil }
         }
         let have = last?.ids ?? []
-        let plan = planner.plan(
-            try await planning.candidates(for: device), at: position, budget: Self.budget, have: have)
+        let budget = try await planning.geofenceBudget(of: device) ?? Self.budget
+        let plan = planner.plan(try await planning.candidates(for: device), at: position, budget: budget, have: have)
         let ids = (plan.regions.map(\.id) + (plan.replan.map { [$0.id] } ?? [])).sorted()
         let use = uses.add(1, ordering: .relaxed).newValue
         sent.withLock { sent in
@@ -64,7 +66,7 @@ final class OwnTracksWaypoints: Sendable {
         if let replan = plan.replan {
             waypoints.append(
                 Self.waypoint(
-                    id: Self.replanID, description: "Fencepost: ask again", center: replan.center,
+                    id: Self.replanID, description: Self.replanDescription, center: replan.center,
                     radius: replan.radius))
         }
         return .object([

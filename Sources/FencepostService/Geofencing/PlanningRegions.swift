@@ -1,4 +1,5 @@
 import FencepostCore
+import FencepostFormats
 import FencepostStore
 import Foundation
 
@@ -27,16 +28,58 @@ actor PlanningRegions {
     func candidates(for device: String, at time: Double = Date().timeIntervalSince1970) async throws
         -> [MonitoredSetPlanner.Candidate]
     {
-        let revision = try await self.revision()
-        if cached?.revision != revision {
-            let (regions, roster, read) = try await store.monitoredRegionsAndRevision()
-            let circles = Dictionary(
-                regions.map { ($0.id, OSCircle($0.shape)) }, uniquingKeysWith: { first, _ in first })
-            cached = (read, regions, roster, circles)
-        }
-        let (_, regions, roster, circles) = cached!
+        let (regions, roster, circles) = try await current()
         return MonitoredSetPlanner.candidates(regions, device: device, roster: roster, at: time) {
             circles[$0.id] ?? OSCircle($0.shape)
+        }
+    }
+
+    /// The geofence budget the roster gives `device` (its own, else its groups'), if any.
+    func geofenceBudget(of device: String) async throws -> Int? {
+        try await current().roster.geofenceBudget(of: device)
+    }
+
+    /// The regions, roster and circles as of the store's revision, read again when it moved.
+    private func current() async throws -> (regions: [Region], roster: DeviceRoster, circles: [String: OSCircle]) {
+        let revision = try await self.revision()
+        if let cached, cached.revision == revision { return (cached.regions, cached.roster, cached.circles) }
+        let (regions, roster, read) = try await store.monitoredRegionsAndRevision()
+        let circles = Dictionary(regions.map { ($0.id, OSCircle($0.shape)) }, uniquingKeysWith: { first, _ in first })
+        cached = (read, regions, roster, circles)
+        return (regions, roster, circles)
+    }
+
+    /// What a reported transition's region name stands for.
+    enum NamedRegion: Equatable {
+        /// A region id (the store checks it is monitored, enabled and the device's).
+        case region(String)
+        /// The re-plan circle OwnTracks was sent (``OwnTracksWaypoints/replanID``): no region.
+        case replan
+        /// Nothing monitored goes by that name.
+        case unknown(String)
+    }
+
+    /// Looks up the region a report names: an id as it is; an OwnTracks waypoint by its `rid`
+    /// when a region has that id (the id it was sent as), else its `desc` as an id or as the
+    /// one region of that name, else its `wtst` as the `tst` its waypoint was sent with.
+    func region(named name: ReportedTransition.RegionName) async throws -> NamedRegion {
+        switch name {
+        case .id(let id):
+            return .region(id)
+        case .ownTracks(let rid, let desc, let wtst):
+            if rid == OwnTracksWaypoints.replanID { return .replan }
+            let regions = try await current().regions
+            if let rid, regions.contains(where: { $0.id == rid }) { return .region(rid) }
+            if let desc {
+                if regions.contains(where: { $0.id == desc }) { return .region(desc) }
+                let named = regions.filter { $0.name == desc }
+                if named.count == 1 { return .region(named[0].id) }
+                if desc == OwnTracksWaypoints.replanDescription { return .replan }
+            }
+            if let wtst, let region = regions.first(where: { Double(OwnTracksWaypoints.stableTime($0.id)) == wtst }) {
+                return .region(region.id)
+            }
+            return .unknown(rid ?? desc ?? wtst.map { "wtst \(Int($0))" } ?? "")
         }
     }
 }

@@ -44,14 +44,15 @@ package struct APIError: HTTPResponseError, Sendable {
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "not_found", message) }
     static let unauthorized = APIError(.unauthorized, "unauthorized", "a valid bearer token is required")
     static func forbidden(_ message: String) -> APIError { APIError(.forbidden, "forbidden", message) }
-    /// A refused location payload: 400 for its shape, 422 for a fix or the device, 413 for
-    /// too many fixes.
+    /// A refused location payload: 400 for its shape, 422 for a fix, a transition or the
+    /// device, 413 for too many fixes.
     init(_ error: LocationPayloadError) {
         switch error {
         case .malformed: self.init(.badRequest, "bad_request", error.description)
         case .invalidFix: self.init(.unprocessableContent, "invalid_fix", error.description)
         case .invalidDevice: self.init(.unprocessableContent, "invalid_device", error.description)
         case .tooManyFixes: self.init(.contentTooLarge, "too_many_fixes", error.description)
+        case .invalidTransition: self.init(.unprocessableContent, "invalid_transition", error.description)
         }
     }
 
@@ -68,6 +69,16 @@ package struct APIError: HTTPResponseError, Sendable {
     /// it does not manage: 403, nothing written.
     init(_ error: GroupRegionRefusal) {
         self.init(.forbidden, "outside_group", error.description)
+    }
+
+    /// A reported transition for a region that is unknown, disabled or not the device's: 422
+    /// naming it, nothing written.
+    init(_ error: TransitionRefusal) {
+        switch error {
+        case .unknownRegion: self.init(.unprocessableContent, "unknown_region", error.description)
+        case .notInAudience: self.init(.unprocessableContent, "region_not_for_device", error.description)
+        case .disabledRegion: self.init(.unprocessableContent, "region_disabled", error.description)
+        }
     }
 
     static func tooLarge(limit: Int) -> APIError {

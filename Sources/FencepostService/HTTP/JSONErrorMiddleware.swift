@@ -23,6 +23,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(error)
         } catch let error as GroupRegionRefusal {
             throw APIError(error)
+        } catch let error as TransitionRefusal {
+            throw APIError(error)
         } catch let error as StoreUnavailable {
             // Nothing was written; the client can retry once space is freed, the lock released
             // or the database back.

@@ -3,6 +3,7 @@ import FencepostFormats
 import FencepostGeometry
 import FencepostIngest
 import FencepostMQTT
+import FencepostStore
 import Logging
 import ServiceLifecycle
 
@@ -24,6 +25,8 @@ struct MQTTIngestJob: Service {
     let keys: OwnTracksKeys
     let metrics: ServiceMetrics
     let recentTracks: RecentTracks
+    /// Where `transition` messages go (a device's own enters and exits).
+    let transitions: TransitionRecorder
     /// The monitored sets sent to devices; nil when the config turns `setWaypoints` off.
     var waypoints: OwnTracksWaypoints?
     var planning: PlanningRegions?
@@ -60,6 +63,7 @@ struct MQTTIngestJob: Service {
     /// Reads, commits and acknowledges one batch of messages.
     private func handle(_ batch: [MQTTMessage]) async {
         var fixes: [Fix] = []
+        var reported: [(device: String, transitions: [ReportedTransition])] = []
         var types: [String: Int] = [:]
         /// Per device, its newest fix and the topic it came on.
         var newest: [String: (topic: String, fix: Fix)] = [:]
@@ -67,6 +71,7 @@ struct MQTTIngestJob: Service {
             do {
                 let read = try OwnTracksMessage(topic: message.topic, payload: message.payload, keys: keys)
                 fixes += read.fixes
+                if !read.transitions.isEmpty { reported.append((read.device, read.transitions)) }
                 types[read.type, default: 0] += 1
                 for fix in read.fixes where fix.time >= newest[fix.device]?.fix.time ?? -.infinity {
                     newest[fix.device] = (message.topic, fix)
@@ -79,6 +84,9 @@ struct MQTTIngestJob: Service {
         }
         if !fixes.isEmpty {
             guard await commit(fixes) else { return }
+        }
+        for (device, transitions) in reported {
+            guard await record(transitions, device: device) else { return }
         }
         for message in batch { await client.acknowledge(message) }
         for (type, count) in types { metrics.recordMessages(protocol: Self.protocolName, type: type, count: count) }
@@ -114,6 +122,28 @@ struct MQTTIngestJob: Service {
                 }
             }
         }
+    }
+
+    /// Writes a device's reported transitions, trying again while the store fails; one that
+    /// names a region not monitored (or not the device's) is logged and counted as refused, and
+    /// acknowledged like any malformed message. False when the service is stopping.
+    private func record(_ reported: [ReportedTransition], device: String) async -> Bool {
+        while !Task.isCancelled {
+            do {
+                _ = try await transitions.record(reported, device: device)
+                return true
+            } catch let refusal as TransitionRefusal {
+                logger.warning("MQTT transition refused", metadata: ["device": "\(device)", "reason": "\(refusal)"])
+                metrics.recordRefusedMessage(protocol: Self.protocolName)
+                return true
+            } catch {
+                logger.error(
+                    "MQTT transitions not committed; trying again",
+                    metadata: ["error": "\(error)", "device": "\(device)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        return false
     }
 
     /// Ingests the fixes, trying again while the store fails; false when the writer is

@@ -11,6 +11,11 @@ package struct OwnTracksMessage {
     package var type: String
     /// The fixes of a location on a device's own topic; none for everything else.
     package var fixes: [Fix]
+    /// The device (`USER/DEVICE`) the topic names.
+    package var device: String = ""
+    /// A transition's report, on the device's topic or its `…/event` sub-topic (where the apps
+    /// publish them); none for everything else.
+    package var transitions: [ReportedTransition] = []
 
     /// Reads a message; a malformed one (not JSON, no `_type`, an encrypted one that does not
     /// open, a location that is not valid) throws with the reason, and nothing of it is used.
@@ -23,6 +28,7 @@ package struct OwnTracksMessage {
         }
         let user = String(levels[1])
         let device = try LocationPayloads.checkedDevice("\(user)/\(levels[2])")
+        self.device = device
         guard !payload.isEmpty else {
             (type, fixes) = ("empty", [])
             return
@@ -42,6 +48,9 @@ package struct OwnTracksMessage {
         fixes =
             type == "location" && levels.count == 3
             ? try LocationPayloads.ownTracks(body, device: device, now: now) : []
+        if type == "transition", levels.count == 3 || (levels.count == 4 && levels[3] == "event") {
+            transitions = try LocationPayloads.ownTracksMessages(body, device: device, now: now).transitions
+        }
     }
 }
 

@@ -7,10 +7,18 @@ package struct RosterPlan: Sendable, Equatable {
     package var updated: [(before: DeviceRoster.Entry, after: DeviceRoster.Entry)] = []
     package var removed: [DeviceRoster.Entry] = []
     package var unchanged = 0
+    /// Groups whose geofence budget changes, by name: before and after (empty: none).
+    package var groupBudgets: [(group: String, before: GeofenceBudget, after: GeofenceBudget)] = []
 
-    package var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty }
+    package var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty && groupBudgets.isEmpty }
 
     package init(desired: DeviceRoster, stored: DeviceRoster) {
+        for group in Set(desired.groupBudgets.keys).union(stored.groupBudgets.keys).sorted() {
+            let (before, after) = (
+                stored.groupBudgets[group] ?? GeofenceBudget(), desired.groupBudgets[group] ?? GeofenceBudget()
+            )
+            if before != after { groupBudgets.append((group, before, after)) }
+        }
         for entry in desired.sorted {
             if let before = stored.entries[entry.device] {
                 if before == entry { unchanged += 1 } else { updated.append((before, entry)) }
@@ -24,6 +32,8 @@ package struct RosterPlan: Sendable, Equatable {
     package static func == (lhs: RosterPlan, rhs: RosterPlan) -> Bool {
         lhs.added == rhs.added && lhs.removed == rhs.removed && lhs.unchanged == rhs.unchanged
             && lhs.updated.map(\.after) == rhs.updated.map(\.after)
+            && lhs.groupBudgets.map(\.group) == rhs.groupBudgets.map(\.group)
+            && lhs.groupBudgets.map(\.after) == rhs.groupBudgets.map(\.after)
     }
 }
 
@@ -34,11 +44,19 @@ extension Store {
     }
 
     static func roster(_ tx: any SQLTransaction) async throws -> DeviceRoster {
-        DeviceRoster(
-            try await tx.rows("SELECT device, name, groups FROM roster ORDER BY device").map { row in
-                let groups = try JSONDecoder().decode([String].self, from: Data((row["groups"] as String).utf8))
-                return DeviceRoster.Entry(device: row["device"], name: row["name"], groups: groups)
-            })
+        let entries = try await tx.rows(
+            "SELECT device, name, groups, geofence_budget, platform FROM roster ORDER BY device"
+        ).map { row in
+            let groups = try JSONDecoder().decode([String].self, from: Data((row["groups"] as String).utf8))
+            return DeviceRoster.Entry(
+                device: row["device"], name: row["name"], groups: groups,
+                budget: GeofenceBudget(count: row["geofence_budget"], platform: row["platform"]))
+        }
+        var groupBudgets: [String: GeofenceBudget] = [:]
+        for row in try await tx.rows("SELECT name, geofence_budget, platform FROM roster_groups") {
+            groupBudgets[row["name"]] = GeofenceBudget(count: row["geofence_budget"], platform: row["platform"])
+        }
+        return DeviceRoster(entries, groupBudgets: groupBudgets)
     }
 
     /// The diff between `desired` and the stored roster; changes nothing.
@@ -72,10 +90,18 @@ extension Store {
                 let groups = String(decoding: try JSONEncoder().encode(entry.groups), as: UTF8.self)
                 try await tx.execute(
                     """
-                    INSERT INTO roster (device, name, groups, updated_at) VALUES (?, ?, ?, ?)
+                    INSERT INTO roster (device, name, groups, geofence_budget, platform, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT(device) DO UPDATE SET name = excluded.name, groups = excluded.groups,
+                        geofence_budget = excluded.geofence_budget, platform = excluded.platform,
                         updated_at = excluded.updated_at
-                    """, entry.device, entry.name, groups, timestamp)
+                    """, entry.device, entry.name, groups, entry.budget.count, entry.budget.platform, timestamp)
+            }
+            for change in plan.groupBudgets {
+                try await tx.execute("DELETE FROM roster_groups WHERE name = ?", change.group)
+                guard !change.after.isEmpty else { continue }
+                try await tx.execute(
+                    "INSERT INTO roster_groups (name, geofence_budget, platform, updated_at) VALUES (?, ?, ?, ?)",
+                    change.group, change.after.count, change.after.platform, timestamp)
             }
             try await Self.bumpRegionsRevision(tx)
             try await Self.closeUnassignedVisits(now: timestamp, tx: tx)
@@ -92,10 +118,11 @@ extension Store {
         let roster = try await roster(tx)
         let byID = Dictionary(uniqueKeysWithValues: selective.map { ($0.id, $0) })
         let marks = Array(repeating: "?", count: selective.count).joined(separator: ", ")
-        // Only visits of devices this store monitors itself (as for retired regions).
+        // Only visits of devices this store monitors itself, by fixes or reports (as for
+        // retired regions).
         let unassigned = try await tx.rows(
             """
-            SELECT * FROM visits WHERE status = 'open' AND region IN (\(marks)) AND device IN (SELECT device FROM devices)
+            SELECT * FROM visits WHERE status = 'open' AND region IN (\(marks)) AND (device IN (SELECT device FROM devices) OR device IN (SELECT device FROM device_reported_regions))
             ORDER BY entered_ms, id
             """, selective.map { .text($0.id) }
         ).map(VisitRow.init).filter { visit in byID[visit.region].map { !roster.applies($0, to: visit.device) } ?? false

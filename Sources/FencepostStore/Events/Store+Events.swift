@@ -55,11 +55,12 @@ extension Store {
         }
         try await save(changed, now: now, tx: tx)
         let visitReason: VisitExitReason = reason == .regionRemoved ? .regionRemoved : .regionChanged
-        // Only visits of devices this store monitors itself: a visit that arrived by sync is
-        // closed by the store that monitors its device, and arrives closed.
+        // Only visits of devices this store monitors itself (their fixes, or their reported
+        // transitions): a visit that arrived by sync is closed by the store that monitors its
+        // device, and arrives closed.
         let open = try await tx.rows(
             """
-            SELECT * FROM visits WHERE region = ? AND status = 'open' AND device IN (SELECT device FROM devices) ORDER BY entered_ms, id
+            SELECT * FROM visits WHERE region = ? AND status = 'open' AND (device IN (SELECT device FROM devices) OR device IN (SELECT device FROM device_reported_regions)) ORDER BY entered_ms, id
             """, regionID
         ).map(VisitRow.init)
         let writer = try tx.eventWriter(now: now)

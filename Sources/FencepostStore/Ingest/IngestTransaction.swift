@@ -1,4 +1,5 @@
 package import FencepostCore
+import Foundation
 
 /// An ingest's transaction: what the ingest pipeline (``FencepostIngest``'s session) needs of
 /// the store, and nothing more: the monitored regions and their revision, the devices' locks,
@@ -18,8 +19,12 @@ package final class IngestTransaction {
     /// Inside ``use(_:)``: no batch may start while its body has the transaction.
     private var inUse = false
 
-    init(_ tx: any SQLTransaction, written: @escaping (WrittenEvents) -> Void) {
+    /// The stay merge's window (``StayMerge/window``), in seconds.
+    private let mergeWindow: Double
+
+    init(_ tx: any SQLTransaction, mergeWindow: Double, written: @escaping (WrittenEvents) -> Void) {
         self.tx = tx
+        self.mergeWindow = mergeWindow
         self.written = written
     }
 
@@ -100,11 +105,44 @@ package final class IngestTransaction {
         }
     }
 
-    /// Awaits the batch in flight, if any, and reports what it did; rethrows its error.
+    /// Awaits the batch in flight, if any, merges the visits it touched where the device reports
+    /// transitions too, and reports what it did; rethrows its error.
     package func awaitWrites() async throws {
         guard let batch = inFlight else { return }
         inFlight = nil
-        written(try await batch.value)
+        var done = try await batch.value
+        try await mergeReportedStays(touchedBy: &done.newEvents)
+        written(done)
+    }
+
+    /// The stay merge (``StayMerge``) for each device and region of `events` that the device has
+    /// reported transitions for: the server's events join or close the visits its reports made.
+    /// The events are told the visit the merge put them in.
+    private func mergeReportedStays(touchedBy events: inout [GeofenceEvent]) async throws {
+        let touched = Set(
+            events.lazy.filter { $0.kind != .absent }.map { DeviceRegion(device: $0.device, region: $0.regionID) })
+        guard !touched.isEmpty else { return }
+        var reported: [DeviceRegion] = []
+        try await tx.forEachRow(
+            "SELECT device, region FROM device_reported_regions WHERE device IN", in: Set(touched.map(\.device))
+        ) { row in
+            let pair = DeviceRegion(device: row["device"], region: row["region"])
+            if touched.contains(pair) { reported.append(pair) }
+        }
+        let now = Timestamp.format(Date())
+        for pair in reported.sorted(by: { ($0.device, $0.region) < ($1.device, $1.region) }) {
+            try await Store.mergeStays(device: pair.device, region: pair.region, window: mergeWindow, now: now, tx: tx)
+        }
+        guard !reported.isEmpty else { return }
+        let merged = Set(reported)
+        let ids = events.filter { merged.contains(DeviceRegion(device: $0.device, region: $0.regionID)) }.map(\.id)
+        var visits: [String: String] = [:]
+        try await tx.forEachRow("SELECT id, visit_id FROM events WHERE id IN", in: ids) { row in
+            if let visit: String = row["visit_id"] { visits[row["id"]] = visit }
+        }
+        for index in events.indices {
+            if let visit = visits[events[index].id] { events[index].visitID = visit }
+        }
     }
 
     /// Awaits the batch in flight and forgets it: the transaction is being abandoned, and
@@ -136,10 +174,11 @@ extension Store {
     /// it once no event writes are in flight; `written` hears what each batch of event writes
     /// did. If `body` throws, the writes in flight end and everything is rolled back.
     package func ingestTransaction<T>(
-        written: @escaping (WrittenEvents) -> Void, _ body: (IngestTransaction) async throws -> T
+        mergeWindow: Double = StayMerge.defaultWindow, written: @escaping (WrittenEvents) -> Void,
+        _ body: (IngestTransaction) async throws -> T
     ) async throws -> T {
         try await write { connection in
-            let tx = IngestTransaction(connection, written: written)
+            let tx = IngestTransaction(connection, mergeWindow: mergeWindow, written: written)
             do {
                 let result = try await body(tx)
                 try await tx.awaitWrites()

@@ -173,5 +173,27 @@ enum PostgresMigrations {
                     updated_at TEXT NOT NULL
                 );
                 """),
+        Migration(
+            name: "v13-device-reported-regions",
+            sql: """
+                CREATE TABLE device_reported_regions (
+                    device TEXT NOT NULL,
+                    region TEXT NOT NULL,
+                    PRIMARY KEY (device, region)
+                );
+                CREATE INDEX visits_by_device_region ON visits (device, region);
+                """),
+        Migration(
+            name: "v14-roster-budgets",
+            sql: """
+                ALTER TABLE roster ADD COLUMN geofence_budget BIGINT;
+                ALTER TABLE roster ADD COLUMN platform TEXT;
+                CREATE TABLE roster_groups (
+                    name TEXT PRIMARY KEY,
+                    geofence_budget BIGINT,
+                    platform TEXT,
+                    updated_at TEXT NOT NULL
+                );
+                """),
     ]
 }

@@ -229,6 +229,33 @@ extension SQLiteBackend {
                     );
                     """)
         }
+        migrator.registerMigration("v13-device-reported-regions") { db in
+            try db.execute(
+                sql: """
+                    -- The regions each device has reported transitions for: only their visits
+                    -- are worked out again by the stay merge when the server's events come.
+                    CREATE TABLE device_reported_regions (
+                        device TEXT NOT NULL,
+                        region TEXT NOT NULL,
+                        PRIMARY KEY (device, region)
+                    );
+                    CREATE INDEX visits_by_device_region ON visits(device, region);
+                    """)
+        }
+        migrator.registerMigration("v14-roster-budgets") { db in
+            try db.execute(
+                sql: """
+                    -- A phone's geofence budget on the roster: a device's own, or its group's.
+                    ALTER TABLE roster ADD COLUMN geofence_budget INTEGER;
+                    ALTER TABLE roster ADD COLUMN platform TEXT;
+                    CREATE TABLE roster_groups (
+                        name TEXT PRIMARY KEY NOT NULL,
+                        geofence_budget INTEGER,
+                        platform TEXT,
+                        updated_at TEXT NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 

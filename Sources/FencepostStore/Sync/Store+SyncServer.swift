@@ -163,7 +163,16 @@ extension Store {
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
             try await Self.upsertVisit(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
-        case (.event, .delete), (.visit, .delete):
+        case (.visit, .delete):
+            // A visit merged into another stay (``StayMerge``): its payload is its last form.
+            let fields = try Self.payloadFields(mutation)
+            try Self.permit(fields, permissions)
+            guard try await known.replaces(mutation, tx: tx) else { return }
+            try await tx.execute("DELETE FROM visits WHERE id = ?", mutation.id)
+            try await Self.enqueue(
+                entity: .visit, id: mutation.id, op: .delete, version: mutation.version, key: mutation.key,
+                payload: mutation.payload, now: timestamp, tx: tx)
+        case (.event, .delete):
             throw SyncRejection("deleting \(mutation.entity)s is not supported")
         case (.unknown(let name), _):
             throw SyncRejection("unknown entity \"\(name)\"")

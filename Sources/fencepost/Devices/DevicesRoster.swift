@@ -6,7 +6,10 @@ import Foundation
 
 /// The roster file and output format `devices plan` and `devices apply` share.
 struct RosterArguments: ParsableArguments {
-    @Argument(help: ArgumentHelp("A roster: CSV (device,name,groups; groups ;-separated) or JSON.", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp(
+            "A roster: CSV (device,name,groups[,geofence_budget,platform]; groups ;-separated) or JSON.",
+            valueName: "file"))
     var file: String
 
     @Option(help: "Output format: text (one line per change and a summary) or json.")
@@ -37,26 +40,39 @@ struct RosterArguments: ParsableArguments {
                 if change.before.groups != change.after.groups {
                     fields.append("groups \(shown(change.before.groups)) → \(shown(change.after.groups))")
                 }
+                if change.before.budget != change.after.budget {
+                    fields.append("geofence budget \(change.before.budget.text) → \(change.after.budget.text)")
+                }
                 return "~ update \(change.after.device): \(fields.joined(separator: "; "))"
             }
             lines += plan.removed.map { "- remove \($0.device)" }
+            lines += plan.groupBudgets.map {
+                "~ group \($0.group): geofence budget \($0.before.text) → \($0.after.text)"
+            }
             lines.append(
                 "\(plan.added.count) to add, \(plan.updated.count) to update, \(plan.removed.count) to remove, \(plan.unchanged) unchanged"
             )
             return lines.joined(separator: "\n")
         case .json:
             func entries(_ list: [DeviceRoster.Entry]) -> JSONValue { .array(list.map(\.json)) }
-            return JSONValue.object([
+            var members: [String: JSONValue] = [
                 "add": entries(plan.added), "update": entries(plan.updated.map(\.after)),
                 "remove": .array(plan.removed.map { .string($0.device) }),
                 "unchanged": .number(Double(plan.unchanged)),
-            ]).canonicalText()
+            ]
+            // Only when some change: plans of rosters without group budgets stay as they were.
+            if !plan.groupBudgets.isEmpty {
+                members["group_budgets"] = .array(
+                    plan.groupBudgets.map { .object($0.after.members.merging(["group": .string($0.group)]) { $1 }) })
+            }
+            return JSONValue.object(members).canonicalText()
         }
     }
 
     private static func described(_ entry: DeviceRoster.Entry) -> String {
         var text = entry.name.map { " \"\($0)\"" } ?? ""
         if !entry.groups.isEmpty { text += " [\(entry.groups.joined(separator: ", "))]" }
+        if !entry.budget.isEmpty { text += " geofence budget \(entry.budget.text)" }
         return text
     }
 }
@@ -116,20 +132,34 @@ struct DevicesList: AsyncParsableCommand {
         try await CommandFailure.reporting {
             let roster = try await store.open(createIfMissing: false).roster()
             let entries = roster.sorted
+            // Budget columns only when the roster gives some: rosters without stay as they were.
+            let budgets = entries.contains { !$0.budget.isEmpty }
+            let groupBudgets = roster.groupBudgets.sorted { $0.key < $1.key }
             switch format {
             case .table:
-                let rows = entries.map { [$0.device, $0.name ?? "", $0.groups.joined(separator: ", ")] }
-                Console.output(
-                    Table.render(header: ["DEVICE", "NAME", "GROUPS"], rows: rows)
-                        + "\n\(entries.count) device\(entries.count == 1 ? "" : "s")")
+                let rows = entries.map {
+                    [$0.device, $0.name ?? "", $0.groups.joined(separator: ", ")]
+                        + (budgets ? [$0.budget.isEmpty ? "" : $0.budget.text] : [])
+                }
+                var text = Table.render(
+                    header: ["DEVICE", "NAME", "GROUPS"] + (budgets ? ["GEOFENCE BUDGET"] : []), rows: rows)
+                for (group, budget) in groupBudgets { text += "\ngroup \(group): geofence budget \(budget.text)" }
+                Console.output(text + "\n\(entries.count) device\(entries.count == 1 ? "" : "s")")
             case .json:
-                Console.output(JSONValue.array(entries.map(\.json)).canonicalText())
+                let groups = groupBudgets.map {
+                    JSONValue.object($0.value.members.merging(["group": .string($0.key)]) { $1 })
+                }
+                Console.output(JSONValue.array(entries.map(\.json) + groups).canonicalText())
             case .csv:
+                if !groupBudgets.isEmpty {
+                    Console.error(["warning: groups' geofence budgets are not in CSV; --format json keeps them"])
+                }
                 Console.output(
-                    (["device,name,groups"]
+                    ([budgets ? "device,name,groups,geofence_budget,platform" : "device,name,groups"]
                         + entries.map {
-                            [$0.device, $0.name ?? "", $0.groups.joined(separator: ";")].map(Self.csvField).joined(
-                                separator: ",")
+                            ([$0.device, $0.name ?? "", $0.groups.joined(separator: ";")]
+                                + (budgets ? [$0.budget.count.map(String.init) ?? "", $0.budget.platform ?? ""] : []))
+                                .map(Self.csvField).joined(separator: ",")
                         }).joined(separator: "\n"))
             }
         }
