@@ -55,6 +55,8 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     let durability = try store.durability(syncsCommits: configuration.durableCommits)
     var ingestOptions = settings.ingest
     ingestOptions.transitionWindow = configuration.transitionWindowSeconds
+    ingestOptions.replayedAfter =
+        configuration.replayedAfterSeconds > 0 ? configuration.replayedAfterSeconds : .infinity
     let ingestor = try await LiveIngestor(
         store: store, options: ingestOptions, durability: durability,
         reporting: LiveIngestReport(metrics: metrics, signal: signal))

@@ -9,6 +9,7 @@ extension ServiceConfiguration {
             "webhooks", "sync", "jobs", "watch", "metrics_require_token", "max_body_bytes", "webhook_max_attempts",
             "durable_commits", "map_tiles", "map_tiles_attribution", "webhook_timeout_seconds",
             "idle_timeout_seconds", "owntracks_waypoints", "mqtt", "transition_window_seconds",
+            "replayed_after_seconds",
         ])
         let defaults = ServiceConfiguration()
         self.init()
@@ -28,6 +29,8 @@ extension ServiceConfiguration {
         ownTracksWaypoints = try config.bool("owntracks_waypoints") ?? defaults.ownTracksWaypoints
         transitionWindowSeconds =
             try config.number("transition_window_seconds", in: 0...86_400) ?? defaults.transitionWindowSeconds
+        replayedAfterSeconds =
+            try config.number("replayed_after_seconds", in: 0...31_536_000) ?? defaults.replayedAfterSeconds
         webhookTimeoutSeconds =
             try config.number("webhook_timeout_seconds", in: 0.001...3_600) ?? defaults.webhookTimeoutSeconds
         idleTimeoutSeconds =

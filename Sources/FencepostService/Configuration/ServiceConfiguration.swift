@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostFormats
+import FencepostIngest
 import Foundation
 
 /// `fencepost serve --config FILE`: webhooks, job switches and limits. Every field has a
@@ -117,6 +118,9 @@ package struct ServiceConfiguration: Sendable, Equatable {
     /// `"transition_window_seconds"`: a device's reported enter and the server's within this
     /// many seconds are one enter (``StayMerge/window``; 300 by default, iOS's reporting delay).
     package var transitionWindowSeconds = StayMerge.defaultWindow
+    /// `"replayed_after_seconds"`: events of a fix posted more than this many seconds after it
+    /// was taken are flagged `replayed` (``IngestOptions/replayedAfter``); 0 flags none.
+    package var replayedAfterSeconds = LiveIngestor.replayedAfter
 
     package init(
         webhooks: [Webhook] = [], sync: Sync? = nil, jobs: Jobs = Jobs(), metricsRequireToken: Bool = false,
