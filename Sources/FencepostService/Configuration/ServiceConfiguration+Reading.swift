@@ -8,12 +8,15 @@ extension ServiceConfiguration {
         try config.allowOnly([
             "webhooks", "sync", "jobs", "watch", "metrics_require_token", "max_body_bytes", "webhook_max_attempts",
             "durable_commits", "map_tiles", "map_tiles_attribution", "webhook_timeout_seconds",
-            "idle_timeout_seconds", "owntracks_waypoints", "mqtt",
+            "idle_timeout_seconds", "owntracks_waypoints", "mqtt", "sinks",
         ])
         let defaults = ServiceConfiguration()
         self.init()
         webhooks = try (config.objects("webhooks") ?? []).map { (item) throws(ConfigurationError) in
             try Webhook(reading: item)
+        }
+        sinks = try (config.objects("sinks") ?? []).map { (item) throws(ConfigurationError) in
+            try Sink(reading: item)
         }
         sync = try config.object("sync").map { (item) throws(ConfigurationError) in try Sync(reading: item) }
         mqtt = try config.object("mqtt").map { (item) throws(ConfigurationError) in try MQTT(reading: item) }
@@ -41,6 +44,9 @@ extension ServiceConfiguration {
         }
         if Set(webhooks.map(\.key)).count != webhooks.count {
             throw config.invalid("webhooks", "two webhooks share a name (or URL); give them distinct names")
+        }
+        if let repeated = sinks.map(\.name).firstRepeated {
+            throw config.invalid("sinks", "two sinks are named \"\(repeated)\"; give them distinct names")
         }
     }
 
@@ -104,5 +110,13 @@ extension ServiceConfiguration.Watch {
         if let inbox, inbox == regions {
             throw config.invalid("inbox", "must be a different folder from regions")
         }
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The first element that appeared before.
+    fileprivate var firstRepeated: Element? {
+        var seen: Set<Element> = []
+        return first { !seen.insert($0).inserted }
     }
 }

@@ -87,6 +87,8 @@ package struct ServiceConfiguration: Sendable, Equatable {
     }
 
     package var webhooks: [Webhook]
+    /// Brokers fed from the outbox (Redis Streams, ...).
+    package var sinks: [Sink] = []
     package var sync: Sync?
     /// The watched inbox and regions folder, when set.
     package var watch: Watch?

@@ -1,0 +1,34 @@
+import AsyncHTTPClient
+import FencepostBrokers
+import NIOCore
+
+extension ServiceConfiguration {
+    /// The sinks the configuration switches on: its webhooks (unless `jobs.webhooks` is false),
+    /// then its brokers, in the file's order.
+    func outboxSinks() throws(ConfigurationError) -> [any OutboxSink] {
+        var sinks: [any OutboxSink] = []
+        if webhooksEnabled {
+            sinks += webhooks.map { webhook in
+                WebhookSink(
+                    webhook: webhook, client: HTTPClient.shared, maxAttempts: webhookMaxAttempts,
+                    timeout: .nanoseconds(Int64(webhookTimeoutSeconds * 1e9)))
+            }
+        }
+        for sink in self.sinks {
+            let timeout = TimeAmount.nanoseconds(Int64(sink.timeoutSeconds * 1e9))
+            switch sink.target {
+            case .redis(let url, let stream):
+                switch BrokerEndpoint.parse(url, scheme: "redis", defaultPort: 6379) {
+                case .success(let endpoint):
+                    sinks.append(
+                        RedisStreamSink(
+                            name: sink.name, endpoint: endpoint, stream: stream, batchSize: sink.batchSize,
+                            maxAttempts: sink.maxAttempts, timeout: timeout))
+                case .failure(let error):
+                    throw ConfigurationError(path: "", keyPath: "sinks", reason: "sink \"\(sink.name)\": \(error)")
+                }
+            }
+        }
+        return sinks
+    }
+}
