@@ -40,6 +40,22 @@ struct SinkConfigurationTests {
                 #"two sinks are named "redis""#
             ),
             (#"{"sinks":[{"url":"redis://h"}]}"#, #"sinks[0].type: missing"#),
+            (
+                #"{"sinks":[{"type":"nats","name":"bus","url":"redis://h"}]}"#,
+                #"sinks[0].url: sink "bus" (nats): not a nats:// URL"#
+            ),
+            (
+                #"{"sinks":[{"type":"nats","url":"nats://h","subject":"a.*.{device}"}]}"#,
+                #"sinks[0].subject: sink "nats" (nats): is not a NATS subject"#
+            ),
+            (
+                #"{"sinks":[{"type":"nats","url":"nats://h","subject":"a..b"}]}"#,
+                #"sinks[0].subject: sink "nats" (nats): is not a NATS subject: has an empty token"#
+            ),
+            (
+                #"{"sinks":[{"type":"nats","url":"nats://h","stream":"A.B"}]}"#,
+                #"sinks[0].stream: sink "nats" (nats): a JetStream stream name"#
+            ),
         ])
     func refused(json: String, message: String) throws {
         do {
@@ -50,12 +66,16 @@ struct SinkConfigurationTests {
         }
     }
 
-    @Test("a sink's defaults: the name is the type, the stream fencepost:events")
+    @Test("a sink's defaults: the name is the type; Redis' stream fencepost:events; NATS' subject and stream")
     func defaults() throws {
-        let configuration = try Self.load(#"{"sinks":[{"type":"redis","url":"redis://127.0.0.1:6390/2"}]}"#)
+        let configuration = try Self.load(
+            #"{"sinks":[{"type":"redis","url":"redis://127.0.0.1:6390/2"},{"type":"nats","url":"nats://127.0.0.1"}]}"#)
         #expect(
             configuration.sinks == [
-                .init(name: "redis", target: .redis(url: "redis://127.0.0.1:6390/2", stream: "fencepost:events"))
+                .init(name: "redis", target: .redis(url: "redis://127.0.0.1:6390/2", stream: "fencepost:events")),
+                .init(
+                    name: "nats",
+                    target: .nats(url: "nats://127.0.0.1", subject: "fencepost.events.{device}", stream: "FENCEPOST")),
             ])
     }
 

@@ -21,7 +21,7 @@ package enum TestRedis {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static func run(_ executable: String, _ arguments: [String]) async throws -> String {
+    package static func run(_ executable: String, _ arguments: [String]) async throws -> String {
         try await offThePool {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)

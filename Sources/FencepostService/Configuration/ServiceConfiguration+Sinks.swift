@@ -7,6 +7,9 @@ extension ServiceConfiguration {
         package enum Target: Sendable, Equatable {
             /// `{"type": "redis", "url": "redis://host:6379", "stream": "fencepost:events"}`.
             case redis(url: String, stream: String)
+            /// `{"type": "nats", "url": "nats://host:4222", "subject": "fencepost.events.{device}",
+            /// "stream": "FENCEPOST"}`.
+            case nats(url: String, subject: String, stream: String)
         }
 
         /// Names the sink's cursor, dead letters and metrics; defaults to the type.
@@ -32,10 +35,11 @@ extension ServiceConfiguration {
         package var type: String {
             switch target {
             case .redis: "redis"
+            case .nats: "nats"
             }
         }
 
-        static let types = ["redis"]
+        static let types = ["redis", "nats"]
     }
 }
 
@@ -56,6 +60,23 @@ extension ServiceConfiguration.Sink {
         }
         let target: Target
         switch type {
+        case "nats":
+            try config.allowOnly(common + ["url", "subject", "stream"])
+            let url = try config.requiredString("url")
+            if case .failure(let error) = BrokerEndpoint.parse(url, scheme: "nats", defaultPort: 4222) {
+                throw invalid("url", error.description)
+            }
+            let subject = try config.string("subject") ?? "fencepost.events.{device}"
+            do {
+                _ = try NATSSubjectTemplate(subject)
+            } catch {
+                throw invalid("subject", "is not a NATS subject: \(error)")
+            }
+            let stream = try config.string("stream") ?? "FENCEPOST"
+            guard !stream.isEmpty,
+                stream.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+            else { throw invalid("stream", "a JetStream stream name is letters, digits, '_' or '-': \"\(stream)\"") }
+            target = .nats(url: url, subject: subject, stream: stream)
         default:
             try config.allowOnly(common + ["url", "stream"])
             let url = try config.requiredString("url")

@@ -27,6 +27,16 @@ extension ServiceConfiguration {
                 case .failure(let error):
                     throw ConfigurationError(path: "", keyPath: "sinks", reason: "sink \"\(sink.name)\": \(error)")
                 }
+            case .nats(let url, let subject, let stream):
+                do {
+                    let endpoint = try BrokerEndpoint.parse(url, scheme: "nats", defaultPort: 4222).get()
+                    sinks.append(
+                        NATSJetStreamSink(
+                            name: sink.name, endpoint: endpoint, subject: try NATSSubjectTemplate(subject),
+                            stream: stream, batchSize: sink.batchSize, maxAttempts: sink.maxAttempts, timeout: timeout))
+                } catch {
+                    throw ConfigurationError(path: "", keyPath: "sinks", reason: "sink \"\(sink.name)\": \(error)")
+                }
             }
         }
         return sinks
