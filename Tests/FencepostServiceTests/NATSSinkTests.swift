@@ -29,10 +29,7 @@ struct NATSSinkTests {
         let server = "sink-\(UUID().uuidString.prefix(8))"
         let url = try await TestNATS.tool(["start", server])
         let fixture = try await ServiceFixture()
-        defer {
-            fixture.cleanUp()
-            Task { try? await TestNATS.tool(["stop", server]) }
-        }
+        defer { fixture.cleanUp() }
         let stream = "FP_RESTART"
         let configuration = try Self.configuration(url: url, prefix: "fp.restart", stream: stream)
         let devices = (0..<6).map { "d\($0)" }
@@ -70,6 +67,7 @@ struct NATSSinkTests {
         }
         let messages = try await TestNATS.messages(url, stream: stream)
         let feed = try await fixture.store.eventFeed(after: 0, device: nil, limit: 10_000)
+        try await TestNATS.tool(["stop", server])
         #expect(feed.count == expected)
         // Each event once, under its outbox row's key, on its device's subject, in each device's order.
         #expect(messages.count == expected)

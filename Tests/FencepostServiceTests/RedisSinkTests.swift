@@ -43,10 +43,7 @@ struct RedisSinkTests {
         let server = "sink-\(UUID().uuidString.prefix(8))"
         let url = try await TestRedis.tool(["start", server])
         let fixture = try await ServiceFixture()
-        defer {
-            fixture.cleanUp()
-            Task { try? await TestRedis.tool(["stop", server]) }
-        }
+        defer { fixture.cleanUp() }
         let stream = "fencepost:test"
         let configuration = try Self.configuration(url: url, stream: stream, batchSize: 5)
         let devices = (0..<6).map { "d\($0)" }
@@ -92,6 +89,7 @@ struct RedisSinkTests {
         }
         let entries = try await Self.entries(url, stream: stream)
         let feed = try await fixture.store.eventFeed(after: 0, device: nil, limit: 10_000)
+        try await TestRedis.tool(["stop", server])
         #expect(feed.count == devices.count * 5 * 2)
         // Each event once, in outbox order (so in each device's order), under its sequence.
         #expect(entries.map(\.id) == feed.map(\.event.id))
