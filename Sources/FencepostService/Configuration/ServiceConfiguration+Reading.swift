@@ -61,11 +61,38 @@ extension ServiceConfiguration {
 
 extension ServiceConfiguration.Webhook {
     init(reading config: ConfigObject) throws(ConfigurationError) {
-        try config.allowOnly(["name", "url", "secret"])
+        try config.allowOnly(["name", "url", "secret", "template", "template_tz", "method", "headers"])
         self.init(
             name: try config.string("name"), url: try config.requiredString("url"),
-            secret: try config.requiredString("secret"))
-        guard ServiceConfiguration.isHTTP(url) else { throw config.invalid("url", "is not an http(s) URL: \(url)") }
+            secret: try config.requiredString("secret"), method: try config.string("method") ?? "POST",
+            headers: try config.stringMap("headers") ?? [:])
+        let webhook = name ?? url
+        let plainURL = WebhookTemplate.fill(
+            url, with: Dictionary(uniqueKeysWithValues: WebhookTemplate.placeholders.map { ($0, "x") }))
+        guard ServiceConfiguration.isHTTP(plainURL) else {
+            throw config.invalid("url", "webhook \(webhook): is not an http(s) URL: \(url)")
+        }
+        for unknown in WebhookTemplate.unknownPlaceholders(in: .string(url)) {
+            throw config.invalid("url", "webhook \(webhook): unknown placeholder {{\(unknown)}}")
+        }
+        guard method == "POST" || method == "PUT" else {
+            throw config.invalid("method", "webhook \(webhook): must be POST or PUT, got \(method)")
+        }
+        let zone = try config.string("template_tz") ?? "UTC"
+        guard TimeZone(identifier: zone) != nil else {
+            throw config.invalid("template_tz", "webhook \(webhook): unknown time zone \(zone)")
+        }
+        if let body = config.json("template") {
+            for unknown in WebhookTemplate.unknownPlaceholders(in: body) {
+                throw config.invalid(
+                    "template",
+                    "webhook \(webhook): unknown placeholder {{\(unknown)}} (known: \(WebhookTemplate.placeholders.joined(separator: ", ")))"
+                )
+            }
+            template = WebhookTemplate(body: body, zone: zone)
+        } else if try config.string("template_tz") != nil {
+            throw config.invalid("template_tz", "webhook \(webhook): given without template")
+        }
     }
 }
 

@@ -1,16 +1,17 @@
 import AsyncHTTPClient
 import FencepostBrokers
+import FencepostStore
 import NIOCore
 
 extension ServiceConfiguration {
     /// The sinks the configuration switches on: its webhooks (unless `jobs.webhooks` is false),
     /// then its brokers, in the file's order.
-    func outboxSinks() throws(ConfigurationError) -> [any OutboxSink] {
+    func outboxSinks(store: Store) throws(ConfigurationError) -> [any OutboxSink] {
         var sinks: [any OutboxSink] = []
         if webhooksEnabled {
             sinks += webhooks.map { webhook in
                 WebhookSink(
-                    webhook: webhook, client: HTTPClient.shared, maxAttempts: webhookMaxAttempts,
+                    webhook: webhook, client: HTTPClient.shared, store: store, maxAttempts: webhookMaxAttempts,
                     timeout: .nanoseconds(Int64(webhookTimeoutSeconds * 1e9)))
             }
         }

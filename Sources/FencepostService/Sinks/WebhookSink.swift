@@ -14,6 +14,7 @@ import NIOHTTP1
 struct WebhookSink: OutboxSink {
     let webhook: ServiceConfiguration.Webhook
     let client: HTTPClient
+    let store: Store
     let maxAttempts: Int
     let timeout: TimeAmount
 
@@ -26,13 +27,41 @@ struct WebhookSink: OutboxSink {
 
     func deliver(_ batch: [FeedEvent], attempt: Int) async -> SinkReport {
         guard let item = batch.first else { return SinkReport(confirmed: 0) }
-        let body = EventExport.json(item.event).canonicalText()
+        let body: String
+        var contentType = "application/json"
+        var url = webhook.url
+        if let template = webhook.template {
+            let names: WebhookTemplate.Names
+            do {
+                names = try await self.names()
+            } catch {
+                return SinkReport(confirmed: 0, failure: .transient("the store did not give the names: \(error)"))
+            }
+            let values = WebhookTemplate.values(of: item.event, names: names, zone: template.zone)
+            url = WebhookTemplate.fill(url, with: values) {
+                $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? ""
+            }
+            do {
+                switch template.render(item.event, names: names) {
+                // A text template is sent as it is (ntfy takes the message as the body).
+                case .string(let text): (body, contentType) = (text, "text/plain; charset=utf-8")
+                case let rendered: body = try JSONValueEncoder.canonicalText(rendered)
+                }
+            } catch {
+                return SinkReport(confirmed: 0, failure: .permanent("the template did not render: \(error)"))
+            }
+        } else {
+            body = EventExport.json(item.event).canonicalText()
+        }
         let signature = HMAC<SHA256>.authenticationCode(
             for: Data(body.utf8), using: SymmetricKey(data: Data(webhook.secret.utf8)))
         do {
-            var request = HTTPClientRequest(url: webhook.url)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
+            var request = HTTPClientRequest(url: url)
+            request.method = webhook.method == "PUT" ? .PUT : .POST
+            for (name, value) in webhook.headers.sorted(by: { $0.key < $1.key }) {
+                request.headers.add(name: name, value: value)
+            }
+            request.headers.add(name: "Content-Type", value: contentType)
             request.headers.add(
                 name: "X-Fencepost-Signature", value: "sha256=" + signature.map { String(format: "%02x", $0) }.joined())
             request.headers.add(name: "X-Fencepost-Event-ID", value: item.event.id)
@@ -48,5 +77,15 @@ struct WebhookSink: OutboxSink {
         } catch {
             return SinkReport(confirmed: 0, failure: .transient("\(error)"))
         }
+    }
+
+    /// The regions' and the roster's names, read when an event is sent (they may change).
+    private func names() async throws -> WebhookTemplate.Names {
+        var names = WebhookTemplate.Names()
+        for region in try await store.regions() { names.regions[region.id] = region.name ?? region.id }
+        for entry in try await store.roster().entries.values {
+            names.devices[entry.device] = entry.name ?? entry.device
+        }
+        return names
     }
 }
