@@ -105,7 +105,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
 
     let jobs = BackgroundJobs()
     jobs.register(ChangeListener(store: store, signal: signal, logger: logger))
-    let sinks = try configuration.outboxSinks(store: store)
+    let sinks = try configuration.outboxSinks(store: store, logger: logger)
     if !sinks.isEmpty {
         // A sink seen for the first time starts at the newest event: its cursor is made now,
         // before the server takes a request, so no event answered from here on can fall before

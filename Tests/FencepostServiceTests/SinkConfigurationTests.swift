@@ -53,6 +53,18 @@ struct SinkConfigurationTests {
                 #"sinks[0].subject: sink "nats" (nats): is not a NATS subject: has an empty token"#
             ),
             (
+                #"{"sinks":[{"type":"mqtt","name":"ha","url":"mqtt://h","qos":0}]}"#,
+                #"sinks[0].qos: sink "ha" (mqtt): must be 1"#
+            ),
+            (
+                #"{"sinks":[{"type":"mqtt","url":"mqtt://h","topic_prefix":"fp/#"}]}"#,
+                #"sinks[0].topic_prefix: sink "mqtt" (mqtt): must be a topic without wildcards"#
+            ),
+            (
+                #"{"sinks":[{"type":"mqtt","url":"http://h"}]}"#,
+                #"sinks[0].url: sink "mqtt" (mqtt): not an mqtt:// or mqtts:// URL"#
+            ),
+            (
                 #"{"sinks":[{"type":"nats","url":"nats://h","stream":"A.B"}]}"#,
                 #"sinks[0].stream: sink "nats" (nats): a JetStream stream name"#
             ),

@@ -1,4 +1,5 @@
 import FencepostBrokers
+import FencepostMQTT
 
 extension ServiceConfiguration {
     /// `"sinks": [{"type": "redis", ...}, ...]`: where events go besides webhooks, each fed
@@ -10,6 +11,18 @@ extension ServiceConfiguration {
             /// `{"type": "nats", "url": "nats://host:4222", "subject": "fencepost.events.{device}",
             /// "stream": "FENCEPOST"}`.
             case nats(url: String, subject: String, stream: String)
+            /// `{"type": "mqtt", "url": "mqtt://host:1883", "topic_prefix": "fencepost", "qos": 1,
+            /// "homeassistant_discovery": true}`.
+            case mqtt(MQTTTarget)
+        }
+
+        package struct MQTTTarget: Sendable, Equatable {
+            package var url: String
+            package var topicPrefix: String
+            package var homeAssistantDiscovery: Bool
+            package var clientID: String
+            package var username: String?
+            package var password: String?
         }
 
         /// Names the sink's cursor, dead letters and metrics; defaults to the type.
@@ -36,10 +49,11 @@ extension ServiceConfiguration {
             switch target {
             case .redis: "redis"
             case .nats: "nats"
+            case .mqtt: "mqtt"
             }
         }
 
-        static let types = ["redis", "nats"]
+        static let types = ["redis", "nats", "mqtt"]
     }
 }
 
@@ -60,6 +74,27 @@ extension ServiceConfiguration.Sink {
         }
         let target: Target
         switch type {
+        case "mqtt":
+            try config.allowOnly(
+                common + ["url", "topic_prefix", "qos", "homeassistant_discovery", "client_id", "username", "password"])
+            let url = try config.requiredString("url")
+            if case .failure(let error) = MQTTConfiguration.endpoint(of: url) { throw invalid("url", error.reason) }
+            guard (try config.integer("qos", in: 0...2) ?? 1) == 1 else {
+                throw invalid("qos", "must be 1: the cursor advances on the broker's PUBACK")
+            }
+            let prefix = try config.string("topic_prefix") ?? "fencepost"
+            guard !prefix.isEmpty, !prefix.contains(where: { $0 == "+" || $0 == "#" }), !prefix.hasSuffix("/") else {
+                throw invalid("topic_prefix", "must be a topic without wildcards or a trailing '/': \"\(prefix)\"")
+            }
+            let username = try config.string("username")
+            let password = try config.string("password")
+            if password != nil, username == nil { throw invalid("password", "given without username") }
+            target = .mqtt(
+                MQTTTarget(
+                    url: url, topicPrefix: prefix,
+                    homeAssistantDiscovery: try config.bool("homeassistant_discovery") ?? false,
+                    clientID: try config.string("client_id") ?? "fencepost-sink-\(name)", username: username,
+                    password: password))
         case "nats":
             try config.allowOnly(common + ["url", "subject", "stream"])
             let url = try config.requiredString("url")

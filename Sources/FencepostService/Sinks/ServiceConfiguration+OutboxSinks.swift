@@ -1,12 +1,14 @@
 import AsyncHTTPClient
 import FencepostBrokers
+import FencepostMQTT
 import FencepostStore
+import Logging
 import NIOCore
 
 extension ServiceConfiguration {
     /// The sinks the configuration switches on: its webhooks (unless `jobs.webhooks` is false),
     /// then its brokers, in the file's order.
-    func outboxSinks(store: Store) throws(ConfigurationError) -> [any OutboxSink] {
+    func outboxSinks(store: Store, logger: Logger) throws(ConfigurationError) -> [any OutboxSink] {
         var sinks: [any OutboxSink] = []
         if webhooksEnabled {
             sinks += webhooks.map { webhook in
@@ -26,6 +28,21 @@ extension ServiceConfiguration {
                             name: sink.name, endpoint: endpoint, stream: stream, batchSize: sink.batchSize,
                             maxAttempts: sink.maxAttempts, timeout: timeout))
                 case .failure(let error):
+                    throw ConfigurationError(path: "", keyPath: "sinks", reason: "sink \"\(sink.name)\": \(error)")
+                }
+            case .mqtt(let target):
+                do {
+                    let endpoint = try MQTTConfiguration.endpoint(of: target.url).get()
+                    let configuration = MQTTConfiguration(
+                        host: endpoint.host, port: endpoint.port, tls: endpoint.tls, clientID: target.clientID,
+                        username: target.username, password: target.password, cleanSession: true,
+                        reconnectCap: .seconds(5))
+                    sinks.append(
+                        MQTTSink(
+                            name: sink.name, configuration: configuration, prefix: target.topicPrefix,
+                            discovery: target.homeAssistantDiscovery, batchSize: sink.batchSize,
+                            maxAttempts: sink.maxAttempts, store: store, logger: logger))
+                } catch {
                     throw ConfigurationError(path: "", keyPath: "sinks", reason: "sink \"\(sink.name)\": \(error)")
                 }
             case .nats(let url, let subject, let stream):

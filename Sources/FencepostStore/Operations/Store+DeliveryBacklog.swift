@@ -50,3 +50,25 @@ extension Store {
         return (cursor, try await deliveryBacklog(after: cursor))
     }
 }
+
+extension Store {
+    /// The regions each of `devices` is in now (its open visits), and the devices inside each
+    /// of `regions`: what a presence display shows.
+    package func presence(devices: Set<String>, regions: Set<String>) async throws -> (
+        regionsOf: [String: [String]], devicesIn: [String: [String]]
+    ) {
+        try await read { tx in
+            var regionsOf: [String: [String]] = [:]
+            var devicesIn: [String: [String]] = [:]
+            for row in try await tx.rows(
+                "SELECT device, region FROM visits WHERE status = 'open' ORDER BY region, device")
+            {
+                let device: String = row["device"]
+                let region: String = row["region"]
+                if devices.contains(device) { regionsOf[device, default: []].append(region) }
+                if regions.contains(region) { devicesIn[region, default: []].append(device) }
+            }
+            return (regionsOf, devicesIn)
+        }
+    }
+}
