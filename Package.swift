@@ -130,6 +130,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Clients of the brokers the sinks deliver to (Redis, NATS JetStream), over SwiftNIO,
+        // each confirming what the broker stored.
+        .target(
+            name: "FencepostBrokers",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The product's spine: reader → filter → monitor → visit tracker → store, for every
         // front door (files, the inbox, live posts, scan).
         .target(
@@ -146,7 +156,7 @@ let package = Package(
             dependencies: [
                 "FencepostGeometry", "FencepostCore", "FencepostFormats", "FencepostStore", "FencepostSync",
                 "FencepostRender",
-                "FencepostIngest", "FencepostMQTT", "CSodium",
+                "FencepostIngest", "FencepostMQTT", "FencepostBrokers", "CSodium",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -309,6 +319,7 @@ let package = Package(
             name: "FencepostServiceTests",
             dependencies: [
                 "FencepostCore", "FencepostFormats", "FencepostService", "FencepostStore", "FencepostSync",
+                "FencepostBrokers",
                 "FencepostIngest", "FencepostTestSupport", "FencepostServerTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -89,6 +89,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     EventsController(auth: auth, store: store, signal: signal, pollInterval: settings.pollInterval).addRoutes(
         to: router)
     WebhooksController(auth: auth, store: store).addRoutes(to: router)
+    SinksController(auth: auth, store: store, board: metrics.sinks).addRoutes(to: router)
     DevicesController(auth: auth, store: store, durability: durability, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
     MonitoredSetController(auth: auth, store: store, planning: planning, maxBodyBytes: configuration.maxBodyBytes)
@@ -115,17 +116,19 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
 
     let jobs = BackgroundJobs()
     jobs.register(ChangeListener(store: store, signal: signal, logger: logger))
-    if configuration.webhooksEnabled {
-        // A webhook seen for the first time starts at the newest event: its cursor is made
-        // now, before the server takes a request, so no event answered from here on can fall
-        // before it (made by the job, it missed what was posted before the job first ran).
-        for webhook in configuration.webhooks { _ = try await store.webhookCursor(webhook.key) }
+    let sinks = try configuration.outboxSinks(store: store, logger: logger)
+    if !sinks.isEmpty {
+        // A sink seen for the first time starts at the newest event: its cursor is made now,
+        // before the server takes a request, so no event answered from here on can fall before
+        // it (made by the job, it missed what was posted before the job first ran).
+        for sink in sinks {
+            _ = try await store.webhookCursor(sink.cursorKey)
+            metrics.sinks.register(sink)
+        }
         jobs.register(
-            WebhookDeliveryJob(
-                store: store, webhooks: configuration.webhooks, maxAttempts: configuration.webhookMaxAttempts,
-                signal: signal,
-                pollInterval: settings.pollInterval, logger: logger,
-                timeout: .nanoseconds(Int64(configuration.webhookTimeoutSeconds * 1e9))))
+            SinkDeliveryJob(
+                store: store, sinks: sinks, board: metrics.sinks, signal: signal, pollInterval: settings.pollInterval,
+                logger: logger))
     }
     if configuration.syncEnabled, let sync = configuration.sync {
         jobs.register(

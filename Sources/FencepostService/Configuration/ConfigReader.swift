@@ -155,6 +155,11 @@ package struct ConfigObject {
         return map
     }
 
+    /// Any JSON value, as it is.
+    package func json(_ key: String) -> JSONValue? {
+        present(key)?.value.value
+    }
+
     /// An error about `key`'s value (or this object, when the key is absent).
     package func invalid(_ key: String, _ reason: String) -> ConfigurationError {
         guard let member = node[key] else {

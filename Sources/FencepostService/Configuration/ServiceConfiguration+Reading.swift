@@ -9,12 +9,15 @@ extension ServiceConfiguration {
             "webhooks", "sync", "jobs", "watch", "metrics_require_token", "max_body_bytes", "webhook_max_attempts",
             "durable_commits", "map_tiles", "map_tiles_attribution", "webhook_timeout_seconds",
             "idle_timeout_seconds", "owntracks_waypoints", "mqtt", "transition_window_seconds",
-            "replayed_after_seconds",
+            "replayed_after_seconds", "sinks",
         ])
         let defaults = ServiceConfiguration()
         self.init()
         webhooks = try (config.objects("webhooks") ?? []).map { (item) throws(ConfigurationError) in
             try Webhook(reading: item)
+        }
+        sinks = try (config.objects("sinks") ?? []).map { (item) throws(ConfigurationError) in
+            try Sink(reading: item)
         }
         sync = try config.object("sync").map { (item) throws(ConfigurationError) in try Sync(reading: item) }
         mqtt = try config.object("mqtt").map { (item) throws(ConfigurationError) in try MQTT(reading: item) }
@@ -47,6 +50,9 @@ extension ServiceConfiguration {
         if Set(webhooks.map(\.key)).count != webhooks.count {
             throw config.invalid("webhooks", "two webhooks share a name (or URL); give them distinct names")
         }
+        if let repeated = sinks.map(\.name).firstRepeated {
+            throw config.invalid("sinks", "two sinks are named \"\(repeated)\"; give them distinct names")
+        }
     }
 
     /// An absolute http(s) URL with a host.
@@ -60,11 +66,38 @@ extension ServiceConfiguration {
 
 extension ServiceConfiguration.Webhook {
     init(reading config: ConfigObject) throws(ConfigurationError) {
-        try config.allowOnly(["name", "url", "secret"])
+        try config.allowOnly(["name", "url", "secret", "template", "template_tz", "method", "headers"])
         self.init(
             name: try config.string("name"), url: try config.requiredString("url"),
-            secret: try config.requiredString("secret"))
-        guard ServiceConfiguration.isHTTP(url) else { throw config.invalid("url", "is not an http(s) URL: \(url)") }
+            secret: try config.requiredString("secret"), method: try config.string("method") ?? "POST",
+            headers: try config.stringMap("headers") ?? [:])
+        let webhook = name ?? url
+        let plainURL = WebhookTemplate.fill(
+            url, with: Dictionary(uniqueKeysWithValues: WebhookTemplate.placeholders.map { ($0, "x") }))
+        guard ServiceConfiguration.isHTTP(plainURL) else {
+            throw config.invalid("url", "webhook \(webhook): is not an http(s) URL: \(url)")
+        }
+        for unknown in WebhookTemplate.unknownPlaceholders(in: .string(url)) {
+            throw config.invalid("url", "webhook \(webhook): unknown placeholder {{\(unknown)}}")
+        }
+        guard method == "POST" || method == "PUT" else {
+            throw config.invalid("method", "webhook \(webhook): must be POST or PUT, got \(method)")
+        }
+        let zone = try config.string("template_tz") ?? "UTC"
+        guard TimeZone(identifier: zone) != nil else {
+            throw config.invalid("template_tz", "webhook \(webhook): unknown time zone \(zone)")
+        }
+        if let body = config.json("template") {
+            for unknown in WebhookTemplate.unknownPlaceholders(in: body) {
+                throw config.invalid(
+                    "template",
+                    "webhook \(webhook): unknown placeholder {{\(unknown)}} (known: \(WebhookTemplate.placeholders.joined(separator: ", ")))"
+                )
+            }
+            template = WebhookTemplate(body: body, zone: zone)
+        } else if try config.string("template_tz") != nil {
+            throw config.invalid("template_tz", "webhook \(webhook): given without template")
+        }
     }
 }
 
@@ -109,5 +142,13 @@ extension ServiceConfiguration.Watch {
         if let inbox, inbox == regions {
             throw config.invalid("inbox", "must be a different folder from regions")
         }
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The first element that appeared before.
+    fileprivate var firstRepeated: Element? {
+        var seen: Set<Element> = []
+        return first { !seen.insert($0).inserted }
     }
 }

@@ -11,13 +11,26 @@ package struct ServiceConfiguration: Sendable, Equatable {
     package struct Webhook: Sendable, Equatable {
         /// Names the webhook's delivery cursor and dead letters; defaults to the URL.
         package var name: String?
+        /// May hold `{{placeholder}}`s (``WebhookTemplate``), filled in URL-escaped.
         package var url: String
         package var secret: String
+        /// The body made from the event instead of the event's JSON.
+        package var template: WebhookTemplate?
+        /// `POST` (the default) or `PUT`.
+        package var method: String
+        /// Extra request headers (`Authorization` for Matrix).
+        package var headers: [String: String]
 
-        package init(name: String? = nil, url: String, secret: String) {
+        package init(
+            name: String? = nil, url: String, secret: String, template: WebhookTemplate? = nil, method: String = "POST",
+            headers: [String: String] = [:]
+        ) {
             self.name = name
             self.url = url
             self.secret = secret
+            self.template = template
+            self.method = method
+            self.headers = headers
         }
 
         package var key: String { name ?? url }
@@ -88,6 +101,8 @@ package struct ServiceConfiguration: Sendable, Equatable {
     }
 
     package var webhooks: [Webhook]
+    /// Brokers fed from the outbox (Redis Streams, ...).
+    package var sinks: [Sink] = []
     package var sync: Sync?
     /// The watched inbox and regions folder, when set.
     package var watch: Watch?

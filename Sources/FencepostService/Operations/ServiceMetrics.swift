@@ -9,6 +9,8 @@ import Synchronization
 /// several applications, as in tests, do not share counters).
 final class ServiceMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
+    /// The sinks' deliveries, failures and lag.
+    let sinks: SinkBoard
     private let fixesIngested: Counter
     private let fixesDropped: Mutex<[FixDropReason: Counter]> = Mutex([:])
     private let eventsByKind: Mutex<[String: Counter]> = Mutex([:])
@@ -34,6 +36,7 @@ final class ServiceMetrics: Sendable {
 
     init() {
         let registry = self.registry
+        sinks = SinkBoard(registry: registry)
         func counter(_ name: String, _ help: String) -> Counter {
             registry.makeCounter(
                 descriptor: MetricNameDescriptor(
@@ -212,6 +215,7 @@ final class ServiceMetrics: Sendable {
     /// The exposition text, with the outbox depth read from the store at scrape time.
     func exposition(store: Store) async throws -> String {
         let counts = try await store.outboxCounts()
+        try await sinks.refreshLag(store: store)
         for status in OutboxStatus.allCases {
             registry.makeGauge(
                 descriptor: MetricNameDescriptor(

@@ -139,6 +139,9 @@ package struct EventCursor: Sendable, Hashable {
 package struct FeedEvent: Sendable, Hashable {
     package var seq: Int64
     package var event: EventRow
+    /// The outbox row's idempotency key (`event:ID:vN` unless the row names another): the same
+    /// on every delivery of this row, different for the event's next version.
+    package var idempotencyKey: String
 }
 
 extension Store {
@@ -187,7 +190,8 @@ extension Store {
     {
         try await read { tx in
             var sql = """
-                SELECT o.seq AS feed_seq, \(eventColumns(of: "e"))
+                SELECT o.seq AS feed_seq, o.idempotency_key AS feed_key, o.version AS feed_version,
+                \(eventColumns(of: "e"))
                 FROM outbox o JOIN events e ON e.id = o.entity_id
                 WHERE o.entity = 'event' AND o.seq > ?
                 """
@@ -202,7 +206,13 @@ extension Store {
             }
             sql += " ORDER BY o.seq LIMIT ?"
             arguments.append(limit.sqlValue)
-            return try await tx.rows(sql, arguments).map { FeedEvent(seq: $0["feed_seq"], event: EventRow(row: $0)) }
+            return try await tx.rows(sql, arguments).map { row in
+                let event = EventRow(row: row)
+                let version: Int64 = row["feed_version"]
+                return FeedEvent(
+                    seq: row["feed_seq"], event: event,
+                    idempotencyKey: row["feed_key"] ?? "event:\(event.id):v\(version)")
+            }
         }
     }
 
