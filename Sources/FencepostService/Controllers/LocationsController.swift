@@ -146,7 +146,16 @@ struct LocationsController {
             user: user, device: deviceName ?? body["tid"]?.stringValue)
         try await caller.requirePost(devices: [device], store: store)
         let messages = try LocationPayloads.ownTracksMessages(body, device: device)
-        _ = try await transitions.record(messages.transitions, device: device)
+        do {
+            _ = try await transitions.record(messages.transitions, device: device)
+        } catch let refusal as TransitionRefusal {
+            // OwnTracks keeps a message the server refuses and sends it again ahead of the
+            // rest, so a transition of one of the phone's own waypoints (its "Home", no region
+            // here) would stop its queue for good: counted and not written, as over MQTT.
+            _ = refusal
+            metrics.recordMessages(
+                protocol: "owntracks_http", type: "transition_refused", count: messages.transitions.count)
+        }
         try await ingest(messages, protocol: "owntracks_http")
         // Planned where the device is: its newest fix, else where it reported a transition
         // (leaving the re-plan circle is the phone asking again).
