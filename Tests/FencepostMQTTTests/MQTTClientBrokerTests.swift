@@ -8,11 +8,16 @@ import Testing
 /// The client against a real mosquitto (tools/mosquitto), with paho-mqtt as the other peer.
 @Suite(.enabled(if: TestBroker.available, "needs FENCEPOST_TEST_MQTT and FENCEPOST_TEST_PYTHON (tools/test)"))
 struct MQTTClientBrokerTests {
-    private func configuration(_ clientID: String, topics: [String] = []) -> MQTTConfiguration {
+    /// `keepAlive` short, so a lost broker is noticed within the tests' waits; the window test
+    /// takes a longer one: while the window is full the client reads nothing, the broker's
+    /// PINGRESP included, and on a loaded machine 2 + 2 s of that ended the connection.
+    private func configuration(_ clientID: String, topics: [String] = [], keepAlive: Duration = .seconds(2))
+        -> MQTTConfiguration
+    {
         MQTTConfiguration(
             host: TestBroker.endpoint.host, port: TestBroker.endpoint.port, clientID: clientID,
-            subscriptions: topics.map { MQTTSubscription(filter: $0, qos: .atLeastOnce) }, keepAlive: .seconds(2),
-            pingTimeout: .seconds(2), receiveMaximum: 5)
+            subscriptions: topics.map { MQTTSubscription(filter: $0, qos: .atLeastOnce) }, keepAlive: keepAlive,
+            pingTimeout: keepAlive, receiveMaximum: 5)
     }
 
     /// Collects what a client delivers; acknowledges only when told to.
@@ -97,7 +102,8 @@ struct MQTTClientBrokerTests {
         let id = "window-\(UUID().uuidString.prefix(8))"
         let topic = "test/\(id)"
         let inbox = Inbox()
-        let client = MQTTClient(configuration: configuration(id, topics: [topic]), logger: Logger(label: "test"))
+        let client = MQTTClient(
+            configuration: configuration(id, topics: [topic], keepAlive: .seconds(30)), logger: Logger(label: "test"))
         try await withSubscriber(client, inbox) {
             try await publish(topic, (1...12).map(String.init))
             let held = try await inbox.wait(for: 12, seconds: 1.5)
