@@ -71,9 +71,15 @@ struct RedisSinkTests {
                 (try? await TestRedis.cli(url, ["XLEN", stream]))?.trimmingCharacters(in: .whitespacesAndNewlines)
                     == String(expected)
             }
-            let sinks = try await client.execute(uri: "/v1/sinks", method: .get, headers: .bearer(fixture.admin))
-            #expect(sinks.status == .ok)
-            let sink = try #require(sinks.json?["sinks"]?.arrayValue?.first)
+            // Redis holds every entry before the sink has recorded the last reply (its cursor
+            // commits after XADD answers): wait for the sink's own word too.
+            var answer: JSONValue?
+            try await WebhookTests.eventually {
+                answer = try await client.execute(uri: "/v1/sinks", method: .get, headers: .bearer(fixture.admin)).json
+                let sink = answer?["sinks"]?.arrayValue?.first
+                return sink?["lag_rows"]?.numberValue == 0 && sink?["state"]?.stringValue == "idle"
+            }
+            let sink = try #require(answer?["sinks"]?.arrayValue?.first)
             #expect(sink["name"]?.stringValue == "events")
             #expect(sink["type"]?.stringValue == "redis")
             #expect(sink["lag_rows"]?.numberValue == 0)
