@@ -56,7 +56,7 @@ extension Monitor {
     private func open(
         _ region: Int, at crossing: Crossing, fix: Fix, track: inout MonitorTrack, emit: (MonitorEvent) -> Void
     ) {
-        let enter = Crossing(time: crossing.time, flags: crossing.flags, position: crossing.position)
+        let enter = crossing
         var visit = Membership(phase: .inside, enter: enter, outward: nil, armed: false, dwellEmitted: false)
         emit(
             MonitorEvent(

@@ -148,11 +148,10 @@ struct LocationsController {
         let messages = try LocationPayloads.ownTracksMessages(body, device: device)
         do {
             _ = try await transitions.record(messages.transitions, device: device)
-        } catch let refusal as TransitionRefusal {
+        } catch is TransitionRefusal {
             // OwnTracks keeps a message the server refuses and sends it again ahead of the
             // rest, so a transition of one of the phone's own waypoints (its "Home", no region
             // here) would stop its queue for good: counted and not written, as over MQTT.
-            _ = refusal
             metrics.recordMessages(
                 protocol: "owntracks_http", type: "transition_refused", count: messages.transitions.count)
         }
