@@ -107,7 +107,9 @@ struct SinkConfigurationTests {
             try await WebhookTests.eventually {
                 sink = try await client.execute(uri: "/v1/sinks", method: .get, headers: .bearer(fixture.admin)).json?[
                     "sinks"]?.arrayValue?.first
+                // Between attempts it says `retrying`; during one, `delivering`: wait for the former.
                 return (sink?["failures"]?.numberValue ?? 0) >= 2 && sink?["lag_rows"]?.numberValue == 2
+                    && sink?["state"]?.stringValue == "retrying"
             }
             #expect(sink?["state"]?.stringValue == "retrying")
             #expect(sink?["lag_rows"]?.numberValue == 2)
