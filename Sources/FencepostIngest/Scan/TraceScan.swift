@@ -4,19 +4,26 @@ package import Foundation
 
 /// What `scan` writes: events or visits, in one of the export formats.
 package struct ScanOutput: Sendable {
-    package enum Content: Sendable { case events, visits }
+    package enum Content: Sendable { case events, visits, stops, trips }
 
     package var content: Content
-    /// csv, jsonl or geojson (ics is the store's: it needs the devices' last fixes).
+    /// csv, jsonl or geojson (ics is the store's: it needs the devices' last fixes; stops are
+    /// the exception).
     package var format: ExportFormat
     /// Adds local times to csv and jsonl events.
     package var zone: TimeZone?
+    /// How stops and trips are found, for those contents.
+    package var movement: MovementSettings
 
-    package init(content: Content = .events, format: ExportFormat = .csv, zone: TimeZone? = nil) {
-        precondition(format != .ics, "scan writes csv, jsonl or geojson")
+    package init(
+        content: Content = .events, format: ExportFormat = .csv, zone: TimeZone? = nil,
+        movement: MovementSettings = MovementSettings()
+    ) {
+        precondition(format != .ics || content == .stops, "scan writes csv, jsonl or geojson (and ics for stops)")
         self.content = content
         self.format = format
         self.zone = zone
+        self.movement = movement
     }
 }
 
@@ -84,6 +91,7 @@ package final class TraceScan {
         let regions: [String: Region]
         var summary = IngestSummary()
         var openVisits: [String: VisitRow] = [:]
+        var movements: [String: MovementTracker] = [:]
         let events = SortedSpool()
         let visits = SortedSpool()
         /// The input the outcomes come from.
@@ -102,6 +110,7 @@ package final class TraceScan {
         /// tracker's rule: an enter opens its visit, an exit closes it).
         mutating func accepted(_ fix: Fix, events new: [MonitorEvent]) throws {
             summary.fixesAccepted += 1
+            if output.content == .stops || output.content == .trips { return try moved(fix) }
             for monitorEvent in new {
                 let event = GeofenceEvent(monitorEvent)
                 summary.events[event.kind, default: 0] += 1
@@ -121,11 +130,41 @@ package final class TraceScan {
             }
         }
 
+        /// Feeds the device's movement tracker; what it completes waits in `events`.
+        private mutating func moved(_ fix: Fix) throws {
+            var tracker = movements.removeValue(forKey: fix.device) ?? MovementTracker(device: fix.device)
+            for change in tracker.add(FixPoint(fix), settings: output.movement) {
+                switch change {
+                case .stopClosed(let stop): try add(stop)
+                case .trip(let trip): try add(trip)
+                case .stopOpened: break
+                }
+            }
+            movements[fix.device] = tracker
+        }
+
         mutating func finish(to sink: inout some TextSink, input: Int) throws {
             self.input = input
             for visit in openVisits.values { try add(visit) }
             openVisits.removeAll()
+            for tracker in movements.values { if let stop = tracker.openStop { try add(stop) } }
+            movements.removeAll()
             switch (output.format, output.content) {
+            case (.ics, _):
+                try sink.write(ICSExport.text(ICSExport.header))
+                try events.drain { try sink.write($0) }
+                try sink.write(ICSExport.text(ICSExport.footer))
+            case (.geojson, .stops), (.geojson, .trips):
+                var features = GeoJSONExport()
+                try sink.write(GeoJSONExport.header)
+                try events.drain { try sink.write(features.feature(text: $0)) }
+                try sink.write(GeoJSONExport.footer)
+            case (_, .stops):
+                if output.format == .csv { try sink.write(MovementExport.stopCSVHeader) }
+                try events.drain { try sink.write($0) }
+            case (_, .trips):
+                if output.format == .csv { try sink.write(MovementExport.tripCSVHeader) }
+                try events.drain { try sink.write($0) }
             case (.geojson, _):
                 var features = GeoJSONExport()
                 try sink.write(GeoJSONExport.header)
@@ -139,6 +178,33 @@ package final class TraceScan {
                 if output.format == .csv { try sink.write(VisitExport.csvHeader) }
                 try visits.drain { try sink.write($0) }
             }
+        }
+
+        private func add(_ stop: Stop) throws {
+            guard output.content == .stops else { return }
+            let text: String
+            switch output.format {
+            case .csv: text = MovementExport.csvLine(stop)
+            case .jsonl: text = MovementExport.jsonLine(stop)
+            case .geojson: text = MovementExport.feature(stop).canonicalText()
+            case .ics: text = ICSExport.text(MovementExport.vevent(stop))
+            }
+            try events.add(
+                SortedSpool.Record(
+                    milliseconds: Timestamp.milliseconds(stop.start), id: stop.id, input: input, text: text))
+        }
+
+        private func add(_ trip: Trip) throws {
+            guard output.content == .trips else { return }
+            let text: String
+            switch output.format {
+            case .csv: text = MovementExport.csvLine(trip)
+            case .jsonl: text = MovementExport.jsonLine(trip)
+            default: text = MovementExport.feature(trip).canonicalText()
+            }
+            try events.add(
+                SortedSpool.Record(
+                    milliseconds: Timestamp.milliseconds(trip.start), id: trip.id, input: input, text: text))
         }
 
         private func add(_ event: EventRow) throws {

@@ -18,6 +18,9 @@ struct ScanCommand: AsyncParsableCommand {
             and writes nothing; a malformed trace is left out (file, line and reason on stderr), \
             the others are still scanned, and the exit code is 1. Fixes stream; events wait in \
             temporary files when there are very many, so memory stays flat.
+
+            --stops and --trips need no regions: they write where each device stayed (a stop: \
+            within --stop-radius for --stop-min-duration) and the ways between, by start time.
             """)
 
     @Option(
@@ -35,11 +38,22 @@ struct ScanCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Trace files; - reads standard input.", valueName: "file"))
     var files: [String] = []
 
-    @Option(help: "Output format: csv, jsonl or geojson (events, then the visits with their regions' shapes).")
+    @Option(
+        help:
+            "Output format: csv, jsonl or geojson (events, then the visits with their regions' shapes); ics for --stops."
+    )
     var format: ScanFormat = .csv
 
     @Flag(help: "Write visits (one per stay, open ones too) instead of events.")
     var visits = false
+
+    @Flag(help: "Write stops (stays at one place, found without regions) instead of events.")
+    var stops = false
+
+    @Flag(help: "Write trips (the ways between stops: distance, duration, speeds) instead of events.")
+    var trips = false
+
+    @OptionGroup var movement: MovementOptions
 
     @Option(name: [.short, .long], help: "Write to this file instead of stdout.")
     var output: String?
@@ -61,14 +75,24 @@ struct ScanCommand: AsyncParsableCommand {
     @OptionGroup var monitor: MonitorOptions
 
     enum ScanFormat: String, ExpressibleByArgument, CaseIterable {
-        case csv, jsonl, geojson
+        case csv, jsonl, geojson, ics
         var export: ExportFormat { ExportFormat(rawValue: rawValue)! }
     }
 
+    var content: ScanOutput.Content {
+        if stops { return .stops }
+        if trips { return .trips }
+        return visits ? .visits : .events
+    }
+
     func validate() throws {
-        guard !regionPaths.isEmpty else {
+        guard [visits, stops, trips].filter({ $0 }).count <= 1 else {
+            throw ValidationError("Choose one of --visits, --stops and --trips.")
+        }
+        guard !regionPaths.isEmpty || stops || trips else {
             throw ValidationError("Name the regions with --regions PATH (a file or a directory).")
         }
+        guard format != .ics || stops else { throw ValidationError("--format ics is for --stops.") }
         guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("--tz: unknown time zone \(tz)") }
         _ = try ReaderOptions.zone(inputTz, option: "--input-tz")
@@ -77,11 +101,11 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         try await CommandFailure.reporting {
             let (regions, roster) = try RegionFiles.load(regionPaths, roster: roster)
-            let content: ScanOutput.Content = visits ? .visits : .events
             let scan = try TraceScan(
                 regions: regions, roster: roster, monitor: monitor.monitor, filter: monitor.filter,
                 output: ScanOutput(
-                    content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:))))
+                    content: content, format: format.export, zone: tz.flatMap(TimeZone.init(identifier:)),
+                    movement: movement.settings))
             var feed = TraceFeed(
                 format: inputFormat.format,
                 options: reader.options(zone: try ReaderOptions.zone(inputTz, option: "--input-tz")))
