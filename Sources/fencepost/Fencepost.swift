@@ -23,7 +23,7 @@ struct Fencepost: AsyncParsableCommand {
         version: version,
         subcommands: [
             RegionsCommand.self, IngestCommand.self, ScanCommand.self, WatchCommand.self, HealthCommand.self,
-            VisitsCommand.self, EventsCommand.self, DevicesCommand.self,
+            VisitsCommand.self, EventsCommand.self, SummaryCommand.self, DevicesCommand.self,
             QueueCommand.self, ServeCommand.self, TokensCommand.self, SyncCommand.self, RenderCommand.self,
             SimulateDeviceCommand.self,
         ]

@@ -59,10 +59,24 @@ extension Store: EventReading {
         openOnly: Bool = false, device: String? = nil, region: String? = nil, group: String? = nil,
         _ body: (VisitRow) throws -> Void
     ) async throws {
+        try await forEachVisit(openOnly: openOnly, device: device, region: region, group: group, overlapping: nil, body)
+    }
+
+    /// The same, only the visits that overlap `window` (milliseconds; an open visit reaches on
+    /// for ever).
+    package func forEachVisit(
+        openOnly: Bool = false, device: String? = nil, region: String? = nil, group: String? = nil,
+        overlapping window: Range<Int64>?, _ body: (VisitRow) throws -> Void
+    ) async throws {
         try await read { tx in
             var conditions: [String] = []
             var arguments: [SQLValue] = []
             if openOnly { conditions.append("status = 'open'") }
+            if let window {
+                conditions.append("entered_ms < ? AND (exited_ms IS NULL OR exited_ms > ?)")
+                arguments.append(.integer(window.upperBound))
+                arguments.append(.integer(window.lowerBound))
+            }
             if let device {
                 conditions.append("device = ?")
                 arguments.append(device.sqlValue)

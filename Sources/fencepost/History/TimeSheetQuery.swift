@@ -1,0 +1,53 @@
+import FencepostCore
+import FencepostStore
+import Foundation
+
+/// The store's visits (and, with history, trips) added up into a ``TimeSheet``.
+struct TimeSheetQuery {
+    var period: SummaryPeriod
+    var zone: TimeZone
+    var window: Range<Double>
+    var device: String?
+    var group: String?
+    var region: String?
+    var tag: String?
+
+    /// The rows, and the names of the regions they name (for a table).
+    func rows(from store: Store) async throws -> (rows: [TimeSheet.Row], names: [String: String]) {
+        var sheet = TimeSheet(period: period, zone: zone, window: window)
+        let regions = try await store.monitoredRegions().map(\.region)
+        let names = Dictionary(
+            regions.compactMap { region in region.name.map { (region.id, $0) } }, uniquingKeysWith: { a, _ in a })
+        let tagged = tag.map { tag in Set(regions.filter { $0.tags.contains(tag) }.map(\.id)) }
+        var lastFixes: [String: Double] = [:]
+        var openVisits: [VisitRow] = []
+        let milliseconds = Self.milliseconds(window)
+        try await store.forEachVisit(device: device, region: region, group: group, overlapping: milliseconds) { visit in
+            if let tagged, !tagged.contains(visit.region) { return }
+            guard let exited = visit.exitedMs else {
+                openVisits.append(visit)
+                return
+            }
+            sheet.addVisit(
+                device: visit.device, subject: tag ?? visit.region, start: Double(visit.enteredMs) / 1000,
+                end: Double(exited) / 1000)
+        }
+        for visit in openVisits {
+            if lastFixes[visit.device] == nil {
+                lastFixes[visit.device] = try await store.deviceState(visit.device)?.monitor.lastFix?.time
+            }
+            let start = Double(visit.enteredMs) / 1000
+            sheet.addVisit(
+                device: visit.device, subject: tag ?? visit.region, start: start,
+                end: max(start, lastFixes[visit.device] ?? start))
+        }
+        return (sheet.finished(), names)
+    }
+
+    static func milliseconds(_ window: Range<Double>) -> Range<Int64> {
+        func clamp(_ seconds: Double) -> Int64 {
+            seconds.isFinite ? Timestamp.milliseconds(seconds) : (seconds < 0 ? Int64.min : Int64.max)
+        }
+        return clamp(window.lowerBound)..<clamp(window.upperBound)
+    }
+}
