@@ -43,7 +43,7 @@ import Testing
         #expect(abs(inside[0] - (Timestamp("2026-11-26T00:00:00+01:00") - entered)) < 0.2)
 
         let table = try await cli.run("summary", "--tz", "Europe/Zurich", "--by", "week")
-        #expect(table.stdout.contains("2026-W48  van     Depot"), "\(table.stdout)")
+        #expect(table.stdout.contains("2026-W48  van     Depot   4:0"), "\(table.stdout)")
 
         for refused in [
             ["--tz", "Mars/Olympus"], ["--since", "yesterday"], ["--by", "year"], ["--since", "1d", "--until", "2d"],

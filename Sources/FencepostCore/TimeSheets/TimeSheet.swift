@@ -9,15 +9,11 @@ public import Foundation
 /// in regions sharing a tag count the time once for the tag. Movement (distance, time moving)
 /// comes from trips, cut the same way in proportion to time.
 public struct TimeSheet: Sendable {
-    public struct Key: Sendable, Hashable, Comparable {
-        public var periodStart: Double
-        public var device: String
+    struct Key: Sendable, Hashable {
+        var periodStart: Double
+        var device: String
         /// A region id, a tag, or "" for the device's movement row.
-        public var subject: String
-
-        public static func < (a: Key, b: Key) -> Bool {
-            (a.periodStart, a.device, a.subject) < (b.periodStart, b.device, b.subject)
-        }
+        var subject: String
     }
 
     public struct Row: Sendable, Hashable {
@@ -95,13 +91,17 @@ public struct TimeSheet: Sendable {
         }
     }
 
-    /// The rows by period start, device and subject (a device's movement row first).
+    /// The rows by period, device and first entry (a device's movement row first), then
+    /// subject.
     public func finished() -> [Row] {
-        rows.sorted { $0.key < $1.key }.map { _, row in
+        rows.values.map { row in
             var row = row
             row.inside = Self.covered(row.pieces)
             row.pieces = []
             return row
+        }.sorted { a, b in
+            (a.periodStart, a.device, a.firstEntry ?? -.infinity, a.subject ?? "")
+                < (b.periodStart, b.device, b.firstEntry ?? -.infinity, b.subject ?? "")
         }
     }
 

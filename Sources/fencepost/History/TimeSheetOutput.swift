@@ -17,10 +17,14 @@ struct TimeSheetOutput {
         case .csv:
             try sink.write(Self.csvHeader)
             for row in rows {
-                let fields = [
-                    row.period, row.device, row.subject ?? "", Self.number(row.inside), String(row.visits),
-                    local(row.firstEntry), local(row.lastExit), Self.number(row.distance), Self.number(row.moving),
-                ]
+                // A region's row has no movement; a device's movement row has no time inside.
+                let fields =
+                    row.subject == nil
+                    ? [row.period, row.device, "", "", "", "", "", Self.number(row.distance), Self.number(row.moving)]
+                    : [
+                        row.period, row.device, row.subject ?? "", Self.number(row.inside), String(row.visits),
+                        local(row.firstEntry), local(row.lastExit), "", "",
+                    ]
                 try sink.write(fields.map(CSV.field).joined(separator: ",") + "\n")
             }
         case .jsonl:
@@ -28,14 +32,15 @@ struct TimeSheetOutput {
         case .table:
             let table = rows.map { row in
                 [
-                    row.period, row.device, row.subject.map { names[$0] ?? $0 } ?? "(moving)", Self.clock(row.inside),
+                    row.period, row.device, row.subject.map { names[$0] ?? $0 } ?? "(moving)",
+                    row.subject == nil ? Self.clock(row.moving) : Self.clock(row.inside),
                     row.subject == nil ? "" : String(row.visits), short(row.firstEntry), short(row.lastExit),
                     row.subject == nil ? String(format: "%.1f km", row.distance / 1000) : "",
                 ]
             }
             try sink.write(
                 Table.render(
-                    header: ["PERIOD", "DEVICE", "REGION", "INSIDE", "VISITS", "FIRST IN", "LAST OUT", "DISTANCE"],
+                    header: ["PERIOD", "DEVICE", "REGION", "TIME", "VISITS", "FIRST IN", "LAST OUT", "DISTANCE"],
                     rows: table) + "\n")
             try sink.write("\(rows.count) row\(rows.count == 1 ? "" : "s") (times in \(zone.identifier))\n")
         }
