@@ -72,4 +72,42 @@ struct DevicesAPITests {
         }
         #expect(try await fixture.store.roster().entries.isEmpty)
     }
+
+    @Test("DELETE /v1/devices/{id}?erase=true erases the device's rows and queues deletes; others keep theirs")
+    func eraseOverHTTP() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        try await fixture.store.applyRegions([
+            try ServiceFixture.region(
+                id: "home", lat: ServiceFixture.home.lat, lon: ServiceFixture.home.lon, radius: 100)
+        ])
+        try await fixture.app().test(.router) { client in
+            for (device, token) in [("phone", fixture.phone), ("other", fixture.otherDevice)] {
+                let posted = try await client.execute(
+                    uri: "/v1/devices/\(device)/locations", method: .post, headers: .bearer(token),
+                    body: ByteBuffer(string: ServiceFixture.batchBody(ServiceFixture.walk())))
+                #expect(posted.status == .ok)
+            }
+            let refused = try await client.execute(
+                uri: "/v1/devices/phone?erase=true", method: .delete, headers: .bearer(fixture.reader))
+            #expect(refused.status == .forbidden)
+            let bad = try await client.execute(
+                uri: "/v1/devices/phone?erase=maybe", method: .delete, headers: .bearer(fixture.admin))
+            #expect(bad.status == .badRequest)
+
+            let erased = try await client.execute(
+                uri: "/v1/devices/phone?erase=true", method: .delete, headers: .bearer(fixture.admin))
+            #expect(erased.status == .ok)
+            let answer = try JSONParser.parse(Array(erased.body.readableBytesView))
+            #expect(answer["removed"]?["events"] == .number(2), "\(String(buffer: erased.body))")
+            #expect(answer["removed"]?["visits"] == .number(1))
+            #expect(answer["outbox_deletes"] == .number(3))
+            let again = try await client.execute(
+                uri: "/v1/devices/phone?erase=true", method: .delete, headers: .bearer(fixture.admin))
+            #expect(again.status == .ok && String(buffer: again.body).contains(#""removed":{}"#))
+        }
+        var devices: [String] = []
+        try await fixture.store.forEachEvent(EventQuery()) { devices.append($0.device) }
+        #expect(devices == ["other", "other"])
+    }
 }

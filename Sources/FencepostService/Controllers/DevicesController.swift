@@ -48,9 +48,21 @@ struct DevicesController {
         return .json(entry.json.canonicalText(), status: added ? .created : .ok)
     }
 
+    /// Removes the device from the roster; with `?erase=true`, erases every row naming it
+    /// (``Store/eraseDevice(_:at:)``) and answers what was removed.
     @Sendable func delete(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         _ = try context.requireAdmin()
         let id = try context.parameters.require("device")
+        switch request.uri.queryParameters["erase"].map(String.init) {
+        case "true":
+            let erasure = try await store.eraseDevice(id)
+            try await durability.commitsDurable()
+            return .json(erasure.json.canonicalText())
+        case nil, "false":
+            break
+        case let other?:
+            throw APIError.badRequest("erase must be true or false, not \(other)")
+        }
         try await store.editRoster { roster in
             guard roster.entries[id] != nil else { throw APIError.notFound("no device \(id) on the roster") }
             var roster = roster

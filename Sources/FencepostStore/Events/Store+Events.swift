@@ -81,7 +81,9 @@ extension Store {
     }
 
     /// Saves the devices' states, each one version newer, a few hundred per statement (one
-    /// round trip to a database server, not one per device); returns the new versions.
+    /// round trip to a database server, not one per device); returns the new versions. A new
+    /// row starts at a random version, not 1: after a device is erased (its row deleted), a
+    /// session that cached its old state must not find a new row at the version it cached.
     @discardableResult
     static func save(_ states: [(device: String, state: DeviceState)], now: String, tx: any SQLTransaction) async throws
         -> [String: Int64]
@@ -94,12 +96,12 @@ extension Store {
             for (device, state) in chunk {
                 arguments += [
                     .text(device), state.anchor.map(Timestamp.milliseconds).sqlValue, .text(state.storedText),
-                    .text(now),
+                    .text(now), .integer(Self.firstStateVersion()),
                 ]
             }
             let rows = try await tx.rows(
                 """
-                INSERT INTO devices (device, anchor_ms, state, updated_at, version) VALUES \(Array(repeating: "(?, ?, ?, ?, 1)", count: chunk.count).joined(separator: ", "))
+                INSERT INTO devices (device, anchor_ms, state, updated_at, version) VALUES \(Array(repeating: "(?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", "))
                 ON CONFLICT(device) DO UPDATE SET anchor_ms = excluded.anchor_ms, state = excluded.state,
                     updated_at = excluded.updated_at, version = devices.version + 1
                 RETURNING device, version
@@ -108,6 +110,10 @@ extension Store {
         }
         return versions
     }
+}
+
+extension Store {
+    static func firstStateVersion() -> Int64 { Int64.random(in: 1...(Int64.max / 4)) }
 }
 
 extension Int64 {

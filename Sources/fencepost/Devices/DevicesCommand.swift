@@ -9,5 +9,5 @@ struct DevicesCommand: AsyncParsableCommand {
             selector to the devices it names (ids, or patterns such as `truck-*`). A device not on \
             the roster is still monitored, against the regions for every device and those naming it.
             """,
-        subcommands: [DevicesPlan.self, DevicesApply.self, DevicesList.self, DevicesReset.self])
+        subcommands: [DevicesPlan.self, DevicesApply.self, DevicesList.self, DevicesReset.self, DevicesErase.self])
 }
