@@ -1,0 +1,153 @@
+package import FencepostCore
+
+/// One device's accepted fixes within one hour, in time order: what an ingest hands its
+/// transaction to keep (``IngestTransaction/write(_:keeping:now:)``).
+package struct FixRun: Sendable {
+    package var device: String
+    /// The start of the hour, in milliseconds since the epoch.
+    package var hourMs: Int64
+    package var fixes: [Fix]
+
+    package init(device: String, hourMs: Int64, fixes: [Fix]) {
+        self.device = device
+        self.hourMs = hourMs
+        self.fixes = fixes
+    }
+}
+
+/// The stored fixes (table `fix_history`): per device and hour, one or more chunk rows, each
+/// a run of fixes in time order encoded by ``FixChunkCodec``, with its count and first and last
+/// times. A run that comes after a chunk's last fix (the usual case: a device's fixes arrive in
+/// time order) is appended to it until it holds ``chunkLimit`` fixes; one that does not (a
+/// replay, a late file) starts another chunk of the same hour. Reads merge an hour's chunks,
+/// sort by time and keep one fix per millisecond.
+package enum FixHistory {
+    package static let hourMs: Int64 = 3_600_000
+    /// The most fixes a chunk row holds: a live device's every post rewrites its last chunk, so
+    /// this bounds that rewrite (about 8 KB), while a row per thousand fixes costs nothing.
+    package static let chunkLimit = 1_024
+
+    /// The start of the hour holding `ms`.
+    package static func hour(ofMs ms: Int64) -> Int64 {
+        (ms / hourMs - (ms % hourMs < 0 ? 1 : 0)) * hourMs
+    }
+
+    /// Appends `runs` through `chunks` (inside the ingest's transaction); returns how many fixes
+    /// were stored. A run's fixes are sorted by time and one kept per millisecond.
+    static func append(_ runs: [FixRun], to chunks: some FixChunkWriting) async throws -> Int {
+        var stored = 0
+        for run in runs {
+            let fixes = sortedDistinct(run.fixes)
+            var last = try await chunks.lastChunk(device: run.device, hourMs: run.hourMs)
+            var index = 0
+            while index < fixes.count {
+                let firstMs = Timestamp.milliseconds(fixes[index].time)
+                var chunk: StoredChunk
+                var encoder: FixChunkCodec.Encoder
+                let appending: Bool
+                if let tail = last, tail.count < chunkLimit, firstMs > tail.lastMs {
+                    var decoder = FixChunkCodec.Decoder(tail.bytes)
+                    encoder = FixChunkCodec.Encoder(continuing: tail.bytes, state: try decoder.skipToEnd())
+                    chunk = tail
+                    appending = true
+                } else {
+                    encoder = FixChunkCodec.Encoder()
+                    chunk = StoredChunk(
+                        number: (last?.number ?? -1) + 1, firstMs: firstMs, lastMs: firstMs, count: 0, bytes: [])
+                    appending = false
+                }
+                let end = min(fixes.count, index + chunkLimit - chunk.count)
+                for fix in fixes[index..<end] { encoder.append(fix) }
+                chunk.count += end - index
+                chunk.lastMs = encoder.state.lastTimeMs
+                chunk.bytes = encoder.bytes
+                if appending {
+                    try await chunks.update(chunk, device: run.device, hourMs: run.hourMs)
+                } else {
+                    try await chunks.insert(chunk, device: run.device, hourMs: run.hourMs)
+                }
+                stored += end - index
+                index = end
+                last = chunk
+            }
+        }
+        return stored
+    }
+
+    /// The fixes in time order, one per millisecond (the first given of each).
+    static func sortedDistinct(_ fixes: [Fix]) -> [Fix] {
+        var sorted = fixes
+        if !zip(fixes, fixes.dropFirst()).allSatisfy({ $0.time < $1.time }) {
+            sorted = fixes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(
+                \.element)
+        }
+        var distinct: [Fix] = []
+        distinct.reserveCapacity(sorted.count)
+        var lastMs: Int64?
+        for fix in sorted {
+            let ms = Timestamp.milliseconds(fix.time)
+            if ms == lastMs { continue }
+            lastMs = ms
+            distinct.append(fix)
+        }
+        return distinct
+    }
+}
+
+/// One chunk row of `fix_history`, without its device and hour.
+struct StoredChunk {
+    /// The chunk's number within its device's hour: 0, 1, ...
+    var number: Int64
+    var firstMs: Int64
+    var lastMs: Int64
+    var count: Int
+    var bytes: [UInt8]
+}
+
+/// The three statements ``FixHistory/append(_:to:)`` needs, per backend.
+protocol FixChunkWriting {
+    /// The highest-numbered chunk of the device's hour, if any.
+    func lastChunk(device: String, hourMs: Int64) async throws -> StoredChunk?
+    func insert(_ chunk: StoredChunk, device: String, hourMs: Int64) async throws
+    /// Rewrites a chunk's bytes, count and last time (its first time stays).
+    func update(_ chunk: StoredChunk, device: String, hourMs: Int64) async throws
+}
+
+extension FixChunkWriting {
+    static var insertSQL: String {
+        """
+        INSERT INTO fix_history (device, hour_ms, chunk, first_ms, last_ms, fix_count, fixes)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        """
+    }
+    static var updateSQL: String {
+        "UPDATE fix_history SET last_ms = ?, fix_count = ?, fixes = ? WHERE device = ? AND hour_ms = ? AND chunk = ?"
+    }
+    static var lastSQL: String {
+        """
+        SELECT chunk, first_ms, last_ms, fix_count, fixes FROM fix_history WHERE device = ? AND hour_ms = ?
+        ORDER BY chunk DESC LIMIT 1
+        """
+    }
+}
+
+/// ``FixChunkWriting`` through any transaction's generic SQL (PostgreSQL's writer, and reads).
+struct SQLFixChunks: FixChunkWriting {
+    let tx: any SQLTransaction
+
+    func lastChunk(device: String, hourMs: Int64) async throws -> StoredChunk? {
+        guard let row = try await tx.row(Self.lastSQL, device, hourMs) else { return nil }
+        return StoredChunk(
+            number: row["chunk"], firstMs: row["first_ms"], lastMs: row["last_ms"], count: row["fix_count"],
+            bytes: row["fixes"])
+    }
+
+    func insert(_ chunk: StoredChunk, device: String, hourMs: Int64) async throws {
+        try await tx.execute(
+            Self.insertSQL, device, hourMs, chunk.number, chunk.firstMs, chunk.lastMs, chunk.count, chunk.bytes)
+    }
+
+    func update(_ chunk: StoredChunk, device: String, hourMs: Int64) async throws {
+        try await tx.execute(Self.updateSQL, chunk.lastMs, chunk.count, chunk.bytes, device, hourMs, chunk.number)
+    }
+}
