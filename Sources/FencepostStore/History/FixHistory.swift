@@ -130,24 +130,3 @@ extension FixChunkWriting {
         """
     }
 }
-
-/// ``FixChunkWriting`` through any transaction's generic SQL (PostgreSQL's writer, and reads).
-struct SQLFixChunks: FixChunkWriting {
-    let tx: any SQLTransaction
-
-    func lastChunk(device: String, hourMs: Int64) async throws -> StoredChunk? {
-        guard let row = try await tx.row(Self.lastSQL, device, hourMs) else { return nil }
-        return StoredChunk(
-            number: row["chunk"], firstMs: row["first_ms"], lastMs: row["last_ms"], count: row["fix_count"],
-            bytes: row["fixes"])
-    }
-
-    func insert(_ chunk: StoredChunk, device: String, hourMs: Int64) async throws {
-        try await tx.execute(
-            Self.insertSQL, device, hourMs, chunk.number, chunk.firstMs, chunk.lastMs, chunk.count, chunk.bytes)
-    }
-
-    func update(_ chunk: StoredChunk, device: String, hourMs: Int64) async throws {
-        try await tx.execute(Self.updateSQL, chunk.lastMs, chunk.count, chunk.bytes, device, hourMs, chunk.number)
-    }
-}

@@ -55,7 +55,7 @@ struct PostgresEventWriter: EventWriting {
     }
 
     func keep(_ runs: [FixRun]) async throws -> Int {
-        try await FixHistory.append(runs, to: SQLFixChunks(tx: transaction))
+        try await PostgresFixChunks(transaction: transaction).keep(runs)
     }
 
     func close(visitID: String, at: Double, reason: VisitExitReason) async throws -> Bool {
