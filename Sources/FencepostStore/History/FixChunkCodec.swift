@@ -40,7 +40,11 @@ package enum FixChunkCodec {
 
         /// Appends one fix; its time must follow the last one's (``FixHistory`` sorts).
         package mutating func append(_ fix: Fix) {
-            let timeMs = Timestamp.milliseconds(fix.time)
+            append(fix, timeMs: Timestamp.milliseconds(fix.time))
+        }
+
+        /// Appends one fix whose time in whole milliseconds is `timeMs`.
+        package mutating func append(_ fix: Fix, timeMs: Int64) {
             var present: UInt64 = 0
             let accuracy = fix.accuracy.flatMap { FixChunkCodec.scaled($0, by: 10) }
             let altitude = fix.altitude.flatMap { FixChunkCodec.scaled($0, by: 10) }

@@ -1,17 +1,49 @@
 package import FencepostCore
 
-/// One device's accepted fixes within one hour, in time order: what an ingest hands its
-/// transaction to keep (``IngestTransaction/write(_:keeping:now:)``).
+/// One device's accepted fixes within one hour, in time order, already encoded
+/// (``FixChunkCodec``): what an ingest hands its transaction to keep
+/// (``IngestTransaction/write(_:keeping:now:)``). Built a fix at a time with ``append(_:)``.
 package struct FixRun: Sendable {
-    package var device: String
+    package let device: String
     /// The start of the hour, in milliseconds since the epoch.
-    package var hourMs: Int64
-    package var fixes: [Fix]
+    package let hourMs: Int64
+    package private(set) var firstMs: Int64 = 0
+    package private(set) var lastMs: Int64 = 0
+    package private(set) var count = 0
+    private var encoder = FixChunkCodec.Encoder()
 
-    package init(device: String, hourMs: Int64, fixes: [Fix]) {
+    /// An empty run.
+    package init(device: String, hourMs: Int64) {
         self.device = device
         self.hourMs = hourMs
-        self.fixes = fixes
+    }
+
+    /// A run of `fixes` in any order: sorted by time, one kept per millisecond.
+    package init(device: String, hourMs: Int64, fixes: [Fix]) {
+        self.init(device: device, hourMs: hourMs)
+        for fix in FixHistory.sortedDistinct(fixes) { _ = append(fix) }
+    }
+
+    /// The encoded fixes.
+    package var bytes: [UInt8] { encoder.bytes }
+
+    /// Whether `fix` (at `timeMs`, its time in whole milliseconds) comes after the run's last
+    /// fix, and so can be appended.
+    package func follows(_ timeMs: Int64) -> Bool {
+        count == 0 || timeMs > lastMs
+    }
+
+    /// Appends `fix`, which must follow the run's last (``follows(_:)``); false, appending
+    /// nothing, when it does not.
+    @discardableResult
+    package mutating func append(_ fix: Fix) -> Bool {
+        let timeMs = Timestamp.milliseconds(fix.time)
+        guard follows(timeMs) else { return false }
+        if count == 0 { firstMs = timeMs }
+        lastMs = timeMs
+        count += 1
+        encoder.append(fix, timeMs: timeMs)
+        return true
     }
 }
 
@@ -33,43 +65,29 @@ package enum FixHistory {
     }
 
     /// Appends `runs` through `chunks` (inside the ingest's transaction); returns how many fixes
-    /// were stored. A run's fixes are sorted by time and one kept per millisecond.
+    /// were stored. A run that follows its hour's last chunk and fits in it is appended to it
+    /// (re-encoded after the chunk's last fix); any other becomes a chunk of its own, its bytes
+    /// as they are.
     static func append(_ runs: [FixRun], to chunks: some FixChunkWriting) async throws -> Int {
         var stored = 0
-        for run in runs {
-            let fixes = sortedDistinct(run.fixes)
-            var last = try await chunks.lastChunk(device: run.device, hourMs: run.hourMs)
-            var index = 0
-            while index < fixes.count {
-                let firstMs = Timestamp.milliseconds(fixes[index].time)
-                var chunk: StoredChunk
-                var encoder: FixChunkCodec.Encoder
-                let appending: Bool
-                if let tail = last, tail.count < chunkLimit, firstMs > tail.lastMs {
-                    var decoder = FixChunkCodec.Decoder(tail.bytes)
-                    encoder = FixChunkCodec.Encoder(continuing: tail.bytes, state: try decoder.skipToEnd())
-                    chunk = tail
-                    appending = true
-                } else {
-                    encoder = FixChunkCodec.Encoder()
-                    chunk = StoredChunk(
-                        number: (last?.number ?? -1) + 1, firstMs: firstMs, lastMs: firstMs, count: 0, bytes: [])
-                    appending = false
-                }
-                let end = min(fixes.count, index + chunkLimit - chunk.count)
-                for fix in fixes[index..<end] { encoder.append(fix) }
-                chunk.count += end - index
-                chunk.lastMs = encoder.state.lastTimeMs
-                chunk.bytes = encoder.bytes
-                if appending {
-                    try await chunks.update(chunk, device: run.device, hourMs: run.hourMs)
-                } else {
-                    try await chunks.insert(chunk, device: run.device, hourMs: run.hourMs)
-                }
-                stored += end - index
-                index = end
-                last = chunk
+        for run in runs where run.count > 0 {
+            let tail = try await chunks.lastChunk(device: run.device, hourMs: run.hourMs)
+            if let tail, tail.count + run.count <= chunkLimit, run.firstMs > tail.lastMs {
+                var end = FixChunkCodec.Decoder(tail.bytes)
+                var encoder = FixChunkCodec.Encoder(continuing: tail.bytes, state: try end.skipToEnd())
+                var fixes = FixChunkCodec.Decoder(run.bytes)
+                while let fix = try fixes.next(device: run.device) { encoder.append(fix) }
+                let chunk = StoredChunk(
+                    number: tail.number, firstMs: tail.firstMs, lastMs: run.lastMs, count: tail.count + run.count,
+                    bytes: encoder.bytes)
+                try await chunks.update(chunk, device: run.device, hourMs: run.hourMs)
+            } else {
+                let chunk = StoredChunk(
+                    number: (tail?.number ?? -1) + 1, firstMs: run.firstMs, lastMs: run.lastMs, count: run.count,
+                    bytes: run.bytes)
+                try await chunks.insert(chunk, device: run.device, hourMs: run.hourMs)
             }
+            stored += run.count
         }
         return stored
     }

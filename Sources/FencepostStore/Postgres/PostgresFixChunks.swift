@@ -12,7 +12,7 @@ struct PostgresFixChunks {
     private static let rowsPerStatement = 1_000
 
     func keep(_ runs: [FixRun]) async throws -> Int {
-        var planned = Planned()
+        let planned = Planned()
         var keys: [Key] = []
         var seen = Set<Key>()
         for run in runs where seen.insert(Key(device: run.device, hourMs: run.hourMs)).inserted {
