@@ -94,6 +94,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
         .addRoutes(to: router)
     MonitoredSetController(auth: auth, store: store, planning: planning, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
+    TrackController(auth: auth, store: store).addRoutes(to: router)
     TransitionsController(
         auth: auth, store: store, transitions: transitions, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
     )
@@ -156,6 +157,9 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
                 ingestor: ingestor, keys: OwnTracksKeys(secrets: mqtt.keys), metrics: metrics,
                 recentTracks: recentTracks, transitions: transitions, waypoints: ownTracksWaypoints,
                 planning: planning, logger: logger))
+    }
+    if configuration.jobs.historyPrune {
+        jobs.register(HistoryPruneJob(store: store, interval: .seconds(3_600), logger: logger))
     }
     if configuration.jobs.outboxCleanup {
         jobs.register(

@@ -25,7 +25,7 @@ struct Fencepost: AsyncParsableCommand {
             RegionsCommand.self, IngestCommand.self, ScanCommand.self, WatchCommand.self, HealthCommand.self,
             VisitsCommand.self, EventsCommand.self, SummaryCommand.self, DevicesCommand.self,
             QueueCommand.self, ServeCommand.self, TokensCommand.self, SyncCommand.self, RenderCommand.self,
-            SimulateDeviceCommand.self,
+            SimulateDeviceCommand.self, TrackCommand.self, WhereCommand.self, HistoryCommand.self,
         ]
     )
 

@@ -36,6 +36,8 @@ public final class Monitor {
     let layers: [Int?]
     /// Whether any region has a layer: only then are layers looked at.
     let hasLayers: Bool
+    /// The regions marked `privacy`: no fix inside them is kept in the history.
+    private let privateRegions: [Int]
     /// Per region, its ``RegionArea/deepestUsefulDepth``.
     private let deepestDepths: [Double]
     private let indexByID: [String: Int]
@@ -86,6 +88,7 @@ public final class Monitor {
         let layerNames = Array(Set(enabled.compactMap(\.settings.layer))).sorted()
         self.layers = enabled.map { region in region.settings.layer.flatMap { layerNames.firstIndex(of: $0) } }
         self.hasLayers = !layerNames.isEmpty
+        self.privateRegions = enabled.indices.filter { enabled[$0].settings.privacy }
         self.deepestDepths = areas.map(\.deepestUsefulDepth)
         self.indexByID = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         self.audiences = enabled.map(\.audience)
@@ -96,6 +99,18 @@ public final class Monitor {
     }
 
     public var regionCount: Int { ids.count }
+
+    /// Whether any monitored region is marked `privacy`.
+    public var hasPrivateRegions: Bool { !privateRegions.isEmpty }
+
+    /// Whether `position` lies in a monitored region marked `privacy` (boundary included),
+    /// whichever devices the region selects: a private place stays private for every device.
+    public func isPrivate(_ position: Position) throws -> Bool {
+        for region in privateRegions where areas[region].envelope.contains(x: position.lon, y: position.lat) {
+            if try areas[region].locate(position).inside { return true }
+        }
+        return false
+    }
 
     /// A device's saved state, ready for this monitor's regions: those that apply to `device`
     /// (a membership in one that does not is kept as it is, not followed).

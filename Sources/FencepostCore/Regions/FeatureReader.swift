@@ -10,6 +10,7 @@ struct FeatureReader {
     static let knownProperties: Set<String> = [
         "id", "name", "tags", "radius", "hysteresis", "dwell", "enter_delay", "exit_delay", "enabled", "devices",
         "groups", "max_dwell", "schedule", "expect", "buffer", "speed_limit_kmh", "speed_min_duration", "layer",
+        "privacy",
     ]
 
     init(feature: JSONValue) {
@@ -154,6 +155,13 @@ struct FeatureReader {
             problems.append(.invalidProperty(name: "layer", reason: "must be a non-empty name"))
         case let other?:
             problems.append(.invalidProperty(name: "layer", reason: "must be a name, found a JSON \(other.typeName)"))
+        }
+        switch properties["privacy"] {
+        case nil, .null?: break
+        case .bool(let privacy)?: settings.privacy = privacy
+        case let other?:
+            problems.append(
+                .invalidProperty(name: "privacy", reason: "must be true or false, found a JSON \(other.typeName)"))
         }
         switch properties["enabled"] {
         case nil, .null?: break

@@ -73,6 +73,7 @@ extension Region {
         if let value = settings.speedLimit { properties.append(("speed_limit_kmh", .number(value))) }
         if let value = settings.speedMinDuration { properties.append(("speed_min_duration", .number(value))) }
         if let layer = settings.layer { properties.append(("layer", .string(layer))) }
+        if settings.privacy { properties.append(("privacy", .bool(true))) }
         if !audience.devices.isEmpty { properties.append(("devices", .array(audience.devices.map(JSONValue.string)))) }
         if !audience.groups.isEmpty { properties.append(("groups", .array(audience.groups.map(JSONValue.string)))) }
         let own = properties.count

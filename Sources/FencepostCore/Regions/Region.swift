@@ -115,6 +115,9 @@ public struct RegionSettings: Sendable, Hashable {
     /// and opens the other at the same crossing, once the hysteresis of the one it leaves is
     /// passed. Nil: the region stands alone.
     public var layer: String?
+    /// `privacy: true`: the region's events are kept, but no fix inside it is stored in the
+    /// history (``Monitor/isPrivate(_:)``).
+    public var privacy = false
 
     public init(
         hysteresis: Double? = nil, dwell: Double? = nil, enterDelay: Double? = nil,

@@ -10,6 +10,8 @@ package struct IngestSummary: Sendable, Hashable {
     package var events: [EventKind: Int] = [:]
     package var visitsOpened = 0
     package var visitsClosed = 0
+    /// Accepted fixes stored in the history (``FixHistory``).
+    package var fixesKept = 0
     package var devices: Set<String> = []
     /// Each device's fixes and events (a fleet file holds many devices).
     package var byDevice: [String: DeviceTally] = [:]

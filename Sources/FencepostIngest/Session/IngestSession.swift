@@ -24,6 +24,9 @@ package struct IngestOptions: Sendable {
     /// Seconds within which a device's reported enter and the server's are one enter
     /// (``StayMerge/window``).
     package var transitionWindow: Double = StayMerge.defaultWindow
+    /// Whether accepted fixes are kept in the store's history (``FixHistory``), within its
+    /// retention (``Store/historyDays()``); `ingest --no-history` turns it off.
+    package var keepsHistory = true
 
     package init(
         monitor: MonitorSettings = MonitorSettings(), filter: FixFilterSettings = FixFilterSettings(),
@@ -87,6 +90,9 @@ package final class IngestSession {
     /// Events held before they are handed to the background writes (inside the input's
     /// transaction): small enough that writing overlaps monitoring from early in an input.
     private static let eventBatch = 1_000
+    /// Whether accepted fixes are stored: ``IngestOptions/keepsHistory``, and a retention
+    /// (``Store/historyDays()``, read when the session starts) other than 0.
+    private let keepsHistory: Bool
 
     package init(store: Store, options: IngestOptions = IngestOptions()) async throws {
         self.store = store
@@ -94,6 +100,11 @@ package final class IngestSession {
         let (regions, roster, revision) = try await store.monitoredRegionsAndRevision()
         self.pipeline = try Self.pipeline(regions: regions, roster: roster, options: options)
         self.regionsRevision = revision
+        if options.keepsHistory {
+            self.keepsHistory = try await store.historyDays() > 0
+        } else {
+            self.keepsHistory = false
+        }
     }
 
     private static func pipeline(regions: [Region], roster: DeviceRoster, options: IngestOptions) throws
@@ -281,6 +292,10 @@ package final class IngestSession {
     /// and its stored state read before its first fix is taken.
     private func input(_ next: () throws -> Fix?, tx: IngestTransaction) async throws -> FixPipeline.InputTally {
         var outcomes = Outcomes(replayedBefore: options.replayedAfter.map { Date().timeIntervalSince1970 - $0 })
+        if keepsHistory {
+            let monitor = pipeline.monitor
+            outcomes.history = HistoryBuffer(privacy: monitor.hasPrivateRegions ? monitor : nil)
+        }
         var run = InputRun(input: pipeline.startInput())
         let resume: FixPipeline.Resume = { [unowned self] device, kept in try self.resume(device, kept: kept) }
         // The fixes go through synchronously, a pause for each thing to await.
@@ -289,10 +304,10 @@ package final class IngestSession {
             case .prepare(let device):
                 try await prepare(device, tx: tx)
             case .writeEvents:
-                try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+                try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
                 outcomes.pending.removeAll(keepingCapacity: true)
             case .end:
-                try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+                try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
                 try await tx.awaitWrites()
                 let tally = pipeline.end(run.input)
                 summary.fixesRead += tally.fixes
@@ -348,7 +363,9 @@ package final class IngestSession {
                     return .prepare(fix.device)
                 }
                 try input.take(fix, resume: resume, into: &outcomes)
-                if outcomes.pending.count >= IngestSession.eventBatch { return .writeEvents }
+                if outcomes.pending.count >= IngestSession.eventBatch || outcomes.history?.isFull == true {
+                    return .writeEvents
+                }
             }
         }
     }
@@ -361,9 +378,12 @@ package final class IngestSession {
 
         /// Events of fixes taken before this time are flagged `replayed`.
         var replayedBefore: Double?
+        /// The accepted fixes to keep; nil: none are kept.
+        var history: HistoryBuffer?
 
         mutating func accepted(_ fix: Fix, events: [MonitorEvent]) {
             accepted += 1
+            history?.add(fix)
             guard !events.isEmpty else { return }
             if let replayedBefore, fix.time < replayedBefore {
                 for var event in events {
@@ -373,6 +393,11 @@ package final class IngestSession {
             } else {
                 pending.append(contentsOf: events)
             }
+        }
+
+        /// The runs of fixes held for the history, handed on with the pending events.
+        mutating func takeRuns() -> [FixRun] {
+            history?.take() ?? []
         }
 
         mutating func dropped(_ fix: Fix, reason: FixDropReason) {
@@ -445,6 +470,7 @@ package final class IngestSession {
         summary.events.merge(written.eventsByKind, uniquingKeysWith: +)
         summary.visitsOpened += written.visitsOpened
         summary.visitsClosed += written.visitsClosed
+        summary.fixesKept += written.fixesKept
     }
 }
 

@@ -116,13 +116,14 @@ extension ServiceConfiguration.Sync {
 
 extension ServiceConfiguration.Jobs {
     init(reading config: ConfigObject) throws(ConfigurationError) {
-        try config.allowOnly(["webhooks", "sync", "outbox_cleanup", "outbox_retention_days"])
+        try config.allowOnly(["webhooks", "sync", "outbox_cleanup", "outbox_retention_days", "history_prune"])
         let defaults = Self()
         self.init(
             webhooks: try config.bool("webhooks"), sync: try config.bool("sync"),
             outboxCleanup: try config.bool("outbox_cleanup") ?? defaults.outboxCleanup,
             outboxRetentionDays: try config.number("outbox_retention_days", in: 0...36_500)
                 ?? defaults.outboxRetentionDays)
+        historyPrune = try config.bool("history_prune") ?? defaults.historyPrune
     }
 }
 

@@ -65,6 +65,8 @@ package struct ServiceConfiguration: Sendable, Equatable {
         /// Delete outbox rows delivered more than `outboxRetentionDays` ago.
         package var outboxCleanup: Bool
         package var outboxRetentionDays: Double
+        /// Delete the stored fixes older than the store's `history_days` (``Store/pruneHistory(now:)``).
+        package var historyPrune = true
 
         package init(
             webhooks: Bool? = nil, sync: Bool? = nil, outboxCleanup: Bool = true, outboxRetentionDays: Double = 7

@@ -1,11 +1,13 @@
 /// A value bound to or read from SQL, the same for both backends: SQLite's storage classes, and
-/// the PostgreSQL types Fencepost's schema uses (bigint, double precision, text, boolean).
+/// the PostgreSQL types Fencepost's schema uses (bigint, double precision, text, boolean, bytea).
 package enum SQLValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case double(Double)
     case text(String)
     case bool(Bool)
+    /// Bytes: SQLite's BLOB, PostgreSQL's bytea (the stored fixes' encoded chunks).
+    case blob([UInt8])
 }
 
 /// A Swift value that binds as a ``SQLValue`` and reads back from one.
@@ -17,9 +19,21 @@ package protocol SQLValueConvertible {
 
 extension String: SQLValueConvertible {
     package var sqlValue: SQLValue { .text(self) }
+    /// A BLOB SQLite holds in a text column reads as its UTF-8 text, as it always has.
     package init?(sqlValue: SQLValue) {
-        guard case .text(let text) = sqlValue else { return nil }
-        self = text
+        switch sqlValue {
+        case .text(let text): self = text
+        case .blob(let bytes): self = String(decoding: bytes, as: UTF8.self)
+        default: return nil
+        }
+    }
+}
+
+extension [UInt8]: SQLValueConvertible {
+    package var sqlValue: SQLValue { .blob(self) }
+    package init?(sqlValue: SQLValue) {
+        guard case .blob(let bytes) = sqlValue else { return nil }
+        self = bytes
     }
 }
 

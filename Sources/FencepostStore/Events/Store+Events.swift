@@ -12,6 +12,9 @@ package protocol EventWriting {
 
     /// Closes an open visit (its region retired); returns whether it was open.
     func close(visitID: String, at: Double, reason: VisitExitReason) async throws -> Bool
+
+    /// Keeps accepted fixes (``FixHistory``); returns how many were stored.
+    func keep(_ runs: [FixRun]) async throws -> Int
 }
 
 /// What a batch of event writes did.
@@ -21,6 +24,8 @@ package struct WrittenEvents {
     package var eventsByKind: [EventKind: Int] = [:]
     package var visitsOpened = 0
     package var visitsClosed = 0
+    /// Accepted fixes stored in the history.
+    package var fixesKept = 0
 }
 
 extension Store {

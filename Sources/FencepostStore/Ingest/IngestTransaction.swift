@@ -94,14 +94,18 @@ package final class IngestTransaction {
     }
 
     /// Starts writing `events` with their visit changes and outbox rows (their ids are worked
-    /// out in the writes' task too), once the batch before is written.
-    package func write(_ events: [MonitorEvent], now: String) async throws {
-        guard !events.isEmpty else { return }
+    /// out in the writes' task too), and keeping `runs` of accepted fixes (``FixHistory``),
+    /// once the batch before is written.
+    package func write(_ events: [MonitorEvent], keeping runs: [FixRun] = [], now: String) async throws {
+        guard !events.isEmpty || !runs.isEmpty else { return }
         precondition(!inUse, "event writes started while the transaction is in use")
         let writer = UncheckedSendable(try await use { try $0.eventWriter(now: now) })
         // The writer is used by this task alone until it is awaited (``awaitWrites()``).
         inFlight = Task(executorPreference: StoreThreads.shared) {
-            try await writer.value.write(events.map(GeofenceEvent.init))
+            var written =
+                events.isEmpty ? WrittenEvents() : try await writer.value.write(events.map(GeofenceEvent.init))
+            if !runs.isEmpty { written.fixesKept = try await writer.value.keep(runs) }
+            return written
         }
     }
 

@@ -54,6 +54,10 @@ struct PostgresEventWriter: EventWriting {
         return written
     }
 
+    func keep(_ runs: [FixRun]) async throws -> Int {
+        try await PostgresFixChunks(transaction: transaction).keep(runs)
+    }
+
     func close(visitID: String, at: Double, reason: VisitExitReason) async throws -> Bool {
         guard let version = try await closeVisits([(visitID, at, reason)])[visitID] else { return false }
         try await enqueue([(.visit, visitID, version)])

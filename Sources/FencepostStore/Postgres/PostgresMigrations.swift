@@ -195,5 +195,20 @@ enum PostgresMigrations {
                     updated_at TEXT NOT NULL
                 );
                 """),
+        Migration(
+            name: "v15-fix-history",
+            sql: """
+                CREATE TABLE fix_history (
+                    device TEXT NOT NULL,
+                    hour_ms BIGINT NOT NULL,
+                    chunk BIGINT NOT NULL,
+                    first_ms BIGINT NOT NULL,
+                    last_ms BIGINT NOT NULL,
+                    fix_count BIGINT NOT NULL,
+                    fixes BYTEA NOT NULL,
+                    PRIMARY KEY (device, hour_ms, chunk)
+                );
+                CREATE INDEX fix_history_by_hour ON fix_history (hour_ms);
+                """),
     ]
 }

@@ -149,6 +149,7 @@ final class PostgresTransaction: SQLTransaction {
             case .double(let value): bindings.append(value)
             case .text(let value): bindings.append(value)
             case .bool(let value): bindings.append(value)
+            case .blob(let value): bindings.append(ByteBuffer(bytes: value))
             }
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
@@ -203,6 +204,7 @@ final class PostgresTransaction: SQLTransaction {
         case .int2, .int4, .int8, .oid: return .integer(try cell.decode(Int64.self))
         case .float4, .float8, .numeric: return .double(try cell.decode(Double.self))
         case .bool: return .bool(try cell.decode(Bool.self))
+        case .bytea: return .blob(Array(buffer: try cell.decode(ByteBuffer.self)))
         default: return .text(try cell.decode(String.self))
         }
     }

@@ -43,6 +43,14 @@ struct DirectStatement {
         if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
     }
 
+    func bind(_ index: Int32, _ value: [UInt8]) {
+        value.withUnsafeBytes { bytes in
+            // An empty buffer may have no address, which SQLite would bind as NULL.
+            _ = sqlite3_bind_blob(
+                handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+        }
+    }
+
     func bind(_ index: Int32, _ value: Int64) {
         sqlite3_bind_int64(handle, index, value)
     }
@@ -76,6 +84,12 @@ struct DirectStatement {
         func text(_ index: Int32) -> String? {
             guard let text = sqlite3_column_text(handle, index) else { return nil }
             return String(cString: text)
+        }
+
+        func bytes(_ index: Int32) -> [UInt8] {
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0, let base = sqlite3_column_blob(handle, index) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: base, count: count))
         }
 
         func int64(_ index: Int32) -> Int64? {

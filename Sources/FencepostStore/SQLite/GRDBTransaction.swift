@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The store's SQL on a SQLite connection (through GRDB), inside one of its transactions.
@@ -53,6 +54,7 @@ final class GRDBTransaction: SQLTransaction {
                 case .double(let double): return double.databaseValue
                 case .text(let text): return text.databaseValue
                 case .bool(let bool): return (bool ? 1 : 0).databaseValue
+                case .blob(let bytes): return Data(bytes).databaseValue
                 }
             })
     }
@@ -63,7 +65,7 @@ final class GRDBTransaction: SQLTransaction {
         case .int64(let integer): return .integer(integer)
         case .double(let double): return .double(double)
         case .string(let text): return .text(text)
-        case .blob(let data): return .text(String(decoding: data, as: UTF8.self))
+        case .blob(let data): return .blob([UInt8](data))
         }
     }
 }

@@ -12,6 +12,7 @@ struct SQLiteEventWriter: EventWriting {
     private let closeVisit: DirectStatement
     private let insertClosedVisit: DirectStatement
     private let outbox: OutboxWriter
+    private let chunks: SQLiteFixChunks
 
     init(now: String, db: Database) throws {
         self.now = now
@@ -40,6 +41,11 @@ struct SQLiteEventWriter: EventWriting {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'closed', ?8, 2, ?9)
             """, db: db)
         outbox = try OutboxWriter(now: now, db: db)
+        chunks = try SQLiteFixChunks(db: db)
+    }
+
+    func keep(_ runs: [FixRun]) async throws -> Int {
+        try await FixHistory.append(runs, to: chunks)
     }
 
     func write(_ events: [GeofenceEvent]) throws -> WrittenEvents {
@@ -181,5 +187,49 @@ private struct OutboxWriter {
         insert.bind(6, payload)
         insert.bind(7, now)
         try insert.execute()
+    }
+}
+
+/// ``FixChunkWriting`` through bound statements, as the events' writes.
+private struct SQLiteFixChunks: FixChunkWriting {
+    private let last: DirectStatement
+    private let insert: DirectStatement
+    private let update: DirectStatement
+
+    init(db: Database) throws {
+        last = try DirectStatement(Self.lastSQL, db: db)
+        insert = try DirectStatement(Self.insertSQL, db: db)
+        update = try DirectStatement(Self.updateSQL, db: db)
+    }
+
+    func lastChunk(device: String, hourMs: Int64) throws -> StoredChunk? {
+        last.bind(1, device)
+        last.bind(2, hourMs)
+        return try last.fetchOne { row in
+            StoredChunk(
+                number: row.int64(0) ?? 0, firstMs: row.int64(1) ?? 0, lastMs: row.int64(2) ?? 0,
+                count: Int(row.int64(3) ?? 0), bytes: row.bytes(4))
+        }
+    }
+
+    func insert(_ chunk: StoredChunk, device: String, hourMs: Int64) throws {
+        insert.bind(1, device)
+        insert.bind(2, hourMs)
+        insert.bind(3, chunk.number)
+        insert.bind(4, chunk.firstMs)
+        insert.bind(5, chunk.lastMs)
+        insert.bind(6, Int64(chunk.count))
+        insert.bind(7, chunk.bytes)
+        try insert.execute()
+    }
+
+    func update(_ chunk: StoredChunk, device: String, hourMs: Int64) throws {
+        update.bind(1, chunk.lastMs)
+        update.bind(2, Int64(chunk.count))
+        update.bind(3, chunk.bytes)
+        update.bind(4, device)
+        update.bind(5, hourMs)
+        update.bind(6, chunk.number)
+        try update.execute()
     }
 }

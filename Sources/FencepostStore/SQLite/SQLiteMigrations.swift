@@ -256,8 +256,27 @@ extension SQLiteBackend {
                     );
                     """)
         }
+        migrator.registerMigration("v15-fix-history") { db in
+            try db.execute(sql: SQLiteBackend.fixHistorySchema)
+        }
         return migrator
     }
+
+    /// The stored fixes (``FixHistory``): per device and hour, chunks of encoded fixes.
+    static let fixHistorySchema = """
+        CREATE TABLE fix_history (
+            device TEXT NOT NULL,
+            hour_ms INTEGER NOT NULL,
+            chunk INTEGER NOT NULL,
+            first_ms INTEGER NOT NULL,
+            last_ms INTEGER NOT NULL,
+            fix_count INTEGER NOT NULL,
+            fixes BLOB NOT NULL,
+            PRIMARY KEY (device, hour_ms, chunk)
+        );
+        -- Retention deletes by hour, whatever the device.
+        CREATE INDEX fix_history_by_hour ON fix_history (hour_ms);
+        """
 
     /// The outbox again, with the same columns and rows, and checks SQLite evaluates cheaply:
     /// `status IN (four values)` made SQLite build a temporary index for every row written

@@ -50,13 +50,18 @@ struct IngestCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as JSON on stdout.")
     var json = false
 
+    @Flag(help: "Keep no fix in the store's history (`fencepost track`): events and visits only.")
+    var noHistory = false
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Name at least one trace file (- for standard input).") }
         _ = try ReaderOptions.zone(tz, option: "--tz")
     }
 
     var options: IngestOptions {
-        IngestOptions(monitor: monitor.monitor, filter: monitor.filter)
+        var options = IngestOptions(monitor: monitor.monitor, filter: monitor.filter)
+        options.keepsHistory = !noHistory
+        return options
     }
 
     func run() async throws {

@@ -33,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
                "sync": {"to": "http://central:8080", "token": "fp_…",
                         "batch_size": 500, "max_attempts": 10},
                "jobs": {"webhooks": true, "sync": true, "outbox_cleanup": true,
-                        "outbox_retention_days": 7},
+                        "outbox_retention_days": 7, "history_prune": true},
                "metrics_require_token": false, "max_body_bytes": 16777216,
                "webhook_max_attempts": 8, "durable_commits": true,
                "map_tiles": "https://…/{z}/{x}/{y}.png", "map_tiles_attribution": "…",
