@@ -14,7 +14,7 @@ import Testing
 
         let erased = try await cli.run("devices", "erase", "bus")
         #expect(erased.status == 0)
-        #expect(erased.stdout.hasPrefix("erased bus: devices 1, events 97, outbox "), "\(erased.stdout)")
+        #expect(erased.stdout.hasPrefix("erased bus: devices 1, events 97, fix_history "), "\(erased.stdout)")
         #expect(erased.stdout.contains("visits 36; 133 deletes queued in the outbox"))
         #expect(try await cli.run("visits", "list").stdout.hasSuffix("0 visits\n"))
         let queue = try await cli.run("queue", "status", "--format", "json")

@@ -52,6 +52,7 @@ import Testing
                     for value in row.values {
                         switch value {
                         case .text(let text): found.append((table, text))
+                        case .blob(let bytes): found.append((table, String(decoding: bytes, as: UTF8.self)))
                         default: break
                         }
                     }
@@ -67,7 +68,7 @@ import Testing
         try await Self.fill(store)
         let keptBefore = try await Self.export(store, device: Self.kept)
         let named = try await Self.everyValue(store).filter { $0.text.contains(Self.erased) }
-        #expect(Set(named.map(\.table)).isSuperset(of: ["events", "visits", "devices", "roster", "tokens"]))
+        #expect(Set(named.map(\.table)).isSuperset(of: ["events", "visits", "devices", "roster", "tokens", "fix_history"]))
         let (events, visits) = try await store.read { tx in
             (
                 try await tx.rows("SELECT id FROM events WHERE device = ?", [.text(Self.erased)]).count,
@@ -80,6 +81,7 @@ import Testing
         #expect(erasure.removed["events"] == events)
         #expect(erasure.removed["visits"] == visits)
         #expect(erasure.removed["devices"] == 1 && erasure.removed["roster"] == 1 && erasure.removed["tokens"] == 1)
+        #expect((erasure.removed["fix_history"] ?? 0) > 0, "its stored fixes")
         #expect((erasure.removed["outbox"] ?? 0) >= events + visits, "every outbox row carrying them")
         #expect(erasure.outboxDeletes == events + visits)
 

@@ -54,7 +54,7 @@ extension Store {
             erasure.removed["webhook_dead_letters"] = try await tx.execute(
                 "DELETE FROM webhook_dead_letters WHERE \(tx.dialect.jsonText("payload", "device")) = ?", device)
 
-            for table in ["events", "visits", "devices", "roster", "device_reported_regions"] {
+            for table in ["events", "visits", "devices", "roster", "device_reported_regions", "fix_history"] {
                 erasure.removed[table] = try await tx.execute("DELETE FROM \(table) WHERE device = ?", device)
             }
             for table in ["health_anchors", "health_sources"] {
