@@ -95,6 +95,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
     MonitoredSetController(auth: auth, store: store, planning: planning, maxBodyBytes: configuration.maxBodyBytes)
         .addRoutes(to: router)
     TrackController(auth: auth, store: store).addRoutes(to: router)
+    MovementController(auth: auth, store: store).addRoutes(to: router)
     TransitionsController(
         auth: auth, store: store, transitions: transitions, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
     )

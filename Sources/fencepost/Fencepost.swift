@@ -23,7 +23,8 @@ struct Fencepost: AsyncParsableCommand {
         version: version,
         subcommands: [
             RegionsCommand.self, IngestCommand.self, ScanCommand.self, WatchCommand.self, HealthCommand.self,
-            VisitsCommand.self, EventsCommand.self, SummaryCommand.self, DevicesCommand.self,
+            VisitsCommand.self, EventsCommand.self, SummaryCommand.self, StopsCommand.self, TripsCommand.self,
+            DevicesCommand.self,
             QueueCommand.self, ServeCommand.self, TokensCommand.self, SyncCommand.self, RenderCommand.self,
             SimulateDeviceCommand.self, TrackCommand.self, WhereCommand.self, HistoryCommand.self,
         ]

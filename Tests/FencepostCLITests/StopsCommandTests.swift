@@ -119,3 +119,67 @@ import Testing
         #expect(noRegions.status == 64)
     }
 }
+
+/// `fencepost stops|trips` over the store: the same stops and trips as `scan` of the same
+/// trace, whether the fixes came in one ingest or several.
+@Suite struct StoredStopsCommandTests {
+    /// Two hours in Zurich at 1 Hz: 20 min at home, a 3 km drive, 30 min at work, a 2 km walk
+    /// with a 10 min stop at a café, then the rest at a park.
+    static func day() -> [String] {
+        var lines: [String] = []
+        var t = 1_700_000_000.0
+        var x = 0.0
+        func at(_ seconds: Int, moving speed: Double) {
+            for _ in 0..<seconds {
+                let lon = 8.54 + x / 75_400
+                lines.append("phone,\(Int(t)),47.37,\(String(format: "%.7f", lon)),6")
+                t += 1
+                x += speed
+            }
+        }
+        at(1200, moving: 0)
+        at(200, moving: 15)
+        at(1800, moving: 0)
+        at(700, moving: 1.4)
+        at(600, moving: 0)
+        at(700, moving: 1.4)
+        at(1000, moving: 0)
+        return lines
+    }
+
+    @Test func storedStopsAreScansStopsHoweverTheFixesCame() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let lines = Self.day()
+        let header = "device,time,lat,lon,accuracy\n"
+        let whole = try cli.write("day.csv", header + lines.joined(separator: "\n") + "\n")
+        let cut = lines.count * 2 / 5
+        let first = try cli.write("morning.csv", header + lines[..<cut].joined(separator: "\n") + "\n")
+        let second = try cli.write("afternoon.csv", header + lines[cut...].joined(separator: "\n") + "\n")
+
+        let scanStops = try await cli.run("scan", "--stops", "--format", "jsonl", whole)
+        let scanTrips = try await cli.run("scan", "--trips", whole)
+        #expect(scanStops.stdout.split(separator: "\n").count == 4, "home, work, café, park: \(scanStops.stdout)")
+
+        // In two ingests, with a read of the stops between them (the open stop stored, then moved on).
+        #expect(try await cli.run("ingest", first).status == 0)
+        let early = try await cli.run("stops", "--format", "jsonl")
+        #expect(early.stdout.split(separator: "\n").count >= 1)
+        #expect(try await cli.run("ingest", second).status == 0)
+        let stops = try await cli.run("stops", "--format", "jsonl")
+        let trips = try await cli.run("trips")
+        #expect(stops.status == 0 && trips.status == 0, "\(stops.stderr) \(trips.stderr)")
+        #expect(stops.stdout == scanStops.stdout)
+        #expect(trips.stdout == scanTrips.stdout)
+
+        let rebuilt = try await cli.run("stops", "--rebuild", "--format", "jsonl")
+        #expect(rebuilt.stdout == scanStops.stdout)
+        let since = try await cli.run("stops", "--since", "2023-11-14T23:10:00Z", "--format", "jsonl")
+        #expect(since.stdout.split(separator: "\n").count < 4)
+        #expect(try await cli.run("stops", "--since", "soon").status == 64)
+
+        let erased = try await cli.run("devices", "erase", "phone")
+        #expect(erased.stdout.contains("stops 4") && erased.stdout.contains("trips 3"), "\(erased.stdout)")
+        #expect(try await cli.run("stops").stdout == "id,device,start,end,duration_s,lat,lon,fixes,status\n")
+    }
+}

@@ -68,7 +68,8 @@ import Testing
         try await Self.fill(store)
         let keptBefore = try await Self.export(store, device: Self.kept)
         let named = try await Self.everyValue(store).filter { $0.text.contains(Self.erased) }
-        #expect(Set(named.map(\.table)).isSuperset(of: ["events", "visits", "devices", "roster", "tokens", "fix_history"]))
+        #expect(
+            Set(named.map(\.table)).isSuperset(of: ["events", "visits", "devices", "roster", "tokens", "fix_history"]))
         let (events, visits) = try await store.read { tx in
             (
                 try await tx.rows("SELECT id FROM events WHERE device = ?", [.text(Self.erased)]).count,

@@ -56,6 +56,24 @@ public struct Trip: Sendable, Hashable, Codable {
     public var endLat: Double
     public var endLon: Double
 
+    public init(
+        device: String, start: Double, end: Double, distance: Double, maxSpeed: Double, fixes: Int, fromStop: Stop?,
+        toStop: Stop?, startLat: Double, startLon: Double, endLat: Double, endLon: Double
+    ) {
+        self.device = device
+        self.start = start
+        self.end = end
+        self.distance = distance
+        self.maxSpeed = maxSpeed
+        self.fixes = fixes
+        self.fromStop = fromStop
+        self.toStop = toStop
+        self.startLat = startLat
+        self.startLon = startLon
+        self.endLat = endLat
+        self.endLon = endLon
+    }
+
     public var duration: Double { end - start }
     /// Metres per second over the whole trip.
     public var meanSpeed: Double { duration > 0 ? distance / duration : 0 }

@@ -7,7 +7,7 @@ package import Foundation
 package enum MovementExport {
     package static let stopCSVHeader = "id,device,start,end,duration_s,lat,lon,fixes,status\n"
     package static let tripCSVHeader =
-        "id,device,start,end,duration_s,distance_m,max_speed_kmh,mean_speed_kmh,from_stop,to_stop,start_lat,start_lon,end_lat,end_lon,fixes\n"
+        "id,device,start,end,duration_s,distance_m,max_speed_kmh,mean_speed_kmh,from_stop,to_stop,start_lat,start_lon,end_lat,end_lon,fixes,regions\n"
 
     package static func csvLine(_ stop: Stop) -> String {
         let fields = [
@@ -17,12 +17,13 @@ package enum MovementExport {
         return fields.map(CSV.field).joined(separator: ",") + "\n"
     }
 
-    package static func csvLine(_ trip: Trip) -> String {
+    /// A trip's line; `regions`: those it visited on the way (a store's visits), `;`-separated.
+    package static func csvLine(_ trip: Trip, regions: [String] = []) -> String {
         let fields = [
             trip.id, trip.device, time(trip.start), time(trip.end), seconds(trip.duration), metres(trip.distance),
             kmh(trip.maxSpeed), kmh(trip.meanSpeed), trip.fromStop?.id ?? "", trip.toStop?.id ?? "",
             degrees(trip.startLat), degrees(trip.startLon), degrees(trip.endLat), degrees(trip.endLon),
-            String(trip.fixes),
+            String(trip.fixes), regions.joined(separator: ";"),
         ]
         return fields.map(CSV.field).joined(separator: ",") + "\n"
     }
@@ -36,19 +37,23 @@ package enum MovementExport {
         ])
     }
 
-    package static func json(_ trip: Trip) -> JSONValue {
-        .object([
+    package static func json(_ trip: Trip, regions: [String]? = nil) -> JSONValue {
+        var object: [String: JSONValue] = [
             "id": .string(trip.id), "device": .string(trip.device), "start": .string(time(trip.start)),
             "end": .string(time(trip.end)), "duration_s": .number(rounded(trip.duration, 3)),
             "distance_m": .number(rounded(trip.distance, 1)), "max_speed_kmh": .number(rounded(trip.maxSpeed * 3.6, 1)),
             "mean_speed_kmh": .number(rounded(trip.meanSpeed * 3.6, 1)),
             "from_stop": trip.fromStop.map { .string($0.id) } ?? .null,
             "to_stop": trip.toStop.map { .string($0.id) } ?? .null, "fixes": .number(Double(trip.fixes)),
-        ])
+        ]
+        if let regions { object["regions"] = .array(regions.map(JSONValue.string)) }
+        return .object(object)
     }
 
     package static func jsonLine(_ stop: Stop) -> String { json(stop).canonicalText() + "\n" }
-    package static func jsonLine(_ trip: Trip) -> String { json(trip).canonicalText() + "\n" }
+    package static func jsonLine(_ trip: Trip, regions: [String]? = nil) -> String {
+        json(trip, regions: regions).canonicalText() + "\n"
+    }
 
     /// A stop as a Point at its centre.
     package static func feature(_ stop: Stop) -> JSONValue {
@@ -61,8 +66,8 @@ package enum MovementExport {
     }
 
     /// A trip as a line from its departure to its arrival (the way itself is the device's track).
-    package static func feature(_ trip: Trip) -> JSONValue {
-        var properties = json(trip).objectValue ?? [:]
+    package static func feature(_ trip: Trip, regions: [String]? = nil) -> JSONValue {
+        var properties = json(trip, regions: regions).objectValue ?? [:]
         properties["type"] = .string("trip")
         let geometry: JSONValue = .object([
             "type": .string("LineString"),

@@ -23,7 +23,7 @@ package struct DeviceErasure: Sendable, Equatable {
 }
 
 extension Store {
-    /// Removes every row that names `device`: its events, visits, stored fixes, state, roster
+    /// Removes every row that names `device`: its events, visits, stored fixes, stops and trips, state, roster
     /// entry, device-reported regions, health import anchors and sources, tokens scoped to it,
     /// and the outbox rows and dead letters that carry its events and visits. Queues a delete
     /// per event and visit (payload `{}`, ids only: the device's name is in none of them), so
@@ -54,7 +54,10 @@ extension Store {
             erasure.removed["webhook_dead_letters"] = try await tx.execute(
                 "DELETE FROM webhook_dead_letters WHERE \(tx.dialect.jsonText("payload", "device")) = ?", device)
 
-            for table in ["events", "visits", "devices", "roster", "device_reported_regions", "fix_history"] {
+            for table in [
+                "events", "visits", "devices", "roster", "device_reported_regions", "fix_history", "stops", "trips",
+                "movement_state",
+            ] {
                 erasure.removed[table] = try await tx.execute("DELETE FROM \(table) WHERE device = ?", device)
             }
             for table in ["health_anchors", "health_sources"] {

@@ -210,5 +210,42 @@ enum PostgresMigrations {
                 );
                 CREATE INDEX fix_history_by_hour ON fix_history (hour_ms);
                 """),
+        Migration(
+            name: "v16-stops-trips",
+            sql: """
+                CREATE TABLE stops (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    device TEXT NOT NULL,
+                    start_ms BIGINT NOT NULL,
+                    end_ms BIGINT NOT NULL,
+                    lat DOUBLE PRECISION NOT NULL,
+                    lon DOUBLE PRECISION NOT NULL,
+                    fixes BIGINT NOT NULL,
+                    status TEXT NOT NULL CHECK (status IN ('open', 'closed'))
+                );
+                CREATE INDEX stops_by_device ON stops (device, start_ms);
+                CREATE TABLE trips (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    device TEXT NOT NULL,
+                    start_ms BIGINT NOT NULL,
+                    end_ms BIGINT NOT NULL,
+                    distance DOUBLE PRECISION NOT NULL,
+                    max_speed DOUBLE PRECISION NOT NULL,
+                    fixes BIGINT NOT NULL,
+                    from_stop TEXT,
+                    to_stop TEXT,
+                    start_lat DOUBLE PRECISION NOT NULL,
+                    start_lon DOUBLE PRECISION NOT NULL,
+                    end_lat DOUBLE PRECISION NOT NULL,
+                    end_lon DOUBLE PRECISION NOT NULL
+                );
+                CREATE INDEX trips_by_device ON trips (device, start_ms);
+                CREATE TABLE movement_state (
+                    device TEXT PRIMARY KEY NOT NULL,
+                    through_ms BIGINT NOT NULL,
+                    state TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                """),
     ]
 }

@@ -259,6 +259,44 @@ extension SQLiteBackend {
         migrator.registerMigration("v15-fix-history") { db in
             try db.execute(sql: SQLiteBackend.fixHistorySchema)
         }
+        migrator.registerMigration("v16-stops-trips") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE stops (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        device TEXT NOT NULL,
+                        start_ms INTEGER NOT NULL,
+                        end_ms INTEGER NOT NULL,
+                        lat REAL NOT NULL,
+                        lon REAL NOT NULL,
+                        fixes INTEGER NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('open', 'closed'))
+                    );
+                    CREATE INDEX stops_by_device ON stops (device, start_ms);
+                    CREATE TABLE trips (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        device TEXT NOT NULL,
+                        start_ms INTEGER NOT NULL,
+                        end_ms INTEGER NOT NULL,
+                        distance REAL NOT NULL,
+                        max_speed REAL NOT NULL,
+                        fixes INTEGER NOT NULL,
+                        from_stop TEXT,
+                        to_stop TEXT,
+                        start_lat REAL NOT NULL,
+                        start_lon REAL NOT NULL,
+                        end_lat REAL NOT NULL,
+                        end_lon REAL NOT NULL
+                    );
+                    CREATE INDEX trips_by_device ON trips (device, start_ms);
+                    CREATE TABLE movement_state (
+                        device TEXT PRIMARY KEY NOT NULL,
+                        through_ms INTEGER NOT NULL,
+                        state TEXT NOT NULL,
+                        updated_at TEXT NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 

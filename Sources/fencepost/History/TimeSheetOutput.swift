@@ -42,7 +42,9 @@ struct TimeSheetOutput {
                 Table.render(
                     header: ["PERIOD", "DEVICE", "REGION", "TIME", "VISITS", "FIRST IN", "LAST OUT", "DISTANCE"],
                     rows: table) + "\n")
-            try sink.write("\(rows.count) row\(rows.count == 1 ? "" : "s") (times in \(zone.identifier))\n")
+            try sink.write(
+                "\(rows.count) row\(rows.count == 1 ? "" : "s") (times in \(zone.identifier == "GMT" ? "UTC" : zone.identifier))\n"
+            )
         }
     }
 

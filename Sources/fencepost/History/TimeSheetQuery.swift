@@ -2,7 +2,8 @@ import FencepostCore
 import FencepostStore
 import Foundation
 
-/// The store's visits (and, with history, trips) added up into a ``TimeSheet``.
+/// The store's visits and, unless the sheet is for one region or tag, its trips (each device's
+/// distance and time moving) added up into a ``TimeSheet``.
 struct TimeSheetQuery {
     var period: SummaryPeriod
     var zone: TimeZone
@@ -40,6 +41,18 @@ struct TimeSheetQuery {
             sheet.addVisit(
                 device: visit.device, subject: tag ?? visit.region, start: start,
                 end: max(start, lastFixes[visit.device] ?? start))
+        }
+        if region == nil, tag == nil {
+            // Each device's movement: its trips, brought up to date from its stored fixes.
+            var devices = [String]()
+            if let device { devices = [device] } else { devices = try await store.historyDevices() }
+            for device in devices { try await store.updateMovement(device: device) }
+            let query = MovementQuery(
+                device: device, group: group, since: window.lowerBound.isFinite ? window.lowerBound : nil,
+                until: window.upperBound.isFinite ? window.upperBound : nil)
+            try await store.forEachTrip(query) { trip in
+                sheet.addTrip(device: trip.device, start: trip.start, end: trip.end, distance: trip.distance)
+            }
         }
         return (sheet.finished(), names)
     }

@@ -1,0 +1,110 @@
+import FencepostCore
+import FencepostFormats
+import FencepostStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Stops and trips: `GET /v1/stops` and `GET /v1/trips` with `device`, `since`, `until` (RFC
+/// 3339) and `format` (json, the default: an array; jsonl, csv, geojson; ics for stops). Each
+/// read first takes the stored fixes the devices' trackers have not taken yet, so answers
+/// never lag the history. A device token reads its own device; a group token its group's.
+struct MovementController {
+    let auth: Authenticator
+    let store: Store
+
+    func addRoutes(to router: Router<FencepostRequestContext>) {
+        let routes = router.authenticated(by: auth)
+        routes.get("/v1/stops", use: stops)
+        routes.get("/v1/trips", use: trips)
+    }
+
+    enum Format: String { case json, jsonl, csv, geojson, ics }
+
+    @Sendable func stops(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let (query, format) = try await selection(
+            request, context: context, formats: [.json, .jsonl, .csv, .geojson, .ics])
+        var stops: [Stop] = []
+        try await store.forEachStop(query) { stops.append($0) }
+        var text = ""
+        var features = GeoJSONExport()
+        switch format {
+        case .json: text = JSONValue.array(stops.map(MovementExport.json)).canonicalText() + "\n"
+        case .jsonl: text = stops.map(MovementExport.jsonLine).joined()
+        case .csv: text = MovementExport.stopCSVHeader + stops.map(MovementExport.csvLine).joined()
+        case .geojson:
+            text =
+                GeoJSONExport.header + stops.map { features.feature(MovementExport.feature($0)) }.joined()
+                + GeoJSONExport.footer
+        case .ics:
+            text = ICSExport.text(ICSExport.header + stops.flatMap(MovementExport.vevent) + ICSExport.footer)
+        }
+        return Self.response(text, format)
+    }
+
+    @Sendable func trips(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let (query, format) = try await selection(request, context: context, formats: [.json, .jsonl, .csv, .geojson])
+        var trips: [Trip] = []
+        try await store.forEachTrip(query) { trips.append($0) }
+        let regions = try await store.regionsVisited(during: trips)
+        let pairs = Array(zip(trips, regions))
+        var text = ""
+        var features = GeoJSONExport()
+        switch format {
+        case .json: text = JSONValue.array(pairs.map { MovementExport.json($0, regions: $1) }).canonicalText() + "\n"
+        case .jsonl: text = pairs.map { MovementExport.jsonLine($0, regions: $1) }.joined()
+        case .csv: text = MovementExport.tripCSVHeader + pairs.map { MovementExport.csvLine($0, regions: $1) }.joined()
+        case .geojson:
+            text =
+                GeoJSONExport.header
+                + pairs.map { features.feature(MovementExport.feature($0, regions: $1)) }.joined()
+                + GeoJSONExport.footer
+        case .ics: break
+        }
+        return Self.response(text, format)
+    }
+
+    /// The query the request and its token allow, after the devices' stops are brought up to date.
+    private func selection(_ request: Request, context: FencepostRequestContext, formats: [Format]) async throws
+        -> (MovementQuery, Format)
+    {
+        let scope = try await context.requireCaller().readScope(asking: request.query("device"), store: store)
+        var format = Format.json
+        if let text = request.query("format") {
+            guard let parsed = Format(rawValue: text), formats.contains(parsed) else {
+                throw APIError.badRequest(
+                    "format must be \(formats.map(\.rawValue).joined(separator: ", ")), not \(text)")
+            }
+            format = parsed
+        }
+        let since = try Self.time(request, "since")
+        let until = try Self.time(request, "until")
+        if let since, let until, since > until { throw APIError.badRequest("since is after until") }
+        var devices = [String]()
+        if let device = scope.device { devices = [device] } else { devices = try await store.historyDevices() }
+        for device in devices { try await store.updateMovement(device: device) }
+        return (MovementQuery(device: scope.device, group: scope.group, since: since, until: until), format)
+    }
+
+    private static func time(_ request: Request, _ name: String) throws -> Double? {
+        guard let text = request.query(name) else { return nil }
+        guard let time = Timestamp.parse(text) else {
+            throw APIError.badRequest("\(name) is not an RFC 3339 time (2025-06-01T08:00:00Z): \(text)")
+        }
+        return time
+    }
+
+    private static func response(_ text: String, _ format: Format) -> Response {
+        let type: String
+        switch format {
+        case .json: type = "application/json"
+        case .jsonl: type = ExportFormat.jsonl.contentType
+        case .csv: type = ExportFormat.csv.contentType
+        case .geojson: type = ExportFormat.geojson.contentType
+        case .ics: type = ExportFormat.ics.contentType
+        }
+        return Response(
+            status: .ok, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}
