@@ -1,18 +1,40 @@
 import FencepostCore
 import FencepostFormats
 import FencepostIngest
+import FencepostStore
+import Foundation
 
-/// `regions plan --replay TRACE...`: the traces run through the monitored set and through the
-/// planned one (statelessly, as `scan` does), and, per changed region, the visits the edit
-/// would add, remove and change. Visits are held in memory: a replay is a review of a few
-/// traces, not an import.
+/// `regions plan --replay TRACE...|SINCE`: the traces, or the stored fixes of every device since
+/// a time, run through the monitored set and through the planned one (statelessly, as `scan`
+/// does), and, per changed region, the visits the edit would add, remove and change. Visits are
+/// held in memory: a replay is a review, not an import.
 enum RegionPlanReplay {
+    /// What is replayed: trace files, or the store's history from a time on.
+    enum Source {
+        case traces([String])
+        case history(Store, since: Double)
+
+        /// `--replay` values: files that exist are traces; else one time (RFC 3339, or a
+        /// duration back from now such as 30d) selects the stored history.
+        static func parse(_ values: [String], store: Store) throws -> Source {
+            let files = values.filter { FileManager.default.fileExists(atPath: $0) || $0 == "-" }
+            if files.count == values.count { return .traces(files) }
+            guard values.count == 1, let since = TimeArgument.parse(values[0]) else {
+                let odd = values.first { !files.contains($0) } ?? ""
+                throw CommandFailure.invalidInput([
+                    "error: --replay \(odd): no such trace file, and not a time (RFC 3339, or a duration back from now such as 30d) to replay the stored fixes from"
+                ])
+            }
+            return .history(store, since: since)
+        }
+    }
+
     /// One line per changed region: `replay: depot: +3 −1 ~2 visits over 4 devices`.
     static func lines(
-        plan: RegionPlan, current: [Region], planned: [Region], roster: DeviceRoster, traces: [String]
-    ) throws -> [String] {
-        let before = try visits(of: current, roster: roster, traces: traces)
-        let after = try visits(of: planned, roster: roster, traces: traces)
+        plan: RegionPlan, current: [Region], planned: [Region], roster: DeviceRoster, source: Source
+    ) async throws -> [String] {
+        let before = try await visits(of: current, roster: roster, source: source)
+        let after = try await visits(of: planned, roster: roster, source: source)
         return plan.changes.map { change in
             let region = change.regionID
             let difference = Difference(before: before[region] ?? [], after: after[region] ?? [])
@@ -22,15 +44,26 @@ enum RegionPlanReplay {
         }
     }
 
-    /// Every visit the traces give against `regions`, by region.
-    private static func visits(of regions: [Region], roster: DeviceRoster, traces: [String]) throws -> [String:
+    /// Every visit the source gives against `regions`, by region.
+    static func visits(of regions: [Region], roster: DeviceRoster, source: Source) async throws -> [String:
         [VisitRow]]
     {
         let pipeline = try FixPipeline(regions: regions, roster: roster)
         var tracker = VisitTracker()
-        for trace in traces {
-            var reader = try TraceOpener.open(trace, format: nil, device: nil)
-            try pipeline.input({ try reader.next() }, into: &tracker)
+        switch source {
+        case .traces(let traces):
+            for trace in traces {
+                var reader = try TraceOpener.open(trace, format: nil, device: nil)
+                try pipeline.input({ try reader.next() }, into: &tracker)
+            }
+        case .history(let store, let since):
+            // A device's stored fixes, an hour at a time, in time order: each hour an input.
+            for device in try await store.historyDevices() {
+                try await store.readTrack(device: device, since: since) { fixes in
+                    var next = fixes.makeIterator()
+                    try pipeline.input({ next.next() }, into: &tracker)
+                }
+            }
         }
         return Dictionary(grouping: tracker.closed + tracker.open.values, by: \.region)
     }

@@ -56,8 +56,8 @@ struct RegionsPlan: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A trace to replay through the monitored and the planned regions: per changed region, the visits the edit adds, removes and changes (text format). Repeat for more.",
-            valueName: "trace"))
+            "A trace to replay through the monitored and the planned regions: per changed region, the visits the edit adds, removes and changes (text format). Repeat for more. Or a time (RFC 3339, or a duration back from now: 30d) to replay every device's stored fixes since then.",
+            valueName: "trace|since"))
     var replay: [String] = []
 
     func run() async throws {
@@ -72,9 +72,10 @@ struct RegionsPlan: AsyncParsableCommand {
                 do {
                     text +=
                         "\n"
-                        + (try RegionPlanReplay.lines(
+                        + (try await RegionPlanReplay.lines(
                             plan: plan, current: try await store.monitoredRegions().map(\.region), planned: desired,
-                            roster: try await store.roster(), traces: replay)).joined(separator: "\n")
+                            roster: try await store.roster(), source: .parse(replay, store: store))).joined(
+                            separator: "\n")
                 } catch let error as TraceReadError {
                     throw error.unreadable
                         ? CommandFailure.io("error: \(error)") : CommandFailure.invalidInput(["error: \(error)"])
