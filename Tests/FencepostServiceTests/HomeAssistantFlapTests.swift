@@ -13,8 +13,9 @@ import Testing
 /// (radius 30 m) and "Angerovi" (radius 11 m), centres about 72 m apart; a phone lying still at
 /// home's centre reports fixes whose accuracy worsens from 5 m to 80 m, each fix displaced by
 /// noise as large as its accuracy. Raw point-in-zone containment of those fixes flaps between
-/// Home, Angerovi and away; what a Home Assistant subscriber sees on the device's retained state
-/// and device_tracker topics must not change once the phone is home.
+/// Home and away, Home Assistant's accuracy rule between Home and Angerovi; what a Home
+/// Assistant subscriber sees on the device's retained state and device_tracker topics must not
+/// change once the phone is home.
 @Suite(.enabled(if: TestBroker.available, "needs FENCEPOST_TEST_MQTT and FENCEPOST_TEST_PYTHON (tools/test)"))
 struct HomeAssistantFlapTests {
     static let zones = [
@@ -51,6 +52,17 @@ struct HomeAssistantFlapTests {
         }.min { $0.radius < $1.radius }?.name ?? "not_home"
     }
 
+    /// The zone Home Assistant's own rule picks (its zone integration: a zone holds the fix
+    /// when the distance to its centre less its radius is below the fix's accuracy; the
+    /// closest centre wins), or `not_home`: what core#175663 sees flip between the two zones.
+    static func accuracyRuleZone(lat: Double, lon: Double, accuracy: Double) -> String {
+        zones.map { zone -> (name: String, distance: Double, radius: Double) in
+            let dy = (lat - zone.lat) * 111_320
+            let dx = (lon - zone.lon) * 111_320 * cos(zone.lat * .pi / 180)
+            return (zone.name, (dx * dx + dy * dy).squareRoot(), zone.radius)
+        }.filter { $0.distance - $0.radius < accuracy }.min { $0.distance < $1.distance }?.name ?? "not_home"
+    }
+
     /// How often a sequence of states changes value.
     static func changes(_ states: [String]) -> Int {
         zip(states, states.dropFirst()).filter { $0 != $1 }.count
@@ -84,6 +96,7 @@ struct HomeAssistantFlapTests {
 
         let fixes = Self.fixes()
         let raw = fixes.map { Self.rawZone(lat: $0.lat, lon: $0.lon) }
+        let byRule = fixes.map { Self.accuracyRuleZone(lat: $0.lat, lon: $0.lon, accuracy: $0.accuracy) }
         try await fixture.app(configuration).test(.router) { client in
             // One fix a request, as a phone sends them, each delivered before the next is sent,
             // so every state the sink would publish is seen.
@@ -107,9 +120,10 @@ struct HomeAssistantFlapTests {
         let locations = received.filter { $0.topic == topics[0] }.map(\.payload)
         let states = received.filter { $0.topic == topics[1] }.map(\.payload)
         let description =
-            "layer \(layer ?? "none"): raw containment changed \(Self.changes(raw)) times over \(fixes.count) fixes; the device_tracker topic \(Self.changes(locations)) times (\(locations)), the state topic \(Self.changes(states)) times; events \(events.map { "\($0.kind) \($0.region ?? "")" })"
+            "layer \(layer ?? "none"): over \(fixes.count) fixes raw containment changed \(Self.changes(raw)) times, Home Assistant's accuracy rule \(Self.changes(byRule)) times (\(Set(byRule).sorted())); the device_tracker topic \(Self.changes(locations)) times (\(locations)), the state topic \(Self.changes(states)) times; events \(events.map { "\($0.kind) \($0.region ?? "")" })"
         print(description)
         #expect(Self.changes(raw) > 0, "\(description)")
+        #expect(Self.changes(byRule) > 0, "\(description)")
         #expect(locations.last == "Home", "\(description)")
         #expect(Self.changes(locations) == 0, "\(description)")
         #expect(Self.changes(states) == 0, "\(description)")
