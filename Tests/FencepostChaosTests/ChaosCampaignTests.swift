@@ -85,6 +85,31 @@ import Testing
         }
     }
 
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment["FENCEPOST_TEST_PYTHON"] != nil,
+            "needs tools/python's consumers (FENCEPOST_TEST_PYTHON, set by tools/test)"))
+    func sinksCampaignDeliversEveryEventInOrder() async throws {
+        let run = try await Self.chaos([
+            "sinks", "--events", "800", "--devices", "4", "--batch", "20", "--broker-restarts", "3", "--kills", "2",
+            "--seed", "5",
+        ])
+        #expect(run.status == 0, "fencepost-chaos sinks failed: \(run.stderr.suffix(3000))")
+        #expect(run.figures.map { $0["sink"] as? String } == ["redis", "nats", "mqtt"])
+        for row in run.figures {
+            let sink = row["sink"] as? String ?? "?"
+            let examples = "\(row["examples"] ?? "")"
+            #expect(Self.number(row, "events") > 0, "\(sink)")
+            #expect(Self.number(row, "broker_restarts") == 3, "\(sink)")
+            #expect(Self.number(row, "kills") == 2, "\(sink)")
+            #expect(Self.number(row, "lost") == 0, "\(sink): \(examples)")
+            #expect(Self.number(row, "unknown") == 0, "\(sink): \(examples)")
+            #expect(Self.number(row, "devices_out_of_order") == 0, "\(sink): \(examples)")
+            #expect(Self.number(row, "duplicates_without_restart") == 0, "\(sink): \(examples)")
+            if sink != "mqtt" { #expect(Self.number(row, "duplicates") == 0, "\(sink): \(examples)") }
+        }
+    }
+
     @Test func lockedStoreAndIdleConnections() async throws {
         let run = try await Self.chaos([
             "resources", "--checks", "lock,idle,devices", "--connections", "200", "--idle-timeout", "2",

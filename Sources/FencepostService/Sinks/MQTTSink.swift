@@ -20,7 +20,8 @@ package final class MQTTSink: OutboxSink {
     let discovery: Bool
     package let batchSize: Int
     package let maxAttempts: Int
-    private let client: MQTTClient
+    let client: MQTTClient
+    let logger: Logger
     private let store: Store
     private let state = Mutex(State())
 
@@ -42,6 +43,7 @@ package final class MQTTSink: OutboxSink {
         self.batchSize = batchSize
         self.maxAttempts = maxAttempts
         self.store = store
+        self.logger = logger
         self.client = MQTTClient(configuration: configuration, logger: logger)
     }
 
@@ -133,11 +135,26 @@ package final class MQTTSink: OutboxSink {
     }
 
     /// A presence `binary_sensor` per region, once per connection and whenever the regions
-    /// change; an empty config for each region announced before and gone now.
+    /// change; an empty config for each region announced before and gone now: on this
+    /// connection, or found on the broker (regions removed while serve was down or away).
     private func announceRegions(_ names: [String: String]) async throws {
         let revision = try await store.regionsRevision()
         let (known, announced) = state.withLock { ($0.regionsRevision, $0.announcedRegions) }
         guard revision != known else { return }
+        if known == -1 {
+            do {
+                let removed = try await sweepRemovedRegions(keeping: Set(names.keys))
+                if !removed.isEmpty {
+                    logger.info(
+                        "MQTT sink removed the Home Assistant entities of regions no longer monitored",
+                        metadata: ["sink": "\(name)", "regions": "\(removed.joined(separator: " "))"])
+                }
+            } catch {
+                logger.warning(
+                    "MQTT sink could not read back its Home Assistant configs; entities of removed regions may stay",
+                    metadata: ["sink": "\(name)", "error": "\(error)"])
+            }
+        }
         for region in names.keys.sorted() {
             let config: JSONValue = .object([
                 "name": .string("\(names[region] ?? region) presence"),
@@ -159,7 +176,7 @@ package final class MQTTSink: OutboxSink {
         }
     }
 
-    private func publish(_ topic: String, _ payload: String) async throws {
+    func publish(_ topic: String, _ payload: String) async throws {
         try await client.publish(topic: topic, payload: Array(payload.utf8), retain: true)
     }
 

@@ -8,7 +8,7 @@ struct ChaosCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fencepost-chaos",
         abstract: "Kill, fault and starve fencepost, and check that nothing is lost or duplicated.",
-        subcommands: [KillCommand.self, FaultsCommand.self, ResourcesCommand.self])
+        subcommands: [KillCommand.self, FaultsCommand.self, ResourcesCommand.self, SinksCommand.self])
 }
 
 /// Options every campaign takes.

@@ -156,6 +156,11 @@ final class Load: Sendable {
         }
     }
 
+    /// How many batches have been answered 200 so far.
+    func answeredBatches() -> Int {
+        state.withLock { $0.answered.values.map(\.count).reduce(0, +) }
+    }
+
     /// Posts every device's batches; returns when all are answered.
     func run() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -1,0 +1,87 @@
+import FencepostCore
+import FencepostMQTT
+import Foundation
+import Synchronization
+
+extension MQTTSink {
+    /// Removes the presence sensors of regions this sink announced before (in an earlier run,
+    /// or before a reconnection) that `regions` no longer has: a short-lived client reads the
+    /// retained `binary_sensor` configs back from the broker and each gone region's gets an
+    /// empty config, which Home Assistant takes as "remove the entity". Only configs whose state
+    /// topic is under this sink's prefix count: other sinks' entities on the broker are theirs.
+    /// The read ends when a probe the client publishes to itself comes back: the broker sends
+    /// a subscription's retained messages before anything published after the subscription.
+    /// Returns the object ids of the regions removed.
+    func sweepRemovedRegions(keeping regions: Set<String>) async throws -> [String] {
+        let probe = "\(prefix)/sweep/\(UUID().uuidString)"
+        var configuration = client.configuration
+        configuration.clientID += "-sweep"
+        configuration.cleanSession = true
+        configuration.subscriptions = [
+            MQTTSubscription(filter: "homeassistant/binary_sensor/+/config", qos: .atMostOnce),
+            MQTTSubscription(filter: probe, qos: .atMostOnce),
+        ]
+        let reader = MQTTClient(configuration: configuration, logger: logger)
+        let sweep = Sweep()
+        let statePrefix = "\(prefix)/regions/"
+        let runner = Task {
+            await reader.run(
+                onMessage: { message in
+                    if message.topic == probe {
+                        sweep.state.withLock { $0.probed = true }
+                        return
+                    }
+                    guard message.publish.retain, let objectID = Self.regionObjectID(configTopic: message.topic),
+                        let config = try? JSONParser.parse(message.publish.payload),
+                        config["state_topic"]?.stringValue?.hasPrefix(statePrefix) == true
+                    else { return }
+                    sweep.state.withLock { _ = $0.found.insert(objectID) }
+                },
+                onEvent: { event in
+                    if case .connected = event { sweep.state.withLock { $0.connected = true } }
+                })
+        }
+        defer { runner.cancel() }
+        try await sweep.wait(for: "connect") { $0.connected }
+        try await reader.publish(topic: probe, payload: [])
+        try await sweep.wait(for: "the probe to come back") { $0.probed }
+        let keep = Set(regions.map(Self.objectID))
+        let gone = sweep.state.withLock { $0.found }.subtracting(keep).sorted()
+        for objectID in gone {
+            try await publish("homeassistant/binary_sensor/fencepost_region_\(objectID)/config", "")
+        }
+        return gone
+    }
+
+    /// The region's object id in a config topic of ours
+    /// (`homeassistant/binary_sensor/fencepost_region_OBJECTID/config`), or nil.
+    static func regionObjectID(configTopic: String) -> String? {
+        let levels = configTopic.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 4, levels[3] == "config", levels[2].hasPrefix("fencepost_region_") else { return nil }
+        return String(levels[2].dropFirst("fencepost_region_".count))
+    }
+}
+
+/// What the sweep's client has seen so far.
+private final class Sweep: Sendable {
+    struct State {
+        var connected = false
+        var probed = false
+        var found: Set<String> = []
+    }
+    let state = Mutex(State())
+
+    /// Waits (at most 10 s) until `condition` holds.
+    func wait(for what: String, _ condition: (State) -> Bool) async throws {
+        for _ in 0..<1_000 {
+            if state.withLock({ condition($0) }) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw SweepTimeout(what: what)
+    }
+}
+
+struct SweepTimeout: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "no answer from the broker in 10 s waiting for \(what)" }
+}
