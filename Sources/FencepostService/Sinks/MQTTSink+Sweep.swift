@@ -5,25 +5,58 @@ import Synchronization
 
 extension MQTTSink {
     /// Removes the presence sensors of regions this sink announced before (in an earlier run,
-    /// or before a reconnection) that `regions` no longer has: a short-lived client reads the
-    /// retained `binary_sensor` configs back from the broker and each gone region's gets an
-    /// empty config, which Home Assistant takes as "remove the entity". Only configs whose state
-    /// topic is under this sink's prefix count: other sinks' entities on the broker are theirs.
-    /// The read ends when a probe the client publishes to itself comes back: the broker sends
-    /// a subscription's retained messages before anything published after the subscription.
-    /// Returns the object ids of the regions removed.
+    /// or before a reconnection) that `regions` no longer has: the retained `binary_sensor`
+    /// configs are read back from the broker and each gone region's gets an empty config, which
+    /// Home Assistant takes as "remove the entity". Only configs whose state topic is under
+    /// this sink's prefix count: other sinks' entities on the broker are theirs. Returns the
+    /// object ids of the regions removed.
     func sweepRemovedRegions(keeping regions: Set<String>) async throws -> [String] {
+        let found = try await retainedConfigs(component: "binary_sensor", statePrefix: "\(prefix)/regions/")
+        let keep = Set(regions.map(Self.objectID))
+        let gone = Set(found.keys.compactMap(Self.regionObjectID)).subtracting(keep).sorted()
+        for objectID in gone {
+            try await publish("homeassistant/binary_sensor/fencepost_region_\(objectID)/config", "")
+        }
+        return gone
+    }
+
+    /// Removes the `device_tracker` of each device this sink announced that `known` no longer
+    /// has (an erased device): its config emptied (Home Assistant removes the entity), and its
+    /// retained state and location on this sink's prefix cleared, so the broker keeps nothing
+    /// naming it. Returns the devices' topic levels.
+    func sweepErasedDevices(known: Set<String>) async throws -> [String] {
+        let statePrefix = "\(prefix)/devices/"
+        let found = try await retainedConfigs(component: "device_tracker", statePrefix: statePrefix)
+        let keep = Set(known.map(Self.topicLevel))
+        var gone: [String] = []
+        for (topic, stateTopic) in found.sorted(by: { $0.key < $1.key }) {
+            // `PREFIX/devices/LEVEL/location`
+            let level = String(stateTopic.dropFirst(statePrefix.count).split(separator: "/").first ?? "")
+            guard !level.isEmpty, !keep.contains(level) else { continue }
+            try await publish(topic, "")
+            try await publish("\(statePrefix)\(level)/state", "")
+            try await publish("\(statePrefix)\(level)/location", "")
+            gone.append(level)
+        }
+        return gone
+    }
+
+    /// The retained discovery configs of `component` on the broker whose state topic is under
+    /// `statePrefix` (this sink's own), by config topic, with their state topics: a
+    /// short-lived client subscribes, and the read ends when a probe it publishes to itself
+    /// comes back (the broker sends a subscription's retained messages before anything
+    /// published after the subscription).
+    private func retainedConfigs(component: String, statePrefix: String) async throws -> [String: String] {
         let probe = "\(prefix)/sweep/\(UUID().uuidString)"
         var configuration = client.configuration
         configuration.clientID += "-sweep"
         configuration.cleanSession = true
         configuration.subscriptions = [
-            MQTTSubscription(filter: "homeassistant/binary_sensor/+/config", qos: .atMostOnce),
+            MQTTSubscription(filter: "homeassistant/\(component)/+/config", qos: .atMostOnce),
             MQTTSubscription(filter: probe, qos: .atMostOnce),
         ]
         let reader = MQTTClient(configuration: configuration, logger: logger)
         let sweep = Sweep()
-        let statePrefix = "\(prefix)/regions/"
         let runner = Task {
             await reader.run(
                 onMessage: { message in
@@ -31,11 +64,10 @@ extension MQTTSink {
                         sweep.state.withLock { $0.probed = true }
                         return
                     }
-                    guard message.publish.retain, let objectID = Self.regionObjectID(configTopic: message.topic),
-                        let config = try? JSONParser.parse(message.publish.payload),
-                        config["state_topic"]?.stringValue?.hasPrefix(statePrefix) == true
+                    guard message.publish.retain, let config = try? JSONParser.parse(message.publish.payload),
+                        let stateTopic = config["state_topic"]?.stringValue, stateTopic.hasPrefix(statePrefix)
                     else { return }
-                    sweep.state.withLock { _ = $0.found.insert(objectID) }
+                    sweep.state.withLock { $0.found[message.topic] = stateTopic }
                 },
                 onEvent: { event in
                     if case .connected = event { sweep.state.withLock { $0.connected = true } }
@@ -45,12 +77,7 @@ extension MQTTSink {
         try await sweep.wait(for: "connect") { $0.connected }
         try await reader.publish(topic: probe, payload: [])
         try await sweep.wait(for: "the probe to come back") { $0.probed }
-        let keep = Set(regions.map(Self.objectID))
-        let gone = sweep.state.withLock { $0.found }.subtracting(keep).sorted()
-        for objectID in gone {
-            try await publish("homeassistant/binary_sensor/fencepost_region_\(objectID)/config", "")
-        }
-        return gone
+        return sweep.state.withLock { $0.found }
     }
 
     /// The region's object id in a config topic of ours
@@ -67,7 +94,8 @@ private final class Sweep: Sendable {
     struct State {
         var connected = false
         var probed = false
-        var found: Set<String> = []
+        /// Config topic → state topic.
+        var found: [String: String] = [:]
     }
     let state = Mutex(State())
 

@@ -31,6 +31,8 @@ package final class MQTTSink: OutboxSink {
         var announcedDevices: Set<String> = []
         var announcedRegions: Set<String> = []
         var regionsRevision: Int64 = -1
+        /// The store's erasure count when this connection last looked for erased devices.
+        var erasures: Int64 = -1
     }
 
     package init(
@@ -92,6 +94,27 @@ package final class MQTTSink: OutboxSink {
             state.announcedDevices = []
             state.announcedRegions = []
             state.regionsRevision = -1
+            state.erasures = -1
+        }
+    }
+
+    /// On a new connection, and after each erasure: the entities and retained state of devices
+    /// the store no longer knows removed from the broker.
+    private func sweepIfDevicesErased() async {
+        do {
+            let count = try await store.erasureCount()
+            guard state.withLock({ $0.erasures }) != count else { return }
+            let removed = try await sweepErasedDevices(known: try await store.knownDevices())
+            state.withLock { $0.erasures = count }
+            if !removed.isEmpty {
+                logger.info(
+                    "MQTT sink removed the Home Assistant entities of erased devices",
+                    metadata: ["sink": "\(name)", "devices": "\(removed.count)"])
+            }
+        } catch {
+            logger.warning(
+                "MQTT sink could not read back its device trackers; entities of erased devices may stay",
+                metadata: ["sink": "\(name)", "error": "\(error)"])
         }
     }
 
@@ -100,7 +123,10 @@ package final class MQTTSink: OutboxSink {
         let regionNames = try await store.regions().reduce(into: [String: String]()) { $0[$1.id] = $1.name ?? $1.id }
         var deviceNames: [String: String] = [:]
         for entry in try await store.roster().entries.values { deviceNames[entry.device] = entry.name }
-        if discovery { try await announceRegions(regionNames) }
+        if discovery {
+            try await announceRegions(regionNames)
+            await sweepIfDevicesErased()
+        }
         let presence = try await store.presence(devices: devices, regions: regions)
         for device in devices.sorted() {
             let inside = presence.regionsOf[device] ?? []

@@ -75,7 +75,29 @@ extension Store {
                 }
             }
             erasure.removed = erasure.removed.filter { $0.value > 0 }
+            if !erasure.isEmpty {
+                try await tx.execute(
+                    """
+                    INSERT INTO store_meta (key, value) VALUES ('erasures', 1)
+                    ON CONFLICT(key) DO UPDATE SET value = store_meta.value + 1
+                    """)
+            }
             return erasure
+        }
+    }
+}
+
+extension Store {
+    /// Grows by one with every erasure that removed something: what a sink holding copies
+    /// elsewhere (an MQTT broker's retained messages) compares to know when to look for them.
+    package func erasureCount() async throws -> Int64 {
+        try await read { tx in try await tx.value("SELECT value FROM store_meta WHERE key = 'erasures'") ?? 0 }
+    }
+
+    /// Every device the store knows: with a state (it sent fixes) or on the roster.
+    package func knownDevices() async throws -> Set<String> {
+        try await read { tx in
+            Set(try await tx.values("SELECT device FROM devices UNION SELECT device FROM roster") as [String])
         }
     }
 }
