@@ -60,10 +60,23 @@ import Testing
         #expect(!html.contains("<script src"), "scripts embedded")
         let svg = try Self.svg(inHTML: html)
         #expect(svg.count("region") == 36)
-        #expect(svg.count("track", "crossings") == 1, "the store keeps no fixes: its crossings joined")
+        #expect(svg.count("track") == 1)
+        #expect(svg.count("track", "crossings") == 0, "the stored fixes drawn, not the crossings joined")
         #expect(Set(svg.all("event").compactMap { $0.attributes["data-event-id"] }) == stored.events)
         // Labels that did not fit at the drawn scale are there, for zooming in.
         #expect(svg.all("label").count >= 36)
+    }
+
+    /// A store that keeps no fixes (`ingest --no-history`) draws each device's crossings joined.
+    @Test func storeMapWithoutHistoryJoinsTheCrossings() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        #expect(try await cli.run("regions", "apply", Self.regions).status == 0)
+        #expect(try await cli.run("ingest", "--no-history", Self.trace).status == 0)
+        #expect(try await cli.run("render", "map", "-o", cli.path("store.svg")).status == 0)
+        let svg = try ParsedSVG(String(contentsOfFile: cli.path("store.svg"), encoding: .utf8))
+        #expect(svg.count("track") == 1)
+        #expect(svg.count("track", "crossings") == 1)
     }
 
     @Test func windowAndRegionSelect() async throws {

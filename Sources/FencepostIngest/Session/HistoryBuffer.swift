@@ -18,8 +18,10 @@ struct HistoryBuffer {
     private var lastIndex = -1
     private var closed: [FixRun] = []
     private var count = 0
-    /// Fixes held before the transaction is handed them.
-    static let flushCount = 8_192
+    /// Fixes held before the transaction is handed them (about 7 bytes each, encoded). Each
+    /// hand-over waits for the batch of writes before it, a round trip or more on PostgreSQL:
+    /// rarer than the event batches of a busy file, so they set the pace, not the history.
+    static let flushCount = 65_536
 
     init(privacy: Monitor?) {
         self.privacy = privacy

@@ -90,17 +90,37 @@ struct RegionsApply: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apply",
         abstract: "Make the monitored regions match the config, in one transaction.",
-        discussion: "Removing or disabling a region, or changing its geometry, closes its open visits.")
+        discussion: """
+            Removing or disabling a region, or changing its geometry, closes its open visits. \
+            With --backfill SINCE, the changed regions' events and visits from SINCE on are \
+            then rewritten from the stored fixes as the new set would have made them (a \
+            region added today gets last month's visits), each change with its outbox row so \
+            consumers converge; rows that come out alike keep their ids and send nothing.
+            """)
 
     @OptionGroup var store: StoreOptions
     @OptionGroup var config: RegionConfigArguments
 
+    @Option(
+        help: ArgumentHelp(
+            "After applying, rewrite the changed regions' events and visits from this time on (RFC 3339, or a duration back from now: 30d) from the stored fixes.",
+            valueName: "since"))
+    var backfill: String?
+
+    func validate() throws {
+        try TimeArgument.check("--backfill", backfill)
+    }
+
     func run() async throws {
         try await CommandFailure.reporting {
             let desired = try config.loadRegions()
-            let plan = try await store.open().applyRegions(desired)
+            let store = try await store.open()
+            let plan = try await store.applyRegions(desired)
             Console.error(RegionPlanOutput.outlierWarnings(desired))
             Console.output(RegionPlanOutput.render(plan, format: config.format))
+            if let since = backfill.flatMap({ TimeArgument.parse($0) }) {
+                Console.output(try await RegionBackfill.run(plan: plan, store: store, since: since))
+            }
         }
     }
 }

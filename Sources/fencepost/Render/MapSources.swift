@@ -90,8 +90,10 @@ enum MapSources {
         }
     }
 
-    /// What the store shows: geofence events in the window, open visits, and per device the
-    /// line through its crossings ending at its last known position (the store keeps no fixes).
+    /// What the store shows: geofence events in the window, open visits, and per device its
+    /// stored fixes in the window as a line (``Store/readTrack``); a device with none stored
+    /// (`ingest --no-history`, pruned, or all in private regions) gets the line through its
+    /// crossings ending at its last known position.
     static func storeActivity(
         _ store: Store, selection: RenderSelection
     ) async throws -> (events: [MapEvent], open: [MapVisit], tracks: [DeviceTrack]) {
@@ -114,12 +116,17 @@ enum MapSources {
                     enteredAt: Double(visit.enteredMs) / 1_000))
         }
         var devices: [String] = []
-        for device in events.map(\.device) + open.map(\.device) + (selection.device.map { [$0] } ?? [])
+        let withHistory = selection.device == nil ? try await store.historyDevices() : []
+        for device in events.map(\.device) + open.map(\.device) + (selection.device.map { [$0] } ?? []) + withHistory
         where !devices.contains(device) {
             devices.append(device)
         }
         var tracks: [DeviceTrack] = []
         for device in devices {
+            if let track = try await storedTrack(device, store: store, selection: selection) {
+                tracks.append(track)
+                continue
+            }
             let crossings = events.filter { $0.device == device && $0.kind != "dwell" }.compactMap { event in
                 event.position.map { TrackPoint(lon: $0.lon, lat: $0.lat, time: event.time) }
             }
@@ -132,5 +139,21 @@ enum MapSources {
             tracks.append(DeviceTrack(device: device, source: .crossings, points: points, last: last ?? points.last))
         }
         return (events, open, tracks)
+    }
+
+    /// The device's stored fixes in the window as a track (thinned to the recorder's budget as
+    /// they stream); nil when none are stored there.
+    private static func storedTrack(_ device: String, store: Store, selection: RenderSelection) async throws
+        -> DeviceTrack?
+    {
+        var recorder = TrackRecorder(device: device)
+        var kept = 0
+        try await store.readTrack(device: device, since: selection.sinceTime, until: selection.untilTime) { fixes in
+            for fix in fixes where selection.contains(fix.time) {
+                recorder.accept(fix)
+                kept += 1
+            }
+        }
+        return kept > 0 ? recorder.track : nil
     }
 }

@@ -17,9 +17,10 @@ struct RenderMap: AsyncParsableCommand {
 
             Tracks come from --trace files, run through the same filter and monitor as ingest \
             (with the default settings, nothing stored): the accepted fixes as a line, the \
-            dropped ones faintly, and the events the monitor finds. Without --trace, events and \
-            open visits come from the store; since the store keeps no fixes, each device's line \
-            joins its crossings in time order and ends at its last known position (dashed).
+            dropped ones faintly, and the events the monitor finds. Without --trace, events, \
+            open visits and tracks come from the store: each device's stored fixes (fencepost \
+            track) as a line; a device with none stored gets a line joining its crossings in time \
+            order, ending at its last known position (dashed).
 
             Web Mercator, fitted to what is shown, with a scale bar and a north arrow. Regions \
             too small to see at the scale become dots, or numbered clusters where they crowd; \
