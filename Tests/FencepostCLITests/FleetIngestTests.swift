@@ -130,7 +130,7 @@ import Testing
         #expect(result.status == 0)
         #expect(
             result.stderr.hasPrefix(
-                "note: no region is monitored, so these fixes make no events; add regions with `fencepost regions apply PATH`"
+                "note: no region is monitored, so these fixes make no events; add regions with `fencepost regions apply PATH --backfill SINCE`"
             ))
         #expect(result.stderr.contains("fixes: 300 read, 300 accepted"))
     }

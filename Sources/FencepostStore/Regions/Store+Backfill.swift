@@ -97,7 +97,9 @@ extension Store {
             let oldVisitsByID = Dictionary(oldVisits.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             for var visit in visits {
                 if let old = oldVisitsByID[visit.id] {
-                    guard old.exitedMs != visit.exitedMs || old.status != visit.status || old.exitReason != visit.exitReason
+                    guard
+                        old.exitedMs != visit.exitedMs || old.status != visit.status
+                            || old.exitReason != visit.exitReason
                     else {
                         counts.unchanged += 1
                         continue
@@ -111,7 +113,8 @@ extension Store {
                 }
                 try await Self.upsert(visit, now: timestamp, tx: tx)
                 try await Self.enqueue(
-                    entity: .visit, id: visit.id, version: visit.version, payload: visit.jsonText, now: timestamp, tx: tx)
+                    entity: .visit, id: visit.id, version: visit.version, payload: visit.jsonText, now: timestamp,
+                    tx: tx)
             }
 
             // The device's memberships, when nothing came after the replay.

@@ -11,7 +11,7 @@ enum IngestReport {
     /// What `ingest` says when the store monitors no region: every fix is still filtered and
     /// anchored, but no event can come of it.
     static let noRegionsNote =
-        "note: no region is monitored, so these fixes make no events; add regions with `fencepost regions apply PATH` (a GeoJSON file or a folder of them)"
+        "note: no region is monitored, so these fixes make no events; add regions with `fencepost regions apply PATH --backfill SINCE` (a GeoJSON file or a folder of them; --backfill derives the events of the fixes stored since then, these included)"
 
     static func lines(_ summary: IngestSummary, regions: Int) -> [String] {
         let dropped = summary.dropped.values.reduce(0, +)
