@@ -25,10 +25,15 @@ import Testing
 
         let csv = try await cli.run("summary", "--tz", "Europe/Zurich", "--format", "csv")
         #expect(csv.status == 0, "\(csv.stderr)")
-        let rows = csv.stdout.split(separator: "\n").dropFirst().map {
+        let all = csv.stdout.split(separator: "\n").dropFirst().map {
             $0.split(separator: ",", omittingEmptySubsequences: false)
         }
+        // The depot's rows, and the van's movement rows (its trips to and from the depot).
+        let rows = all.filter { $0[2] == "depot" }
+        let moving = all.filter { $0[2].isEmpty }
         #expect(rows.count == 2, "\(csv.stdout)")
+        #expect(moving.map { String($0[0]) } == ["2026-11-25", "2026-11-26"], "\(csv.stdout)")
+        #expect(moving.allSatisfy { (Double($0[7]) ?? 0) > 500 }, "about 1 km each way: \(csv.stdout)")
         #expect(rows.map { String($0[0]) } == ["2026-11-25", "2026-11-26"])
         #expect(rows[0][6] == "2026-11-26T00:00:00.000+01:00", "the first day ends at local midnight")
         #expect(rows[1][5] == "2026-11-26T00:00:00.000+01:00", "the second begins there")
@@ -38,12 +43,14 @@ import Testing
             (try JSONSerialization.jsonObject(with: Data(visits.stdout.utf8)) as? [[String: Any]])?.first)
         let entered = Timestamp(try #require(visit["entered_at"] as? String))
         let exited = Timestamp(try #require(visit["exited_at"] as? String))
-        let inside = rows.map { Double($0[3])! }
+        let inside = rows.map { Double($0[3]) ?? 0 }
         #expect(abs(inside.reduce(0, +) - (exited - entered)) < 0.2, "the days add up to the visit: \(inside)")
         #expect(abs(inside[0] - (Timestamp("2026-11-26T00:00:00+01:00") - entered)) < 0.2)
 
         let table = try await cli.run("summary", "--tz", "Europe/Zurich", "--by", "week")
-        #expect(table.stdout.contains("2026-W48  van     Depot   4:0"), "\(table.stdout)")
+        let depotLine = table.stdout.split(separator: "\n").first { $0.contains("Depot") } ?? ""
+        #expect(depotLine.hasPrefix("2026-W48  van") && depotLine.contains(" 4:00:"), "\(table.stdout)")
+        #expect(table.stdout.contains("(moving)"))
 
         for refused in [
             ["--tz", "Mars/Olympus"], ["--since", "yesterday"], ["--by", "year"], ["--since", "1d", "--until", "2d"],
