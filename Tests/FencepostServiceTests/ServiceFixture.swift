@@ -29,6 +29,10 @@ struct ServiceFixture {
             TestStores.onPostgres
             ? try await TestStores.fresh() : try Store(path: directory.appendingPathComponent("store.db").path)
         try await store.applyRegions([try Self.region(id: "home", lat: Self.home.lat, lon: Self.home.lon, radius: 100)])
+        // The tests' fixes are from 2025 (fixed times): the service's prune job, which keeps
+        // history_days of fixes by their own times, would remove them at its first run, at a
+        // moment of its own. A century keeps them for every test.
+        try await store.setHistoryDays(36_500)
         admin = try await store.createToken(name: "admin", scope: .admin)
         reader = try await store.createToken(name: "reader", scope: .read)
         phone = try await store.createToken(name: "phone", scope: .device("phone"))
