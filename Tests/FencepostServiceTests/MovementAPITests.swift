@@ -8,8 +8,8 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
-/// `GET /v1/stops` and `GET /v1/trips`: stops found from posted fixes, brought up to date by
-/// the read itself, read as each token may.
+/// `GET /v1/stops`, `GET /v1/trips` and `GET /v1/summary`: stops found from posted fixes,
+/// brought up to date by the read itself, read as each token may.
 @Suite("Stops and trips API")
 struct MovementAPITests {
     @Test("Posted fixes become stops and trips; a device token reads its own only")
@@ -49,6 +49,17 @@ struct MovementAPITests {
             #expect(trip["regions"] == .array([.string("home")]), "left home on the way: \(String(buffer: trips.body))")
             if case .number(let metres)? = trip["distance_m"] { #expect(metres > 900 && metres < 1300) }
 
+            let summary = try await client.execute(
+                uri: "/v1/summary?by=day&tz=Europe/Zurich", method: .get, headers: .bearer(fixture.reader))
+            let rows = try JSONParser.parse(Array(summary.body.readableBytesView)).arrayValue ?? []
+            let home = rows.first { $0["subject"] == .string("home") }
+            let moving = rows.first { $0["subject"] == nil }
+            #expect(home?["visits"] == .number(1), "\(String(buffer: summary.body))")
+            #expect(moving?["distance_m"] != nil && moving?["moving_s"] != nil)
+            let csv = try await client.execute(
+                uri: "/v1/summary?format=csv&by=week", method: .get, headers: .bearer(fixture.reader))
+            #expect(String(buffer: csv.body).hasPrefix("period,device,subject,time_inside_s,"))
+
             let ics = try await client.execute(
                 uri: "/v1/stops?format=ics", method: .get, headers: .bearer(fixture.reader))
             #expect(String(buffer: ics.body).hasPrefix("BEGIN:VCALENDAR"))
@@ -56,6 +67,9 @@ struct MovementAPITests {
                 ("/v1/stops?device=phone", fixture.otherDevice, HTTPResponse.Status.forbidden),
                 ("/v1/trips?format=ics", fixture.reader, .badRequest),
                 ("/v1/stops?since=yesterday", fixture.reader, .badRequest),
+                ("/v1/summary?by=year", fixture.reader, .badRequest),
+                ("/v1/summary?tz=Mars/Olympus", fixture.reader, .badRequest),
+                ("/v1/summary?device=phone", fixture.otherDevice, .forbidden),
             ] {
                 let response = try await client.execute(uri: uri, method: .get, headers: .bearer(token))
                 #expect(response.status == status, "\(uri)")

@@ -6,10 +6,12 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// Stops and trips: `GET /v1/stops` and `GET /v1/trips` with `device`, `since`, `until` (RFC
-/// 3339) and `format` (json, the default: an array; jsonl, csv, geojson; ics for stops). Each
-/// read first takes the stored fixes the devices' trackers have not taken yet, so answers
-/// never lag the history. A device token reads its own device; a group token its group's.
+/// Stops, trips and time sheets: `GET /v1/stops` and `GET /v1/trips` with `device`, `since`,
+/// `until` (RFC 3339) and `format` (json, the default: an array; jsonl, csv, geojson; ics for
+/// stops); `GET /v1/summary` with `by` (day, week, month), `tz`, `region`, `tag` too (json,
+/// jsonl, csv). Each read first takes the stored fixes the devices' trackers have not taken
+/// yet, so answers never lag the history. A device token reads its own device; a group token
+/// its group's.
 struct MovementController {
     let auth: Authenticator
     let store: Store
@@ -18,6 +20,7 @@ struct MovementController {
         let routes = router.authenticated(by: auth)
         routes.get("/v1/stops", use: stops)
         routes.get("/v1/trips", use: trips)
+        routes.get("/v1/summary", use: summary)
     }
 
     enum Format: String { case json, jsonl, csv, geojson, ics }
@@ -61,6 +64,31 @@ struct MovementController {
                 + pairs.map { features.feature(MovementExport.feature($0, regions: $1)) }.joined()
                 + GeoJSONExport.footer
         case .ics: break
+        }
+        return Self.response(text, format)
+    }
+
+    @Sendable func summary(_ request: Request, context: FencepostRequestContext) async throws -> Response {
+        let (query, format) = try await selection(request, context: context, formats: [.json, .jsonl, .csv])
+        var period = SummaryPeriod.day
+        if let text = request.query("by") {
+            guard let parsed = SummaryPeriod(rawValue: text) else {
+                throw APIError.badRequest("by must be day, week or month, not \(text)")
+            }
+            period = parsed
+        }
+        let name = request.query("tz") ?? "UTC"
+        guard let zone = TimeZone(identifier: name) else { throw APIError.badRequest("tz: unknown time zone \(name)") }
+        let (rows, _) = try await TimeSheetQuery(
+            period: period, zone: zone, window: (query.since ?? -.infinity)..<(query.until ?? .infinity),
+            device: query.device, group: query.group, region: request.query("region"), tag: request.query("tag")
+        ).rows(from: store)
+        let export = TimeSheetExport(zone: zone)
+        let text: String
+        switch format {
+        case .jsonl: text = rows.map { export.json($0).canonicalText() + "\n" }.joined()
+        case .csv: text = TimeSheetExport.csvHeader + rows.map(export.csvLine).joined()
+        default: text = JSONValue.array(rows.map(export.json)).canonicalText() + "\n"
         }
         return Self.response(text, format)
     }

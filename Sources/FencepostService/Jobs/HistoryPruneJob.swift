@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Deletes the stored fixes older than the store's `history_days`, at start and then hourly,
+/// Deletes the stored fixes older than the store's `history_days`, and the events and visits
+/// older than `events_days` and `visits_days` when those are set, at start and then hourly,
 /// once per hour whatever the number of instances (the first that finds it due runs it), as
 /// ``OutboxCleanupJob`` does for the outbox.
 struct HistoryPruneJob: Service {
@@ -21,6 +22,11 @@ struct HistoryPruneJob: Service {
                     }
                     let deleted = try await store.pruneHistory()
                     if deleted > 0 { logger.info("history pruned", metadata: ["fixes": "\(deleted)"]) }
+                    let (events, visits) = try await store.pruneEventsAndVisits()
+                    if events + visits > 0 {
+                        logger.info(
+                            "events and visits pruned", metadata: ["events": "\(events)", "visits": "\(visits)"])
+                    }
                 } catch {
                     // Stopping: a run cut short is not a failure.
                     if Task.isCancelled { break }

@@ -10,25 +10,13 @@ struct TimeSheetOutput {
     /// Region names by id: a table shows a region's name where it has one.
     var names: [String: String] = [:]
 
-    static let csvHeader = "period,device,subject,time_inside_s,visits,first_entry,last_exit,distance_m,moving_s\n"
-
     func write(_ rows: [TimeSheet.Row], to sink: inout some TextSink) throws {
         switch format {
         case .csv:
-            try sink.write(Self.csvHeader)
-            for row in rows {
-                // A region's row has no movement; a device's movement row has no time inside.
-                let fields =
-                    row.subject == nil
-                    ? [row.period, row.device, "", "", "", "", "", Self.number(row.distance), Self.number(row.moving)]
-                    : [
-                        row.period, row.device, row.subject ?? "", Self.number(row.inside), String(row.visits),
-                        local(row.firstEntry), local(row.lastExit), "", "",
-                    ]
-                try sink.write(fields.map(CSV.field).joined(separator: ",") + "\n")
-            }
+            try sink.write(TimeSheetExport.csvHeader)
+            for row in rows { try sink.write(export.csvLine(row)) }
         case .jsonl:
-            for row in rows { try sink.write(json(row).canonicalText() + "\n") }
+            for row in rows { try sink.write(export.json(row).canonicalText() + "\n") }
         case .table:
             let table = rows.map { row in
                 [
@@ -48,36 +36,12 @@ struct TimeSheetOutput {
         }
     }
 
-    func json(_ row: TimeSheet.Row) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "period": .string(row.period), "device": .string(row.device),
-            "period_start": .string(LocalTime.format(milliseconds: Timestamp.milliseconds(row.periodStart), in: zone)),
-        ]
-        if let subject = row.subject {
-            object["subject"] = .string(subject)
-            object["time_inside_s"] = .number(row.inside.rounded())
-            object["visits"] = .number(Double(row.visits))
-            object["first_entry"] = row.firstEntry.map { .string(local($0)) } ?? .null
-            object["last_exit"] = row.lastExit.map { .string(local($0)) } ?? .null
-        } else {
-            object["distance_m"] = .number((row.distance * 10).rounded() / 10)
-            object["moving_s"] = .number(row.moving.rounded())
-        }
-        return .object(object)
-    }
-
-    private func local(_ time: Double?) -> String {
-        time.map { LocalTime.format(milliseconds: Timestamp.milliseconds($0), in: zone) } ?? ""
-    }
+    private var export: TimeSheetExport { TimeSheetExport(zone: zone) }
 
     /// `08:04` for a table.
     private func short(_ time: Double?) -> String {
-        guard let text = time.map({ local($0) }) else { return "" }
+        guard let text = time.map({ export.local($0) }) else { return "" }
         return String(text.dropFirst(11).prefix(5))
-    }
-
-    static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int64(value)) : String((value * 10).rounded() / 10)
     }
 
     /// `7:45:02`.

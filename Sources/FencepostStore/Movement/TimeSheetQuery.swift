@@ -1,20 +1,32 @@
-import FencepostCore
-import FencepostStore
-import Foundation
+package import FencepostCore
+package import Foundation
 
 /// The store's visits and, unless the sheet is for one region or tag, its trips (each device's
 /// distance and time moving) added up into a ``TimeSheet``.
-struct TimeSheetQuery {
-    var period: SummaryPeriod
-    var zone: TimeZone
-    var window: Range<Double>
-    var device: String?
-    var group: String?
-    var region: String?
-    var tag: String?
+package struct TimeSheetQuery: Sendable {
+    package var period: SummaryPeriod
+    package var zone: TimeZone
+    package var window: Range<Double>
+    package var device: String?
+    package var group: String?
+    package var region: String?
+    package var tag: String?
+
+    package init(
+        period: SummaryPeriod, zone: TimeZone, window: Range<Double>, device: String? = nil, group: String? = nil,
+        region: String? = nil, tag: String? = nil
+    ) {
+        self.period = period
+        self.zone = zone
+        self.window = window
+        self.device = device
+        self.group = group
+        self.region = region
+        self.tag = tag
+    }
 
     /// The rows, and the names of the regions they name (for a table).
-    func rows(from store: Store) async throws -> (rows: [TimeSheet.Row], names: [String: String]) {
+    package func rows(from store: Store) async throws -> (rows: [TimeSheet.Row], names: [String: String]) {
         var sheet = TimeSheet(period: period, zone: zone, window: window)
         let regions = try await store.monitoredRegions().map(\.region)
         let names = Dictionary(
@@ -57,7 +69,7 @@ struct TimeSheetQuery {
         return (sheet.finished(), names)
     }
 
-    static func milliseconds(_ window: Range<Double>) -> Range<Int64> {
+    package static func milliseconds(_ window: Range<Double>) -> Range<Int64> {
         func clamp(_ seconds: Double) -> Int64 {
             seconds.isFinite ? Timestamp.milliseconds(seconds) : (seconds < 0 ? Int64.min : Int64.max)
         }
