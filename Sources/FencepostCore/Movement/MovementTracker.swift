@@ -1,4 +1,4 @@
-public import FencepostGeometry
+import FencepostGeometry
 
 /// Stops and trips of one device, found fix by fix with no region at all.
 ///

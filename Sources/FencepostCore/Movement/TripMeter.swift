@@ -1,4 +1,4 @@
-public import FencepostGeometry
+import FencepostGeometry
 
 /// Distance and top speed along a way, fix by fix.
 ///

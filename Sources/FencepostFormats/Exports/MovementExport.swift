@@ -1,6 +1,6 @@
 package import FencepostCore
 import FencepostGeometry
-package import Foundation
+import Foundation
 
 /// Stops and trips as the exports list them (`scan --stops|--trips`, `stops`, `trips`, the HTTP
 /// API): times as RFC 3339 UTC, durations in seconds, distances in metres, speeds in km/h.

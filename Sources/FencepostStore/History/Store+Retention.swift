@@ -1,4 +1,4 @@
-package import FencepostCore
+import FencepostCore
 package import Foundation
 
 /// Retention of events and visits (`events_days`, `visits_days`): unset, they are kept for

@@ -1,5 +1,5 @@
 package import FencepostCore
-package import Foundation
+import Foundation
 
 /// Stops and trips as stored: derived from the stored fixes by each device's
 /// ``MovementTracker``, whose state (and the time of the last fix it took) is kept in
