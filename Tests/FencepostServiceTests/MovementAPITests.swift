@@ -47,7 +47,8 @@ struct MovementAPITests {
             #expect(trips.status == .ok)
             let trip = try JSONParser.parse(Array(String(buffer: trips.body).split(separator: "\n")[0].utf8))
             #expect(trip["regions"] == .array([.string("home")]), "left home on the way: \(String(buffer: trips.body))")
-            if case .number(let metres)? = trip["distance_m"] { #expect(metres > 900 && metres < 1300) }
+            let metres = try #require(trip["distance_m"]?.numberValue)
+            #expect(metres > 900 && metres < 1300)
 
             let summary = try await client.execute(
                 uri: "/v1/summary?by=day&tz=Europe/Zurich", method: .get, headers: .bearer(fixture.reader))

@@ -124,11 +124,19 @@ struct TransitionsAPITests {
             // Answered, so the app's queue goes on; counted, and nothing written.
             #expect(unknown.status == .ok, "\(unknown.text)")
             #expect(try await Self.contents(fixture.store, device: "alice/phone").events.count == 3)
+            // Named by a wtst no integer holds: the same, not a trap converting it.
+            let huge = try await client.execute(
+                uri: "/owntracks", method: .post, headers: headers,
+                body: ByteBuffer(
+                    string:
+                        #"{"_type":"transition","event":"leave","wtst":1e300,"tst":\#(Int(Self.start) + 960),"t":"c"}"#
+                ))
+            #expect(huge.status == .ok, "\(huge.text)")
             let metrics = try await client.execute(uri: "/metrics", method: .get).text
             #expect(
                 OperationsTests.sample(
                     metrics, #"fencepost_protocol_messages_total{protocol="owntracks_http",type="transition_refused"}"#)
-                    == 1)
+                    == 2)
         }
     }
 

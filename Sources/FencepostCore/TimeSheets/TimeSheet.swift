@@ -16,7 +16,7 @@ public struct TimeSheet: Sendable {
         var subject: String
     }
 
-    public struct Row: Sendable, Hashable {
+    public struct Row: Sendable {
         public var period: String
         public var periodStart: Double
         public var periodEnd: Double
@@ -31,18 +31,6 @@ public struct TimeSheet: Sendable {
         public var moving: Double = 0
         /// Pieces of visits, kept until the end to merge overlaps (tags only).
         var pieces: [(start: Double, end: Double)] = []
-
-        public static func == (a: Row, b: Row) -> Bool {
-            a.period == b.period && a.device == b.device && a.subject == b.subject && a.inside == b.inside
-                && a.visits == b.visits && a.firstEntry == b.firstEntry && a.lastExit == b.lastExit
-                && a.distance == b.distance && a.moving == b.moving
-        }
-
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(period)
-            hasher.combine(device)
-            hasher.combine(subject)
-        }
 
         init(_ bounds: (start: Double, end: Double, label: String), device: String, subject: String?) {
             period = bounds.label

@@ -47,6 +47,7 @@ package struct TimeSheetExport {
     }
 
     static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int64(value)) : String((value * 10).rounded() / 10)
+        if let whole = Int64(exactly: value) { return String(whole) }
+        return String((value * 10).rounded() / 10)
     }
 }

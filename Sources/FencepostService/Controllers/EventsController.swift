@@ -194,17 +194,10 @@ struct EventsController {
 
     /// The events a request selects, within what its caller reads.
     func query(_ request: Request, caller: Caller) async throws -> EventQuery {
-        func time(_ name: String) throws -> Double? {
-            guard let text = request.query(name) else { return nil }
-            guard let value = Timestamp.parse(text) else {
-                throw APIError.badRequest("\(name) is not an RFC 3339 time: \(text)")
-            }
-            return value
-        }
         if let kind = request.query("kind"), let problem = EventQuery.kindProblem(kind) {
             throw APIError.badRequest(problem)
         }
-        let (since, until) = (try time("since"), try time("until"))
+        let (since, until) = (try request.queryTime("since"), try request.queryTime("until"))
         let scope = try await caller.readScope(asking: request.query("device"), store: store)
         return EventQuery(
             since: since, until: until, device: scope.device, region: request.query("region"),

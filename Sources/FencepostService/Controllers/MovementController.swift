@@ -69,7 +69,9 @@ struct MovementController {
     }
 
     @Sendable func summary(_ request: Request, context: FencepostRequestContext) async throws -> Response {
-        let (query, format) = try await selection(request, context: context, formats: [.json, .jsonl, .csv])
+        // The time sheet brings the devices' trips up to date itself (when it shows movement).
+        let (query, format) = try await selection(
+            request, context: context, formats: [.json, .jsonl, .csv], updatingMovement: false)
         var period = SummaryPeriod.day
         if let text = request.query("by") {
             guard let parsed = SummaryPeriod(rawValue: text) else {
@@ -94,9 +96,9 @@ struct MovementController {
     }
 
     /// The query the request and its token allow, after the devices' stops are brought up to date.
-    private func selection(_ request: Request, context: FencepostRequestContext, formats: [Format]) async throws
-        -> (MovementQuery, Format)
-    {
+    private func selection(
+        _ request: Request, context: FencepostRequestContext, formats: [Format], updatingMovement: Bool = true
+    ) async throws -> (MovementQuery, Format) {
         let scope = try await context.requireCaller().readScope(asking: request.query("device"), store: store)
         var format = Format.json
         if let text = request.query("format") {
@@ -106,21 +108,11 @@ struct MovementController {
             }
             format = parsed
         }
-        let since = try Self.time(request, "since")
-        let until = try Self.time(request, "until")
+        let since = try request.queryTime("since")
+        let until = try request.queryTime("until")
         if let since, let until, since > until { throw APIError.badRequest("since is after until") }
-        var devices = [String]()
-        if let device = scope.device { devices = [device] } else { devices = try await store.historyDevices() }
-        for device in devices { try await store.updateMovement(device: device) }
+        if updatingMovement { try await store.updateMovement(of: scope.device) }
         return (MovementQuery(device: scope.device, group: scope.group, since: since, until: until), format)
-    }
-
-    private static func time(_ request: Request, _ name: String) throws -> Double? {
-        guard let text = request.query(name) else { return nil }
-        guard let time = Timestamp.parse(text) else {
-            throw APIError.badRequest("\(name) is not an RFC 3339 time (2025-06-01T08:00:00Z): \(text)")
-        }
-        return time
     }
 
     private static func response(_ text: String, _ format: Format) -> Response {

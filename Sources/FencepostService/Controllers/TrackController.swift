@@ -29,8 +29,8 @@ struct TrackController {
         } else {
             format = .geojson
         }
-        let since = try Self.time(request, "since")
-        let until = try Self.time(request, "until")
+        let since = try request.queryTime("since")
+        let until = try request.queryTime("until")
         if let since, let until, since > until { throw APIError.badRequest("since is after until") }
         guard try await store.historyStats(device: device).fixes > 0 else {
             throw APIError.notFound("no stored fixes for device \(device)")
@@ -47,14 +47,5 @@ struct TrackController {
                 try await body.write(ByteBuffer(string: writer.end))
                 try await body.finish(nil)
             })
-    }
-
-    /// An RFC 3339 time from the query, nil when absent.
-    private static func time(_ request: Request, _ name: String) throws -> Double? {
-        guard let text = request.query(name) else { return nil }
-        guard let time = Timestamp.parse(text) else {
-            throw APIError.badRequest("\(name) is not an RFC 3339 time (2025-06-01T08:00:00Z): \(text)")
-        }
-        return time
     }
 }

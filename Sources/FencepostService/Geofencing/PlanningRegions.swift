@@ -79,7 +79,8 @@ actor PlanningRegions {
             if let wtst, let region = regions.first(where: { Double(OwnTracksWaypoints.stableTime($0.id)) == wtst }) {
                 return .region(region.id)
             }
-            return .unknown(rid ?? desc ?? wtst.map { "wtst \(Int($0))" } ?? "")
+            // A phone's number may be any JSON number (1e300): shown whole when it is one, else as sent.
+            return .unknown(rid ?? desc ?? wtst.map { "wtst \(Int64(exactly: $0).map(String.init) ?? "\($0)")" } ?? "")
         }
     }
 }

@@ -1,3 +1,4 @@
+import FencepostCore
 import Hummingbird
 import NIOCore
 
@@ -15,6 +16,16 @@ extension Request {
     func query(_ name: String) -> String? {
         guard let value = uri.queryParameters[Substring(name)], !value.isEmpty else { return nil }
         return String(value)
+    }
+
+    /// A query parameter that is an RFC 3339 time, in seconds; nil when absent, 400 naming it
+    /// when malformed.
+    func queryTime(_ name: String) throws -> Double? {
+        guard let text = query(name) else { return nil }
+        guard let time = Timestamp.parse(text) else {
+            throw APIError.badRequest("\(name) is not an RFC 3339 time: \(text)")
+        }
+        return time
     }
 }
 

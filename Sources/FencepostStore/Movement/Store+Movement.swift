@@ -49,6 +49,20 @@ extension Store {
         return superseded ? 0 : fixes
     }
 
+    /// ``updateMovement(device:settings:)`` for `device`, or (nil) for every device with stored
+    /// fixes: what a read does first.
+    package func updateMovement(of device: String?, rebuilding: Bool = false) async throws {
+        var devices = [String]()
+        if let device { devices = [device] } else { devices = try await historyDevices() }
+        for device in devices {
+            if rebuilding {
+                try await rebuildMovement(device: device)
+            } else {
+                try await updateMovement(device: device)
+            }
+        }
+    }
+
     /// Forgets the device's stops, trips and tracker, and finds them again from all its stored
     /// fixes (after a change of settings, or fixes that came late).
     @discardableResult

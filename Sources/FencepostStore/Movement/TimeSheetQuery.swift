@@ -56,9 +56,7 @@ package struct TimeSheetQuery: Sendable {
         }
         if region == nil, tag == nil {
             // Each device's movement: its trips, brought up to date from its stored fixes.
-            var devices = [String]()
-            if let device { devices = [device] } else { devices = try await store.historyDevices() }
-            for device in devices { try await store.updateMovement(device: device) }
+            try await store.updateMovement(of: device)
             let query = MovementQuery(
                 device: device, group: group, since: window.lowerBound.isFinite ? window.lowerBound : nil,
                 until: window.upperBound.isFinite ? window.upperBound : nil)

@@ -41,17 +41,14 @@ extension Store {
             try await tx.dialect.lock("device:" + device, in: tx)
             var counts = BackfillCounts()
             let arguments: [SQLValue] = [.text(device), .integer(sinceMs)] + list.map { .text($0) }
-            let oldEvents = try await tx.rows(
-                "SELECT * FROM events WHERE device = ? AND time_ms >= ? AND region IN (\(placeholders))", arguments
-            ).map(EventRow.init(row:))
+            let eventRows = try await tx.rows(
+                "SELECT * FROM events WHERE device = ? AND time_ms >= ? AND region IN (\(placeholders))", arguments)
+            let oldEvents = eventRows.map(EventRow.init(row:))
+            var versions: [String: Int] = [:]
+            for row in eventRows { versions[row["id"]] = Int(row["version"] as Int64) }
             let oldVisits = try await tx.rows(
                 "SELECT * FROM visits WHERE device = ? AND entered_ms >= ? AND region IN (\(placeholders))", arguments
             ).map(VisitRow.init(row:))
-            let versions = Dictionary(
-                try await tx.rows(
-                    "SELECT id, version FROM events WHERE device = ? AND time_ms >= ? AND region IN (\(placeholders))",
-                    arguments
-                ).map { ($0["id"] as String, Int($0["version"] as Int64)) }, uniquingKeysWith: { a, _ in a })
 
             // Events.
             let newEvents = Dictionary(events.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })

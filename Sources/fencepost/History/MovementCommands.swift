@@ -25,8 +25,7 @@ struct MovementSelection: ParsableArguments {
     var output: String?
 
     func validate() throws {
-        try TimeArgument.check("--since", since)
-        try TimeArgument.check("--until", until)
+        try TimeArgument.check(("--since", since), ("--until", until))
     }
 
     var query: MovementQuery {
@@ -39,15 +38,7 @@ struct MovementSelection: ParsableArguments {
     /// --rebuild).
     func updatedStore(_ options: StoreOptions) async throws -> Store {
         let store = try await options.open(createIfMissing: false)
-        var devices = [String]()
-        if let device { devices = [device] } else { devices = try await store.historyDevices() }
-        for device in devices {
-            if rebuild {
-                try await store.rebuildMovement(device: device)
-            } else {
-                try await store.updateMovement(device: device)
-            }
-        }
+        try await store.updateMovement(of: device, rebuilding: rebuild)
         return store
     }
 }

@@ -57,8 +57,7 @@ struct SummaryCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        try TimeArgument.check("--since", since)
-        try TimeArgument.check("--until", until)
+        try TimeArgument.check(("--since", since), ("--until", until))
         guard TimeZone(identifier: tz) != nil else { throw ValidationError("--tz: unknown time zone \(tz)") }
         if let since, let until, let from = TimeArgument.parse(since), let to = TimeArgument.parse(until), from >= to {
             throw ValidationError("--since must come before --until")

@@ -20,9 +20,14 @@ enum TimeArgument {
         return now - count * seconds
     }
 
-    static func check(_ name: String, _ value: String?) throws {
-        if let value, parse(value) == nil {
-            throw ValidationError("\(name): not an RFC 3339 time or a duration back from now (30d, 12h): \(value)")
+    /// Refuses each option whose value is neither, naming it.
+    static func check(_ options: (String, String?)...) throws {
+        for (name, value) in options {
+            if let value, parse(value) == nil {
+                throw ValidationError(
+                    "\(name) is not an RFC 3339 time (2025-06-01T08:00:00Z) or a duration back from now (30d, 12h): \(value)"
+                )
+            }
         }
     }
 }

@@ -11,7 +11,7 @@ struct TrackCommand: AsyncParsableCommand {
         discussion: """
             The fixes every ingest, service post and inbox file accepted, as the store keeps \
             them (coordinates to 1e-7 degrees, times to the millisecond), in time order. \
-            --since and --until take RFC 3339 times and both include their time. Fixes inside \
+            --since and --until take RFC 3339 times (or durations back from now, such as 30d) and both include their time. Fixes inside \
             regions marked "privacy": true were never stored, nor were those of ingest \
             --no-history; the store keeps history_days of them (fencepost history).
             """)
@@ -21,10 +21,10 @@ struct TrackCommand: AsyncParsableCommand {
     @Argument(help: "The device.")
     var device: String
 
-    @Option(help: "Only fixes at or after this time (RFC 3339).")
+    @Option(help: "Only fixes at or after this time (RFC 3339, or a duration back from now: 30d).")
     var since: String?
 
-    @Option(help: "Only fixes at or before this time (RFC 3339).")
+    @Option(help: "Only fixes at or before this time (RFC 3339, or a duration back from now).")
     var until: String?
 
     @Option(help: "Output format: geojson, gpx or csv.")
@@ -34,8 +34,8 @@ struct TrackCommand: AsyncParsableCommand {
     var output: String?
 
     func validate() throws {
-        try HistoryTimes.check(("--since", since), ("--until", until))
-        if let since, let until, let from = Timestamp.parse(since), let to = Timestamp.parse(until), from > to {
+        try TimeArgument.check(("--since", since), ("--until", until))
+        if let since, let until, let from = TimeArgument.parse(since), let to = TimeArgument.parse(until), from > to {
             throw ValidationError("--since \(since) is after --until \(until)")
         }
     }
@@ -48,7 +48,8 @@ struct TrackCommand: AsyncParsableCommand {
             var writer = TrackWriter(format: format, device: device)
             try sink.write(writer.start)
             try await store.readTrack(
-                device: device, since: since.flatMap(Timestamp.parse), until: until.flatMap(Timestamp.parse)
+                device: device, since: since.flatMap { TimeArgument.parse($0) },
+                until: until.flatMap { TimeArgument.parse($0) }
             ) { fixes in try sink.write(writer.add(fixes)) }
             try sink.write(writer.end)
             try sink.close()
@@ -60,15 +61,6 @@ extension TrackFormat: ExpressibleByArgument {}
 
 /// What the history commands share.
 enum HistoryTimes {
-    /// Refuses an option that is not an RFC 3339 time, naming it.
-    static func check(_ options: (String, String?)...) throws {
-        for (name, value) in options {
-            if let value, Timestamp.parse(value) == nil {
-                throw ValidationError("\(name) is not an RFC 3339 time (2025-06-01T08:00:00Z): \(value)")
-            }
-        }
-    }
-
     /// Refuses a device the history holds nothing for (exit 1), naming the devices it does.
     static func requireHistory(of device: String, in store: Store) async throws {
         guard try await store.historyStats(device: device).fixes == 0 else { return }

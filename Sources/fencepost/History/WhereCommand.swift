@@ -22,7 +22,7 @@ struct WhereCommand: AsyncParsableCommand {
     @Argument(help: "The device.")
     var device: String
 
-    @Option(help: "The time (RFC 3339).")
+    @Option(help: "The time (RFC 3339, or a duration back from now: 2h).")
     var at: String
 
     @Option(help: "The most seconds between the fixes around the time for a position between them.")
@@ -32,7 +32,7 @@ struct WhereCommand: AsyncParsableCommand {
     var format: TableOrJSON = .table
 
     func validate() throws {
-        try HistoryTimes.check(("--at", at))
+        try TimeArgument.check(("--at", at))
         guard maxGap > 0, maxGap.isFinite else {
             throw ValidationError("--max-gap must be a positive number of seconds")
         }
@@ -42,7 +42,7 @@ struct WhereCommand: AsyncParsableCommand {
         try await CommandFailure.reporting {
             let store = try await store.open(createIfMissing: false)
             try await HistoryTimes.requireHistory(of: device, in: store)
-            let time = Timestamp.parse(at)!
+            guard let time = TimeArgument.parse(at) else { throw ValidationError("--at: \(at)") }
             let around = try await store.fixesAround(device: device, time: time)
             let answer = TrackPosition.at(time, before: around.before, after: around.after, maxGap: maxGap)
             switch format {

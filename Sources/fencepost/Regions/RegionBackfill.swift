@@ -15,8 +15,10 @@ enum RegionBackfill {
         let roster = try await store.roster()
         var counts = BackfillCounts()
         var devices = 0
+        // One monitor for every device (building it prepares every region's geometry); each
+        // device's progress in it is its own.
+        let pipeline = try FixPipeline(regions: regions, roster: roster)
         for device in try await store.historyDevices() {
-            let pipeline = try FixPipeline(regions: regions, roster: roster)
             var replay = Replay(regions: changed)
             try await store.readTrack(device: device, since: since) { fixes in
                 var next = fixes.makeIterator()

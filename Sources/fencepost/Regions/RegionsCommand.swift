@@ -108,7 +108,7 @@ struct RegionsApply: AsyncParsableCommand {
     var backfill: String?
 
     func validate() throws {
-        try TimeArgument.check("--backfill", backfill)
+        try TimeArgument.check(("--backfill", backfill))
     }
 
     func run() async throws {
