@@ -68,14 +68,13 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
         auth: auth, store: store, metrics: metrics, metricsRequireToken: configuration.metricsRequireToken
     )
     .addRoutes(to: router)
-    let recentTracks = RecentTracks(filter: settings.ingest.filter)
     let planning = PlanningRegions(store: store)
     let ownTracksWaypoints = configuration.ownTracksWaypoints ? OwnTracksWaypoints() : nil
     let transitions = TransitionRecorder(
         store: store, planning: planning, durability: durability, signal: signal,
         window: configuration.transitionWindowSeconds)
     LocationsController(
-        auth: auth, store: store, ingestor: ingestor, recentTracks: recentTracks, metrics: metrics,
+        auth: auth, store: store, ingestor: ingestor, metrics: metrics,
         planning: planning, ownTracksWaypoints: ownTracksWaypoints, transitions: transitions,
         maxBodyBytes: configuration.maxBodyBytes, ownTracksKeys: OwnTracksKeys(secrets: configuration.mqtt?.keys ?? [:])
     )
@@ -100,8 +99,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
         auth: auth, store: store, transitions: transitions, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
     )
     .addRoutes(to: router)
-    LiveController(auth: auth, store: store, tracks: recentTracks, mapTiles: configuration.mapTiles).addRoutes(
-        to: router)
+    LiveController(auth: auth, store: store, mapTiles: configuration.mapTiles).addRoutes(to: router)
     SyncController(
         auth: auth, store: store, signal: signal, durability: durability, maxBodyBytes: configuration.maxBodyBytes
     )
@@ -156,7 +154,7 @@ package func buildApplication(store: Store, settings: ServiceSettings, logger: L
             MQTTIngestJob(
                 client: MQTTClient(configuration: try mqtt.clientConfiguration(), logger: logger),
                 ingestor: ingestor, keys: OwnTracksKeys(secrets: mqtt.keys), metrics: metrics,
-                recentTracks: recentTracks, transitions: transitions, waypoints: ownTracksWaypoints,
+                transitions: transitions, waypoints: ownTracksWaypoints,
                 planning: planning, logger: logger))
     }
     if configuration.jobs.historyPrune {

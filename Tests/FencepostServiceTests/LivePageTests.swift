@@ -69,8 +69,16 @@ struct LivePageTests {
             #expect(device["device"]?.stringValue == "phone")
             #expect(device["track"]?.arrayValue?.count == 13)
             let seq = try #require(tracks.json?["tracks_seq"]?.numberValue)
-            let none = try await client.execute(
+            let again = try await client.execute(
                 uri: "/v1/live/tracks?after=\(Int(seq))", method: .get, headers: .bearer(fixture.reader))
+            #expect(again.json?["devices"]?.arrayValue?.count == 1, "sent again while it may still be news")
+            try await Task.sleep(for: .milliseconds(2_200))  // past the 2 s a save may still be news
+            let later = try await client.execute(
+                uri: "/v1/live/tracks?after=\(Int(seq))", method: .get, headers: .bearer(fixture.reader))
+            let cursor = try #require(later.json?["tracks_seq"]?.numberValue)
+            #expect(cursor >= seq + 2_200)
+            let none = try await client.execute(
+                uri: "/v1/live/tracks?after=\(Int(cursor))", method: .get, headers: .bearer(fixture.reader))
             #expect(none.json?["devices"]?.arrayValue?.isEmpty == true, "nothing moved since")
 
             let snapshot = try await client.execute(
@@ -89,6 +97,53 @@ struct LivePageTests {
                 uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.otherDevice))
             #expect(otherTracks.json?["devices"]?.arrayValue?.isEmpty == true)
         }
+    }
+
+    @Test("Every instance draws every device's track, from the store; a store keeping no history draws none")
+    func tracksAcrossInstances() async throws {
+        let fixture = try await ServiceFixture()
+        defer { fixture.cleanUp() }
+        let second = try await fixture.secondStore()
+        try await fixture.app().test(.router) { posting in
+            try await fixture.app(store: second).test(.router) { drawing in
+                let before = try await drawing.execute(
+                    uri: "/v1/live/tracks?after=0", method: .get, headers: .bearer(fixture.reader))
+                #expect(before.json?["devices"]?.arrayValue?.isEmpty == true)
+                let cursor = try #require(before.json?["tracks_seq"]?.numberValue)
+                let walk = ServiceFixture.walk()
+                _ = try await posting.execute(
+                    uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
+                    body: ByteBuffer(string: ServiceFixture.batchBody(Array(walk[0..<6]))))
+                let first = try await drawing.execute(
+                    uri: "/v1/live/tracks?after=\(Int(cursor))", method: .get, headers: .bearer(fixture.reader))
+                let track = try #require(first.json?["devices"]?.arrayValue?.first?["track"]?.arrayValue)
+                #expect(track.count == 6)
+                #expect(track.last?.arrayValue?[1].numberValue == walk[5].lat)
+                // An OsmAnd fix to the first instance extends the track the second one draws.
+                let next = walk[6]
+                _ = try await posting.execute(
+                    uri:
+                        "/osmand?id=phone&lat=\(next.lat)&lon=\(next.lon)&timestamp=\(Int(next.time))&token=\(fixture.phone)",
+                    method: .get)
+                let moved = try await drawing.execute(
+                    uri: "/v1/live/tracks?after=\(Int(try #require(first.json?["tracks_seq"]?.numberValue)))",
+                    method: .get, headers: .bearer(fixture.reader))
+                #expect(moved.json?["devices"]?.arrayValue?.first?["track"]?.arrayValue?.count == 7)
+                let snapshot = try await drawing.execute(
+                    uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.reader))
+                #expect(snapshot.json?["devices"]?.arrayValue?.first?["track"]?.arrayValue?.count == 7)
+
+                // With no history kept, the page shows where the device is but draws no track.
+                try await fixture.store.setHistoryDays(0)
+                try await fixture.store.pruneHistory()
+                let bare = try await drawing.execute(
+                    uri: "/v1/live/snapshot", method: .get, headers: .bearer(fixture.reader))
+                let phone = try #require(bare.json?["devices"]?.arrayValue?.first)
+                #expect(phone["track"]?.arrayValue?.isEmpty == true)
+                #expect(phone["last"]?["lat"]?.numberValue == next.lat)
+            }
+        }
+        await second.close()
     }
 
     @Test("map_tiles draws a basemap from a configured server; a bad template is refused")

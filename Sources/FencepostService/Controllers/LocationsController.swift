@@ -20,7 +20,6 @@ struct LocationsController {
     let store: Store
     let ingestor: LiveIngestor
     /// What the live page draws of each device: the fixes of every committed request.
-    let recentTracks: RecentTracks
     /// Messages per protocol and type, and refusals per protocol.
     let metrics: ServiceMetrics
     /// The regions monitored sets are planned from.
@@ -186,11 +185,9 @@ struct LocationsController {
         return Response(status: .ok)
     }
 
-    /// Ingests a request's fixes and, once they are committed, adds them to the live tracks.
+    /// Ingests a request's fixes.
     private func ingest(_ fixes: [Fix]) async throws -> BatchOutcome {
-        let outcome = try await ingestor.ingest(fixes)
-        recentTracks.record(fixes)
-        return outcome
+        try await ingestor.ingest(fixes)
     }
 
     /// Ingests the fixes of a protocol's messages (when there are any), then counts the

@@ -24,7 +24,6 @@ struct MQTTIngestJob: Service {
     let ingestor: LiveIngestor
     let keys: OwnTracksKeys
     let metrics: ServiceMetrics
-    let recentTracks: RecentTracks
     /// Where `transition` messages go (a device's own enters and exits).
     let transitions: TransitionRecorder
     /// The monitored sets sent to devices; nil when the config turns `setWaypoints` off.
@@ -152,7 +151,6 @@ struct MQTTIngestJob: Service {
         while !Task.isCancelled {
             do {
                 _ = try await ingestor.ingest(fixes)
-                recentTracks.record(fixes)
                 return true
             } catch is LiveIngestor.ShuttingDown {
                 return false

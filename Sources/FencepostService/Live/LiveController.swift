@@ -19,14 +19,14 @@ import Synchronization
 struct LiveController {
     let auth: Authenticator
     let store: Store
-    let tracks: RecentTracks
+    let tracks: LiveTracks
     let mapTiles: ServiceConfiguration.MapTiles?
     private let mapCache = MapCache()
 
-    init(auth: Authenticator, store: Store, tracks: RecentTracks, mapTiles: ServiceConfiguration.MapTiles?) {
+    init(auth: Authenticator, store: Store, mapTiles: ServiceConfiguration.MapTiles?) {
         self.auth = auth
         self.store = store
-        self.tracks = tracks
+        self.tracks = LiveTracks(store: store)
         self.mapTiles = mapTiles
     }
 
@@ -84,8 +84,8 @@ struct LiveController {
             body: .init(byteBuffer: ByteBuffer(string: svg)))
     }
 
-    /// Where the page starts: each device's last position (from the store) and recent track
-    /// (from memory), the latest events, and the stream position to follow from.
+    /// Where the page starts: the most recently seen devices' last positions and recent tracks,
+    /// the latest events, and the stream positions to follow from.
     @Sendable func snapshot(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
         let own = caller.confinedDevice
@@ -97,7 +97,7 @@ struct LiveController {
         let recent = try await store.eventFeed(
             after: max(0, latest - 2_000), device: own, group: caller.confinedGroup, limit: 2_000
         ).suffix(50)
-        let (trackSeq, changed) = tracks.changes(after: 0, where: readable)
+        let (trackSeq, changed) = try await tracks.changes(after: 0, limit: 500, where: readable)
         var devices: [String: [String: JSONValue]] = [:]
         for (device, points) in changed { devices[device] = ["device": .string(device), "track": Self.json(points)] }
         let anchors = try await store.deviceAnchors().filter { readable($0.key) }
@@ -120,15 +120,16 @@ struct LiveController {
         return .json(body.canonicalText())
     }
 
-    /// The tracks that moved since `after` (the page polls this about once a second).
+    /// The tracks that moved since `after`, the `tracks_seq` of the answer before (the page
+    /// polls this about once a second; see ``LiveTracks``).
     @Sendable func trackChanges(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        guard let after = Int64(request.query("after") ?? "0"), after >= 0 else {
-            throw APIError.badRequest("after must be a sequence number")
+        guard let after = Int64(request.query("after") ?? "0"), after >= 0, after <= 253_402_300_799_999 else {
+            throw APIError.badRequest("after must be the tracks_seq of an answer before, or 0")
         }
         let own = caller.confinedDevice
         let members = try await caller.tenancy(store: store)?.members
-        let (seq, changed) = tracks.changes(after: after) { device in
+        let (seq, changed) = try await tracks.changes(after: after) { device in
             (own == nil || device == own) && (members?.contains(device) ?? true)
         }
         let body = JSONValue.object([

@@ -172,7 +172,7 @@ extension Store {
     }
 
     /// One stored hour's fixes, sorted and distinct.
-    private static func hour(device: String, hourMs: Int64, tx: any SQLTransaction) async throws -> [Fix] {
+    static func hour(device: String, hourMs: Int64, tx: any SQLTransaction) async throws -> [Fix] {
         var fixes: [Fix] = []
         try await tx.forEachRow(
             "SELECT fixes FROM fix_history WHERE device = ? AND hour_ms = ? ORDER BY chunk",
