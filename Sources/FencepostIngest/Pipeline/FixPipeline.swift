@@ -52,25 +52,34 @@ package final class FixPipeline {
     package func input(
         _ next: () throws -> Fix?, into outcomes: inout some FixOutcomes, resume: Resume? = nil
     ) throws -> InputTally {
+        let before = devices
         var input = startInput()
         let monitor = self.monitor
         let resume = resume ?? { device, kept in kept ?? DeviceProgress(monitor: monitor, device: device) }
-        while let fix = try next() {
-            try input.add(fix)
+        do {
+            while let fix = try next() {
+                try input.add(fix)
+                while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
+            }
+            try input.finish()
             while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
+        } catch {
+            restore(before)
+            throw error
         }
-        try input.finish()
-        while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
         return end(input)
     }
 
     /// One input on its way through, for a caller that drives it (a store's session, which
     /// loads each device before its first fix is taken): ``add(_:)`` each fix, take every fix
-    /// ``next()`` settles, ``finish()``, take the rest, then ``FixPipeline/end(_:)``. An input
-    /// not ended counts for nothing.
+    /// ``next()`` settles, ``finish()``, take the rest, then ``FixPipeline/end(_:)``. The
+    /// devices' progress moves into the input and back at its end: a caller whose input fails
+    /// puts back a ``FixPipeline/snapshot`` taken before it (``FixPipeline/restore(_:)``).
     package struct Input {
-        // The devices are worked on as a local value: no run-time exclusivity checks per fix,
-        // and a failed input is undone by not keeping it.
+        // The devices are worked on as a local value: no run-time exclusivity checks per fix.
+        // The pipeline holds no second reference meanwhile, so a device's first fix in an
+        // input does not copy every device's progress (a live service takes one request at a
+        // time).
         fileprivate var devices: Devices
         fileprivate var order: FixOrder
         fileprivate var fixes = 0
@@ -116,9 +125,12 @@ package final class FixPipeline {
         }
     }
 
-    /// An input to drive (``Input``), from the devices' progress as it is now.
+    /// An input to drive (``Input``), from the devices' progress as it is now; until it ends
+    /// the pipeline holds none.
     package func startInput() -> Input {
-        Input(devices: devices, order: order, monitor: monitor, filter: filter)
+        let taken = devices
+        devices = Devices()
+        return Input(devices: taken, order: order, monitor: monitor, filter: filter)
     }
 
     /// Keeps what `input` did to the devices; returns what it held.
