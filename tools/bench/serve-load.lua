@@ -3,6 +3,8 @@
 -- second apart, so fixes are new and in order and the service processes (not drops) them.
 --   mode=batch : POST /v1/devices/{device}/locations with BATCH fixes per request
 --   mode=osmand: GET /osmand?id=…&lat=…&lon=…&timestamp=… (one fix per request)
+--   mode=owntracks: POST /owntracks, one OwnTracks location per request, as the app in HTTP
+--                   mode sends it (X-Limit-U/X-Limit-D name the device, basic auth the token)
 local threads = {}
 local counter = 0
 
@@ -22,6 +24,7 @@ function init(args)
                    start = (id * 7919 + k * 104729) }
   end
   turn = 0
+  basic = "Basic " .. (os.getenv("BASIC") or "")
   points = {}
   local file = assert(io.open(os.getenv("TRACE"), "r"))
   file:read("*l")  -- header
@@ -50,6 +53,14 @@ function request()
     local point, time = fix(device)
     return wrk.format("GET", string.format("/osmand?id=%s&lat=%s&lon=%s&timestamp=%d&accuracy=8&token=%s",
       device.name, point[1], point[2], time, token))
+  end
+  if mode == "owntracks" then
+    local point, time = fix(device)
+    local body = string.format('{"_type":"location","lat":%s,"lon":%s,"tst":%d,"acc":8,"tid":"lt"}',
+      point[1], point[2], time)
+    return wrk.format("POST", "/owntracks",
+      { ["Authorization"] = basic, ["Content-Type"] = "application/json", ["X-Limit-U"] = "load",
+        ["X-Limit-D"] = device.name }, body)
   end
   local items = {}
   for i = 1, batch do

@@ -55,9 +55,11 @@ package struct FixRun: Sendable {
 /// sort by time and keep one fix per millisecond.
 package enum FixHistory {
     package static let hourMs: Int64 = 3_600_000
-    /// The most fixes a chunk row holds: a live device's every post rewrites its last chunk, so
-    /// this bounds that rewrite (about 8 KB), while a row per thousand fixes costs nothing.
-    package static let chunkLimit = 1_024
+    /// The most fixes a chunk row holds: a live device's every post reads and rewrites its last
+    /// chunk, so this bounds that work: about 1.8 KB, within one 4 KB SQLite page (a row past
+    /// about 4 KB spills into a chain of overflow pages, each rewritten at every append), while
+    /// a row per 256 fixes adds about 0.2 bytes per fix.
+    package static let chunkLimit = 256
 
     /// The start of the hour holding `ms`.
     package static func hour(ofMs ms: Int64) -> Int64 {
