@@ -67,7 +67,7 @@ package final class FixPipeline {
             restore(before)
             throw error
         }
-        return end(input)
+        return end(&input)
     }
 
     /// One input on its way through, for a caller that drives it (a store's session, which
@@ -133,9 +133,11 @@ package final class FixPipeline {
         return Input(devices: taken, order: order, monitor: monitor, filter: filter)
     }
 
-    /// Keeps what `input` did to the devices; returns what it held.
-    package func end(_ input: Input) -> InputTally {
-        var devices = input.devices
+    /// Keeps what `input` did to the devices (moved out of it: the input is spent); returns
+    /// what it held.
+    package func end(_ input: inout Input) -> InputTally {
+        var devices = Devices()
+        swap(&devices, &input.devices)
         devices.putCurrentBack()
         let byDevice = devices.takeTallies()
         self.devices = devices

@@ -309,7 +309,7 @@ package final class IngestSession {
             case .end:
                 try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
                 try await tx.awaitWrites()
-                let tally = pipeline.end(run.input)
+                let tally = pipeline.end(&run.input)
                 summary.fixesRead += tally.fixes
                 summary.fixesAccepted += outcomes.accepted
                 summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)

@@ -177,7 +177,11 @@ struct LocationsController {
         {
             form = LocationPayloads.formParameters(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         }
-        let parameter: (String) -> String? = { name in request.query(name) ?? form[name] }
+        // Parsed once: the URI parses its whole query again on every lookup.
+        let query = request.uri.queryParameters
+        let parameter: (String) -> String? = { name in
+            query[Substring(name)].flatMap { $0.isEmpty ? nil : String($0) } ?? form[name]
+        }
         let fix = try LocationPayloads.osmAnd(parameter)
         try await caller.requirePost(devices: [fix.device], store: store)
         _ = try await ingest([fix])
