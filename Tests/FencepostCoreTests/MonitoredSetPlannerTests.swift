@@ -193,4 +193,24 @@ import Testing
         #expect(read.radius == 812 && abs(read.center.lat - 52.62915) < 1e-9)
         #expect(ReplanCircle(id: "replan@91_0_5") == nil && ReplanCircle(id: "home") == nil)
     }
+
+    /// The regions picked are the nearest by their edge (inside first; ties by id), whatever
+    /// the budget: the planner selects them without sorting every candidate, and this checks
+    /// the selection against a full sort of the city's 500 circles from 40 places.
+    @Test func picksTheNearestAsAFullSortWould() {
+        let planner = MonitoredSetPlanner()
+        let candidates = Self.city()
+        for step in 0..<40 {
+            let here = Self.offset(
+                Self.zurich, north: Double(step % 8) * 1_000 - 4_000, east: Double(step / 8) * 1_600 - 4_000)
+            for budget in [2, 3, 20, 100, 499, 500, 600] {
+                let plan = planner.plan(candidates, at: here, budget: budget)
+                let ranked = candidates.map { ($0.id, $0.circle.distanceToEdge(from: here)) }
+                    .map { ($0.0, $0.1, $0.1 <= 0 ? $0.1 - 1e12 : $0.1) }
+                    .sorted { ($0.2, $0.0) < ($1.2, $1.0) }
+                let expected = budget >= candidates.count ? ranked : Array(ranked.prefix(budget - 1))
+                #expect(Set(plan.regions.map(\.id)) == Set(expected.map(\.0)), "budget \(budget) at step \(step)")
+            }
+        }
+    }
 }

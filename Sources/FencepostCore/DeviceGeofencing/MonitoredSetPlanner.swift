@@ -110,29 +110,29 @@ public struct MonitoredSetPlanner: Sendable {
         _ candidates: [Candidate], at position: Position, budget: Int, have: [String] = [], margin: Double = 0
     ) -> MonitoredSetPlan {
         let held = Set(have)
-        let measured = candidates.map { ($0, $0.circle.distanceToEdge(from: position)) }
-        func rank(_ item: (Candidate, Double)) -> Double {
-            // Inside: always first. Held: nearer by the stickiness.
-            item.1 <= 0 ? item.1 - 1e12 : item.1 - (held.contains(item.0.id) ? stickiness : 0)
+        // Inside: always first. Held: nearer by the stickiness.
+        let ranked = candidates.map { candidate in
+            let distance = candidate.circle.distanceToEdge(from: position)
+            let rank = distance <= 0 ? distance - 1e12 : distance - (held.contains(candidate.id) ? stickiness : 0)
+            return Ranked(candidate: candidate, distance: distance, rank: rank)
         }
-        let ordered = measured.sorted { (rank($0), $0.0.id) < (rank($1), $1.0.id) }
         let slots = max(budget, 2)
-        let everything = ordered.count <= slots
-        let chosen = everything ? ordered[...] : ordered.prefix(slots - 1)
-        let left = everything ? [] : Array(ordered.dropFirst(slots - 1))
+        let everything = ranked.count <= slots
+        let (chosen, left) = everything ? (ranked, []) : Self.best(slots - 1, of: ranked)
 
         var replan: ReplanCircle?
         if !left.isEmpty {
             let kept = have.lazy.compactMap(ReplanCircle.init(id:)).first { circle in
                 Geodesy.distance(position, circle.center) < circle.radius
-                    && left.allSatisfy { $0.0.circle.distanceToEdge(from: circle.center) >= circle.radius }
+                    && left.allSatisfy { $0.candidate.circle.distanceToEdge(from: circle.center) >= circle.radius }
             }
-            let reach = left.map { max($0.1, 0) }.min() ?? maximumReplanRadius
+            let reach = left.map { max($0.distance, 0) }.min() ?? maximumReplanRadius
             let radius = min(max(reach - max(margin, 0), reach / 2), maximumReplanRadius)
             replan = kept ?? ReplanCircle(center: position, radius: radius.rounded(.down))
         }
         let regions = chosen.map {
-            MonitoredSetPlan.Monitored(id: $0.0.id, name: $0.0.name, circle: $0.0.circle, distance: $0.1)
+            MonitoredSetPlan.Monitored(
+                id: $0.candidate.id, name: $0.candidate.name, circle: $0.candidate.circle, distance: $0.distance)
         }
         .sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
         let planned = Set(regions.map(\.id) + (replan.map { [$0.id] } ?? []))
@@ -140,5 +140,38 @@ public struct MonitoredSetPlanner: Sendable {
             regions: regions, replan: replan,
             add: planned.subtracting(held).sorted(), remove: held.subtracting(planned).sorted(),
             keep: planned.intersection(held).sorted(), candidates: candidates.count)
+    }
+
+    /// A candidate with its distance to the edge and its rank (lower is better).
+    private struct Ranked {
+        let candidate: Candidate
+        let distance: Double
+        let rank: Double
+
+        func precedes(_ other: Ranked) -> Bool {
+            (rank, candidate.id) < (other.rank, other.candidate.id)
+        }
+    }
+
+    /// The `count` best of `ranked` (by rank, then id) and the others, in no order: a device
+    /// among thousands of regions asks for a few dozen, so they are kept in order as the
+    /// candidates pass (most fail against the worst kept) instead of sorting all of them.
+    private static func best(_ count: Int, of ranked: [Ranked]) -> (best: [Ranked], others: [Ranked]) {
+        var best: [Ranked] = []
+        best.reserveCapacity(count + 1)
+        var others: [Ranked] = []
+        others.reserveCapacity(max(ranked.count - count, 0))
+        for item in ranked {
+            if best.count == count, let worst = best.last {
+                guard item.precedes(worst) else {
+                    others.append(item)
+                    continue
+                }
+                others.append(best.removeLast())
+            }
+            let index = best.firstIndex { item.precedes($0) } ?? best.count
+            best.insert(item, at: index)
+        }
+        return (best, others)
     }
 }
