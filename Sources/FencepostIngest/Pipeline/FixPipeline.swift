@@ -56,6 +56,10 @@ package final class FixPipeline {
         let monitor = self.monitor
         let resume = resume ?? { device, kept in kept ?? DeviceProgress(monitor: monitor, device: device) }
         while let fix = try next() {
+            if input.streams {
+                try input.takeStreamed(fix, resume: resume, into: &outcomes)
+                continue
+            }
             try input.add(fix)
             while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
         }
@@ -107,6 +111,17 @@ package final class FixPipeline {
         /// will ask `resume` for its progress.
         package func isFirst(of device: String) -> Bool {
             devices.current?.device != device && !devices.seenInInput.contains(device)
+        }
+
+        /// Whether the input showed it is in order and nothing is held: each fix added is
+        /// settled at once, and may be taken with ``takeStreamed(_:resume:into:)``.
+        var streams: Bool { order.streamsWithNothingHeld }
+
+        /// Adds a fix and takes it, once the input ``streams``: no copy through the order.
+        @inline(__always)
+        mutating func takeStreamed(_ fix: Fix, resume: Resume, into outcomes: inout some FixOutcomes) throws {
+            fixes += 1
+            try devices.take(fix, monitor: monitor, filter: filter, resume: resume, into: &outcomes)
         }
 
         /// Filters and monitors a settled fix; `outcomes` is told what became of it.
