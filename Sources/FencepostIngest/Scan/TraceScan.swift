@@ -55,9 +55,9 @@ package final class TraceScan {
 
     package var summary: IngestSummary { tally.summary }
 
-    /// Scans one input: `next` gives its fixes, nil at the end. If `next` throws (a malformed
-    /// file), nothing of the input counts and the error is rethrown.
-    package func scan(_ next: () throws -> Fix?) throws {
+    /// Scans one input: `nextBatch` gives its fixes a batch at a time, nil at the end. If it
+    /// throws (a malformed file), nothing of the input counts and the error is rethrown.
+    package func scan(batches nextBatch: () throws -> [Fix]?) throws {
         input += 1
         // Worked on as a local value and kept only if the input succeeds.
         var tally = self.tally
@@ -65,9 +65,9 @@ package final class TraceScan {
         do {
             let read: FixPipeline.InputTally
             if tally.takesFixes {
-                read = try pipeline.input(next, into: &tally)
+                read = try pipeline.input(batches: nextBatch, into: &tally)
             } else {
-                (read, tally) = try handingEvents(next, to: tally)
+                (read, tally) = try handingEvents(nextBatch, to: tally)
             }
             tally.summary.fixesRead += read.fixes
             tally.summary.devices.formUnion(read.devices)
@@ -83,14 +83,14 @@ package final class TraceScan {
     /// Monitors one input here while its events are made into rows on a thread of their own;
     /// returns what the input held and the tally with its events. The thread is done with the
     /// tally when this returns or throws.
-    private func handingEvents(_ next: () throws -> Fix?, to tally: ScanTally) throws
+    private func handingEvents(_ nextBatch: () throws -> [Fix]?, to tally: ScanTally) throws
         -> (FixPipeline.InputTally, ScanTally)
     {
         let thread = ScanEventThread(tally: tally)
         var outcomes = HandedOutcomes(thread: thread)
         let read: FixPipeline.InputTally
         do {
-            read = try pipeline.input(next, into: &outcomes)
+            read = try pipeline.input(batches: nextBatch, into: &outcomes)
             outcomes.flush()
         } catch {
             _ = try? thread.finish()
