@@ -28,6 +28,16 @@ package final class PrefetchingReader: TraceReader {
 
     package var skipped: [String: Int] { producer.skipped }
 
+    /// The fixes not taken yet of the batch ``next()`` is in, else the next batch; nil at the
+    /// end. Read a batch at a time, a fix costs no call.
+    package func nextBatch() throws(TraceReadError) -> [Fix]? {
+        if index < current.count {
+            defer { (current, index) = ([], 0) }
+            return index == 0 ? current : Array(current[index...])
+        }
+        return try producer.batches.take()
+    }
+
     package func next() throws(TraceReadError) -> Fix? {
         if index < current.count {
             defer { index += 1 }

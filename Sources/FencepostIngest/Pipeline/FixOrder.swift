@@ -52,6 +52,12 @@ package struct FixOrder {
         }
     }
 
+    /// Whether the input streams (it showed it is in order) and every settled fix was taken:
+    /// the next fix added would be settled at once.
+    var streamsWithNothingHeld: Bool {
+        streaming && streamed == nil && readyIndex >= ready.count
+    }
+
     /// The next fix whose order is settled, nil when there is none until the next ``add(_:)``
     /// (or, after ``finish()``, none left).
     package mutating func next() throws -> Fix? {

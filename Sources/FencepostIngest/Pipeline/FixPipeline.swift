@@ -54,20 +54,48 @@ package final class FixPipeline {
     ) throws -> InputTally {
         let before = devices
         var input = startInput()
-        let monitor = self.monitor
-        let resume = resume ?? { device, kept in kept ?? DeviceProgress(monitor: monitor, device: device) }
+        let resume = resume ?? keptOrFresh
         do {
-            while let fix = try next() {
-                try input.add(fix)
-                while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
-            }
-            try input.finish()
-            while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
+            while let fix = try next() { try input.addTakingSettled(fix, resume: resume, into: &outcomes) }
+            try finish(&input, resume: resume, into: &outcomes)
         } catch {
             restore(before)
             throw error
         }
         return end(&input)
+    }
+
+    /// ``input(_:into:resume:)`` for an input read in batches (`nextBatch` gives the next, nil
+    /// at the end): no call per fix to get it.
+    @discardableResult
+    package func input(
+        batches nextBatch: () throws -> [Fix]?, into outcomes: inout some FixOutcomes, resume: Resume? = nil
+    ) throws -> InputTally {
+        let before = devices
+        var input = startInput()
+        let resume = resume ?? keptOrFresh
+        do {
+            while let batch = try nextBatch() {
+                for fix in batch { try input.addTakingSettled(fix, resume: resume, into: &outcomes) }
+            }
+            try finish(&input, resume: resume, into: &outcomes)
+        } catch {
+            restore(before)
+            throw error
+        }
+        return end(&input)
+    }
+
+    /// The progress kept since the device's last input, else a fresh one.
+    private var keptOrFresh: Resume {
+        let monitor = self.monitor
+        return { device, kept in kept ?? DeviceProgress(monitor: monitor, device: device) }
+    }
+
+    /// Takes the fixes still held when an input has no more.
+    private func finish(_ input: inout Input, resume: Resume, into outcomes: inout some FixOutcomes) throws {
+        try input.finish()
+        while let settled = try input.next() { try input.take(settled, resume: resume, into: &outcomes) }
     }
 
     /// One input on its way through, for a caller that drives it (a store's session, which
@@ -115,7 +143,19 @@ package final class FixPipeline {
         /// Whether `device`'s first fix in this input is yet to be taken: ``take(_:resume:into:)``
         /// will ask `resume` for its progress.
         package func isFirst(of device: String) -> Bool {
-            devices.current?.device != device && !devices.seenInInput.contains(device)
+            devices.currentDevice != device && !devices.seenInInput.contains(device)
+        }
+
+        /// Adds a fix and takes every fix that settles. Once the input showed it is in order,
+        /// the fix is taken as it comes, with no copy through the order.
+        @inline(__always)
+        mutating func addTakingSettled(_ fix: Fix, resume: Resume, into outcomes: inout some FixOutcomes) throws {
+            if order.streamsWithNothingHeld {
+                fixes += 1
+                return try devices.take(fix, monitor: monitor, filter: filter, resume: resume, into: &outcomes)
+            }
+            try add(fix)
+            while let settled = try next() { try take(settled, resume: resume, into: &outcomes) }
         }
 
         /// Filters and monitors a settled fix; `outcomes` is told what became of it.
@@ -174,6 +214,9 @@ package final class FixPipeline {
     package struct Devices: Sendable {
         fileprivate var byID: [String: DeviceProgress] = [:]
         fileprivate var current: (device: String, progress: DeviceProgress)?
+        /// The current device's name, compared with every fix's: reading it from `current`
+        /// would copy the progress, and retain what it holds, once a fix.
+        fileprivate private(set) var currentDevice: String?
         /// Devices seen in the current input: their anchor at its start decides what is already seen.
         fileprivate var seenInInput: Set<String> = []
         fileprivate var emitted: [MonitorEvent] = []
@@ -188,6 +231,7 @@ package final class FixPipeline {
         fileprivate mutating func putCurrentBack() {
             if let current { byID[current.device] = current.progress }
             current = nil
+            currentDevice = nil
         }
 
         /// The tallies of the devices seen in the current input, each started over.
@@ -204,7 +248,7 @@ package final class FixPipeline {
             _ fix: Fix, monitor: Monitor, filter: FixFilterSettings, resume: Resume,
             into outcomes: inout some FixOutcomes
         ) throws {
-            if current?.device != fix.device {
+            if currentDevice != fix.device {
                 // A new run of fixes: its device's name is checked once here, not per fix. A name
                 // that cannot be kept (a NUL cut one short in the store, and the device lost its
                 // anchor between runs) gets no state: its fixes are dropped.
@@ -230,6 +274,7 @@ package final class FixPipeline {
                 progress = byID.removeValue(forKey: device)!
             }
             current = (device, progress)
+            currentDevice = device
         }
     }
 }

@@ -13,6 +13,8 @@ struct TraceFeed {
     /// when `rereadable` (standard input is not).
     struct Input {
         let open: () throws -> () throws -> Fix?
+        /// ``open`` for a consumer that takes the fixes a batch at a time.
+        let openBatches: () throws -> () throws -> [Fix]?
         let rereadable: Bool
     }
 
@@ -70,12 +72,16 @@ struct TraceFeed {
         var progress = self.progress
         defer { self.progress = progress }
         var reading: PrefetchingReader?
-        let open = { () throws -> () throws -> Fix? in
+        let start = { () throws -> (PrefetchingReader, ByteSource) in
             let source = try ByteSource(path: file)
             let reader = PrefetchingReader { () throws(TraceReadError) in
                 try TraceOpener.open(source, format: format, options: options)
             }
             reading = reader
+            return (reader, source)
+        }
+        let open = { () throws -> () throws -> Fix? in
+            let (reader, source) = try start()
             var count = 0
             return {
                 guard let fix = try reader.next() else { return nil }
@@ -84,7 +90,18 @@ struct TraceFeed {
                 return fix
             }
         }
-        try await consume(Input(open: open, rereadable: file != "-"))
+        let openBatches = { () throws -> () throws -> [Fix]? in
+            let (reader, source) = try start()
+            var count = 0
+            return {
+                guard let batch = try reader.nextBatch() else { return nil }
+                let before = count
+                count += batch.count
+                if count >> 16 != before >> 16 { progress.update(Self.progressLine(file, source, count)) }
+                return batch
+            }
+        }
+        try await consume(Input(open: open, openBatches: openBatches, rereadable: file != "-"))
         progress.clear()
         if let reading { skipped(reading.skipped) }
     }

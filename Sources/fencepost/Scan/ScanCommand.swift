@@ -109,7 +109,8 @@ struct ScanCommand: AsyncParsableCommand {
             var feed = TraceFeed(
                 format: inputFormat.format,
                 options: reader.options(zone: try ReaderOptions.zone(inputTz, option: "--input-tz")))
-            let refusals = try await feed.feed(files, to: { try scan.scan($0.open()) }, skipped: scan.addSkipped)
+            let refusals = try await feed.feed(
+                files, to: { try scan.scan(batches: $0.openBatches()) }, skipped: scan.addSkipped)
             var sink = try OutputSink(path: output)
             try scan.finish(to: &sink)
             try sink.close()
