@@ -232,9 +232,11 @@ public final class RegionConfigParser {
     /// Reads one GeoJSON Feature on its own, such as the canonical feature the store keeps.
     /// `defaultID` is the id of a feature that names none (`PUT /v1/regions/{id}` names it in
     /// the path): it is written into the feature's properties, as if the feature had it.
-    public func region(fromFeature data: Data, source: String, defaultID: String? = nil) throws(RegionConfigError)
-        -> Region
-    {
+    /// `validatingGeometry` false skips GEOS's validity check of areas, for features the store
+    /// wrote (checked when they were applied).
+    public func region(
+        fromFeature data: Data, source: String, defaultID: String? = nil, validatingGeometry: Bool = true
+    ) throws(RegionConfigError) -> Region {
         var feature: JSONValue
         do {
             feature = try JSONParser.parse(data)
@@ -249,7 +251,7 @@ public final class RegionConfigParser {
             feature = .object(members)
         }
         var reader = FeatureReader(feature: feature)
-        guard let region = reader.read(context: context) else {
+        guard let region = reader.read(context: context, validatingGeometry: validatingGeometry) else {
             throw RegionConfigError(
                 issues: reader.problems.map {
                     RegionConfigIssue(file: source, featureIndex: 0, featureID: reader.id, problem: $0)

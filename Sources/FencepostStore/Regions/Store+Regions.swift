@@ -24,21 +24,26 @@ extension Store {
         try await read(Self.monitoredRegions)
     }
 
+    /// Stored features are read across the cores, and their areas not validated again (they
+    /// were when applied): what a service's start-up and every ingest wait for.
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
-        let parser = RegionConfigParser()
-        return try await tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id").map {
-            row in
+        let rows = try await tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id")
+        let read = ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
+            (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
             let id: String = row["id"]
-            let region: Region
-            do {
-                region = try parser.region(
-                    fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)")
-            } catch let error as RegionConfigError {
-                throw StoreError.corruptRegion(id: id, issues: error.issues.map(\.description))
+            do throws(RegionConfigError) {
+                let region = try parser.region(
+                    fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
+                    validatingGeometry: false)
+                return .success(
+                    MonitoredRegion(
+                        region: region, version: row["version"], createdAt: row["created_at"],
+                        updatedAt: row["updated_at"]))
+            } catch {
+                return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
             }
-            return MonitoredRegion(
-                region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
         }
+        return try read.map { try $0.get() }
     }
 
     // MARK: - Reconciling
@@ -151,7 +156,7 @@ extension Store {
         async throws -> RegionPlan?
     {
         guard let plan = try await Self.plan(desired, tx: tx) else { return nil }
-        let sources = Self.sourcesByID(desired)
+        var sources = SourceCursor(desired)
         // Regions are encoded (canonical text, hashes) a chunk at a time across the cores, and
         // written in order; a chunk's texts are all that is held at once.
         var start = 0
@@ -172,6 +177,7 @@ extension Store {
         }
         // A region read unchanged was not recognised by its text (or it would not have been
         // read): the text is new, and the next plan recognises it by it.
+        sources = SourceCursor(desired)
         for id in plan.unchanged {
             guard let source = sources[id] else { continue }
             try await tx.execute("UPDATE regions SET source_hash = ? WHERE id = ?", source, id)
@@ -189,13 +195,24 @@ extension Store {
         return plan
     }
 
-    /// The fingerprint of each region read from its text, by id (none when none was taken).
-    private static func sourcesByID(_ desired: DesiredRegions) -> [String: String] {
-        var sources: [String: String] = [:]
-        for (region, source) in zip(desired.regions, desired.sources) {
-            if let source { sources[region.id] = source }
+    /// The fingerprint of each region read from its text, looked up by ids in ascending order
+    /// (a plan's changes, its unchanged ids) as the desired regions are: a walk, not a table
+    /// of a million.
+    private struct SourceCursor {
+        let desired: DesiredRegions
+        var next = 0
+
+        init(_ desired: DesiredRegions) {
+            self.desired = desired
         }
-        return sources
+
+        subscript(id: String) -> String? {
+            mutating get {
+                while next < desired.regions.count, desired.regions[next].id < id { next += 1 }
+                guard next < desired.regions.count, desired.regions[next].id == id else { return nil }
+                return desired.sources[next]
+            }
+        }
     }
 
     /// One change of a plan written, with its outbox row when it is a local edit.
