@@ -9,7 +9,7 @@ public struct RegionFile: Sendable {
     public var issues: [RegionConfigIssue]
     /// The fingerprint of each region's feature text, aligned with `regions`, when the reader
     /// was asked for them (``RegionSource``); empty otherwise.
-    public var sources: [String?] = []
+    public var sources: [SourceFingerprint?] = []
     /// Features recognised by their fingerprint as stored regions, unchanged (not read).
     public var recognized: [(index: Int, region: RecognizedRegion)] = []
 
@@ -131,7 +131,7 @@ public final class RegionConfigParser {
         /// The file's text, when each feature's fingerprint is to be taken.
         let text: [UInt8]?
         var regions: [(index: Int, region: Region)] = []
-        var sources: [String?] = []
+        var sources: [SourceFingerprint?] = []
         var recognized: [(index: Int, region: RecognizedRegion)] = []
         var issues: [(index: Int, id: String?, problem: RegionConfigProblem)] = []
         private var batch: [Item] = []
@@ -152,7 +152,7 @@ public final class RegionConfigParser {
         }
 
         typealias Outcome = (
-            region: Region?, id: String?, problems: [RegionConfigProblem], source: String?,
+            region: Region?, id: String?, problems: [RegionConfigProblem], source: SourceFingerprint?,
             recognized: RecognizedRegion?
         )
 

@@ -99,21 +99,40 @@ public struct RegionPlan: Sendable, Hashable {
             self.init(desired: desired.regions, monitored: monitored)
             return
         }
-        var sources: [String: String] = [:]
-        sources.reserveCapacity(desired.recognized.count)
-        for region in desired.recognized { sources[region.id] = region.fingerprint }
+        let recognized = desired.recognized
         var rest: [MonitoredRegionDigest] = []
-        rest.reserveCapacity(max(0, monitored.count - sources.count))
-        var found = 0
-        for digest in monitored {
-            guard let source = sources[digest.id] else {
-                rest.append(digest)
-                continue
+        rest.reserveCapacity(max(0, monitored.count - recognized.count))
+        if Self.isStrictlySorted(monitored.lazy.map(\.id)) {
+            // Both in id order: walk them together.
+            var next = 0
+            for digest in monitored {
+                // A recognised id the store no longer has.
+                if next < recognized.count, recognized[next].id < digest.id { return nil }
+                guard next < recognized.count, recognized[next].id == digest.id else {
+                    rest.append(digest)
+                    continue
+                }
+                guard digest.sourceHash.flatMap(SourceFingerprint.init(hex:)) == recognized[next].fingerprint else {
+                    return nil
+                }
+                next += 1
             }
-            guard digest.sourceHash == source else { return nil }
-            found += 1
+            guard next == recognized.count else { return nil }
+        } else {
+            var sources: [String: SourceFingerprint] = [:]
+            sources.reserveCapacity(recognized.count)
+            for region in recognized { sources[region.id] = region.fingerprint }
+            var found = 0
+            for digest in monitored {
+                guard let source = sources[digest.id] else {
+                    rest.append(digest)
+                    continue
+                }
+                guard digest.sourceHash.flatMap(SourceFingerprint.init(hex:)) == source else { return nil }
+                found += 1
+            }
+            guard found == sources.count else { return nil }
         }
-        guard found == sources.count else { return nil }
         self.init(desired: desired.regions, monitored: rest)
         // Both in id order: merge them.
         var merged: [String] = []

@@ -76,18 +76,20 @@ extension Store {
     /// what a config reader recognises unchanged features by (``RegionConfigLoader/desired(_:sources:parser:)``).
     package func regionSources() async throws -> RegionSourceIndex {
         try await read { tx in
-            var regions: [RecognizedRegion] = []
+            let count: Int = try await tx.value("SELECT count(*) FROM regions WHERE source_hash IS NOT NULL") ?? 0
+            var index = RegionSourceIndex(capacity: count)
             try await tx.forEachRow(
                 "SELECT id, source_hash, min_lon, min_lat, max_lon, max_lat FROM regions WHERE source_hash IS NOT NULL",
                 []
             ) { row in
-                regions.append(
+                guard let fingerprint = SourceFingerprint(hex: row["source_hash"]) else { return }
+                index.add(
                     RecognizedRegion(
-                        id: row["id"], fingerprint: row["source_hash"],
+                        id: row["id"], fingerprint: fingerprint,
                         bounds: Envelope(
                             minX: row["min_lon"], minY: row["min_lat"], maxX: row["max_lon"], maxY: row["max_lat"])))
             }
-            return RegionSourceIndex(regions)
+            return index
         }
     }
 
@@ -210,7 +212,7 @@ extension Store {
             mutating get {
                 while next < desired.regions.count, desired.regions[next].id < id { next += 1 }
                 guard next < desired.regions.count, desired.regions[next].id == id else { return nil }
-                return desired.sources[next]
+                return desired.sources[next]?.hex
             }
         }
     }
