@@ -11,9 +11,26 @@ package enum RegionConfigLoader {
         try RegionConfig.merge(files(paths, parser: parser))
     }
 
+    /// The regions the paths declare as a plan reads them: features whose text the store
+    /// last applied (by fingerprint, `sources`) recognised without being read, the rest read
+    /// with their fingerprints. Throws as ``load(_:parser:)`` does, with the same problems: a
+    /// config with any is read again whole.
+    package static func desired(
+        _ paths: [String], sources: RegionSourceIndex, parser: RegionConfigParser = RegionConfigParser()
+    ) throws(RegionConfigError) -> DesiredRegions {
+        let parsed = files(paths, parser: parser, sources: sources)
+        if let desired = RegionConfig.desired(parsed) { return desired }
+        let regions =
+            parsed.allSatisfy(\.recognized.isEmpty)
+            ? try RegionConfig.merge(parsed) : try RegionConfig.merge(files(paths, parser: parser))
+        return DesiredRegions(regions: regions)
+    }
+
     /// Each file the paths name, parsed on its own: its valid regions and its problems (a map
     /// of a refused config draws both).
-    package static func files(_ paths: [String], parser: RegionConfigParser = RegionConfigParser()) -> [RegionFile] {
+    package static func files(
+        _ paths: [String], parser: RegionConfigParser = RegionConfigParser(), sources: RegionSourceIndex? = nil
+    ) -> [RegionFile] {
         var files: [RegionFile] = []
         for path in paths {
             let expanded = expand(path)
@@ -23,7 +40,7 @@ package enum RegionConfigLoader {
                 files.append(RegionFile(file: path, issues: [RegionConfigIssue(file: path, problem: problem)]))
             }
             for file in expanded {
-                files.append(read(file, parser: parser))
+                files.append(read(file, parser: parser, sources: sources))
             }
         }
         return files
@@ -40,13 +57,13 @@ package enum RegionConfigLoader {
         return names.filter { $0.hasSuffix(".geojson") && !$0.hasPrefix(".") }.sorted().map { base + $0 }
     }
 
-    private static func read(_ file: String, parser: RegionConfigParser) -> RegionFile {
+    private static func read(_ file: String, parser: RegionConfigParser, sources: RegionSourceIndex?) -> RegionFile {
         let bytes: [UInt8]
         do {
             bytes = try InputFile.read(file, limit: 1 << 30)
         } catch {
             return RegionFile(file: file, issues: [RegionConfigIssue(file: file, problem: .unreadable(error.reason))])
         }
-        return parser.parse(bytes, file: file)
+        return parser.parse(bytes, file: file, sources: sources)
     }
 }

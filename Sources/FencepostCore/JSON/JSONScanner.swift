@@ -342,6 +342,54 @@ public struct JSONScanner {
         return (line, String(decoding: bytes[lineStart..<end], as: UTF8.self).count + 1)
     }
 
+    /// The byte offset the scanner stands at.
+    public var offset: Int { index }
+
+    /// The byte range of the next value, an object or array, the scanner then standing after
+    /// it: found by matching brackets outside strings, without reading the value (its tokens
+    /// are not checked), for text recognised by its bytes as already known to be valid. Nil,
+    /// the scanner at the value still, for a scalar or brackets that do not close.
+    public mutating func skipContainer() -> Range<Int>? {
+        skipWhitespace()
+        let start = index
+        let end: Int? = bytes.withUnsafeBufferPointer { text in
+            guard start < text.count, text[start] == UInt8(ascii: "{") || text[start] == UInt8(ascii: "[") else {
+                return nil
+            }
+            var position = start
+            var open = 0
+            while position < text.count {
+                switch text[position] {
+                case UInt8(ascii: "\""):
+                    position += 1
+                    while position < text.count, text[position] != UInt8(ascii: "\"") {
+                        position += text[position] == UInt8(ascii: "\\") ? 2 : 1
+                    }
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    open += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    open -= 1
+                    if open == 0 { return position + 1 }
+                default:
+                    break
+                }
+                position += 1
+            }
+            return nil
+        }
+        guard let end else { return nil }
+        index = end
+        atContainerStart = false
+        return start..<end
+    }
+
+    /// Moves back to an offset inside the container being walked (where a value starts, as
+    /// ``nextValueOffset()`` gave it), to read a value ``skipContainer()`` passed over.
+    public mutating func seek(to offset: Int) {
+        index = offset
+        atContainerStart = false
+    }
+
     /// Where the next value starts (after any whitespace), as a byte offset.
     public mutating func nextValueOffset() -> Int {
         skipWhitespace()

@@ -17,8 +17,9 @@ struct FeatureReader {
         self.feature = feature
     }
 
-    /// The region, or nil when `problems` says why not.
-    mutating func read(context: GEOSContext) -> Region? {
+    /// The region, or nil when `problems` says why not. `validatingGeometry` false skips GEOS's
+    /// validity check of areas: for features the store wrote, checked when they were applied.
+    mutating func read(context: GEOSContext, validatingGeometry: Bool = true) -> Region? {
         guard case .object = feature else {
             problems.append(.malformedFeature("expected an object, found a JSON \(feature.typeName)"))
             return nil
@@ -36,7 +37,7 @@ struct FeatureReader {
             return nil
         }
         let id = readID(properties)
-        let shape = readShape(properties, context: context)
+        let shape = readShape(properties, context: context, validating: validatingGeometry)
         let settings = readSettings(properties)
         let name = readName(properties)
         let tags = readTags(properties)
@@ -195,7 +196,9 @@ struct FeatureReader {
 
     // MARK: - Geometry
 
-    private mutating func readShape(_ properties: [String: JSONValue], context: GEOSContext) -> RegionShape? {
+    private mutating func readShape(_ properties: [String: JSONValue], context: GEOSContext, validating: Bool)
+        -> RegionShape?
+    {
         guard let geometry = feature["geometry"], case .object = geometry else {
             problems.append(.malformedFeature("missing geometry"))
             return nil
@@ -222,7 +225,7 @@ struct FeatureReader {
             return readCorridor(coordinates, properties, context: context)
         case "Polygon":
             guard let polygon = readPolygon(coordinates) else { return nil }
-            return validated(.polygon(polygon), context: context)
+            return validating ? validated(.polygon(polygon), context: context) : .area(.polygon(polygon))
         case "MultiPolygon":
             guard let items = coordinates.arrayValue, !items.isEmpty else {
                 problems.append(.malformedCoordinates("MultiPolygon coordinates must be a non-empty array of polygons"))
@@ -233,7 +236,7 @@ struct FeatureReader {
                 guard let polygon = readPolygon(item) else { return nil }
                 polygons.append(polygon)
             }
-            return validated(.multiPolygon(polygons), context: context)
+            return validating ? validated(.multiPolygon(polygons), context: context) : .area(.multiPolygon(polygons))
         default:
             problems.append(.unsupportedGeometry(type))
             return nil

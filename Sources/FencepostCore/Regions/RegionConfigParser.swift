@@ -7,6 +7,11 @@ public struct RegionFile: Sendable {
     /// The valid regions, each with its feature index in the file.
     public var regions: [(index: Int, region: Region)]
     public var issues: [RegionConfigIssue]
+    /// The fingerprint of each region's feature text, aligned with `regions`, when the reader
+    /// was asked for them (``RegionSource``); empty otherwise.
+    public var sources: [SourceFingerprint?] = []
+    /// Features recognised by their fingerprint as stored regions, unchanged (not read).
+    public var recognized: [(index: Int, region: RecognizedRegion)] = []
 
     public init(file: String, regions: [(index: Int, region: Region)] = [], issues: [RegionConfigIssue] = []) {
         self.file = file
@@ -34,12 +39,16 @@ public final class RegionConfigParser {
 
     /// Parses one file's UTF-8 bytes; `file` is the name used in messages.
     ///
+    /// With `sources`, each feature's fingerprint is taken (``RegionFile/sources``), and a
+    /// feature whose fingerprint the index holds is recognised as that stored region without
+    /// being read (``RegionFile/recognized``).
+    ///
     /// The features array is read feature by feature, in batches read into regions across the
     /// cores, so neither the whole document's tree nor a second copy of the text is ever held:
     /// a million regions are 400 MB of GeoJSON. The outcome is the one a whole-tree parse
     /// gives: a syntax error anywhere refuses the file with that error alone, the last of
     /// repeated members wins, and the document's own checks come before any feature's.
-    public func parse(_ bytes: [UInt8], file: String) -> RegionFile {
+    public func parse(_ bytes: [UInt8], file: String, sources: RegionSourceIndex? = nil) -> RegionFile {
         var result = RegionFile(file: file, regions: [], issues: [])
         func refuse(_ problem: RegionConfigProblem) -> RegionFile {
             result.issues.append(RegionConfigIssue(file: file, problem: problem))
@@ -58,10 +67,19 @@ public final class RegionConfigParser {
             try scanner.enterObject()
             while let key = try scanner.nextMember() {
                 if key == "features", scanner.nextKind() == .array {
-                    var reader = FeatureBatchReader(parser: self)
+                    var reader = FeatureBatchReader(parser: self, text: sources == nil ? nil : bytes)
                     try scanner.enterArray()
                     while try scanner.nextItem() {
-                        reader.add(try scanner.readValue())
+                        let start = scanner.nextValueOffset()
+                        if let sources, !sources.regions.isEmpty, let range = scanner.skipContainer() {
+                            if let known = sources.regions[RegionSource.fingerprint(bytes[range])] {
+                                reader.add(recognized: known)
+                                continue
+                            }
+                            scanner.seek(to: start)
+                        }
+                        let feature = try scanner.readValue()
+                        reader.add(feature, text: start..<scanner.offset)
                     }
                     reader.finish()
                     streamed = reader
@@ -85,6 +103,8 @@ public final class RegionConfigParser {
         }
         if let streamed {
             result.regions = streamed.regions
+            result.sources = streamed.sources
+            result.recognized = streamed.recognized
             result.issues = streamed.issues.map {
                 RegionConfigIssue(file: file, featureIndex: $0.index, featureID: $0.id, problem: $0.problem)
             }
@@ -108,19 +128,33 @@ public final class RegionConfigParser {
     /// thread while the caller scans the next; the last, partial batch on the caller's thread.
     private struct FeatureBatchReader {
         let parser: RegionConfigParser
+        /// The file's text, when each feature's fingerprint is to be taken.
+        let text: [UInt8]?
         var regions: [(index: Int, region: Region)] = []
+        var sources: [SourceFingerprint?] = []
+        var recognized: [(index: Int, region: RecognizedRegion)] = []
         var issues: [(index: Int, id: String?, problem: RegionConfigProblem)] = []
-        private var batch: [JSONValue] = []
+        private var batch: [Item] = []
         private var count = 0
         /// The full batch being read while the next one is scanned.
         private var inFlight: (group: DispatchGroup, outcomes: OutcomeBox)?
         static let batchSize = 8192
 
-        init(parser: RegionConfigParser) {
+        init(parser: RegionConfigParser, text: [UInt8]? = nil) {
             self.parser = parser
+            self.text = text
         }
 
-        typealias Outcome = (region: Region?, id: String?, problems: [RegionConfigProblem])
+        /// A feature to read (with where its text lies), or one already recognised.
+        enum Item: Sendable {
+            case feature(JSONValue, text: Range<Int>?)
+            case recognized(RecognizedRegion)
+        }
+
+        typealias Outcome = (
+            region: Region?, id: String?, problems: [RegionConfigProblem], source: SourceFingerprint?,
+            recognized: RecognizedRegion?
+        )
 
         /// One batch's outcomes: `@unchecked Sendable` because the reading thread writes them
         /// before it leaves the group, and the scanning thread reads them only after waiting.
@@ -128,23 +162,38 @@ public final class RegionConfigParser {
             var outcomes: [Outcome] = []
         }
 
-        static func read(_ feature: JSONValue, _ context: GEOSContext) -> Outcome {
-            var reader = FeatureReader(feature: feature)
-            let region = reader.read(context: context)
-            return (region, reader.id, reader.problems)
+        static func read(_ item: Item, text: [UInt8]?, _ context: GEOSContext) -> Outcome {
+            switch item {
+            case .recognized(let known):
+                return (nil, known.id, [], nil, known)
+            case .feature(let feature, let range):
+                var reader = FeatureReader(feature: feature)
+                let region = reader.read(context: context)
+                let source = text.flatMap { text in range.map { RegionSource.fingerprint(text[$0]) } }
+                return (region, reader.id, reader.problems, source, nil)
+            }
         }
 
-        mutating func add(_ feature: JSONValue) {
-            batch.append(feature)
+        mutating func add(_ feature: JSONValue, text range: Range<Int>? = nil) {
+            add(.feature(feature, text: range))
+        }
+
+        mutating func add(recognized region: RecognizedRegion) {
+            add(.recognized(region))
+        }
+
+        private mutating func add(_ item: Item) {
+            batch.append(item)
             guard batch.count == Self.batchSize else { return }
-            let features = batch
+            let items = batch
             batch = []
             batch.reserveCapacity(Self.batchSize)
             let box = OutcomeBox()
             let group = DispatchGroup()
+            let text = self.text
             DispatchQueue.global().async(group: group) {
-                box.outcomes = ParallelMap.map(features, serialBelow: 0, state: { GEOSContext() }) {
-                    Self.read($1, $0)
+                box.outcomes = ParallelMap.map(items, serialBelow: 0, state: { GEOSContext() }) {
+                    Self.read($1, text: text, $0)
                 }
             }
             collectInFlight()
@@ -155,7 +204,7 @@ public final class RegionConfigParser {
         mutating func finish() {
             collectInFlight()
             let context = parser.context
-            take(batch.map { Self.read($0, context) })
+            take(batch.map { Self.read($0, text: text, context) })
             batch = []
         }
 
@@ -169,7 +218,11 @@ public final class RegionConfigParser {
 
         private mutating func take(_ outcomes: [Outcome]) {
             for outcome in outcomes {
-                if let region = outcome.region { regions.append((count, region)) }
+                if let region = outcome.region {
+                    regions.append((count, region))
+                    if text != nil { sources.append(outcome.source) }
+                }
+                if let known = outcome.recognized { recognized.append((count, known)) }
                 for problem in outcome.problems { issues.append((count, outcome.id, problem)) }
                 count += 1
             }
@@ -179,9 +232,11 @@ public final class RegionConfigParser {
     /// Reads one GeoJSON Feature on its own, such as the canonical feature the store keeps.
     /// `defaultID` is the id of a feature that names none (`PUT /v1/regions/{id}` names it in
     /// the path): it is written into the feature's properties, as if the feature had it.
-    public func region(fromFeature data: Data, source: String, defaultID: String? = nil) throws(RegionConfigError)
-        -> Region
-    {
+    /// `validatingGeometry` false skips GEOS's validity check of areas, for features the store
+    /// wrote (checked when they were applied).
+    public func region(
+        fromFeature data: Data, source: String, defaultID: String? = nil, validatingGeometry: Bool = true
+    ) throws(RegionConfigError) -> Region {
         var feature: JSONValue
         do {
             feature = try JSONParser.parse(data)
@@ -196,7 +251,7 @@ public final class RegionConfigParser {
             feature = .object(members)
         }
         var reader = FeatureReader(feature: feature)
-        guard let region = reader.read(context: context) else {
+        guard let region = reader.read(context: context, validatingGeometry: validatingGeometry) else {
             throw RegionConfigError(
                 issues: reader.problems.map {
                     RegionConfigIssue(file: source, featureIndex: 0, featureID: reader.id, problem: $0)

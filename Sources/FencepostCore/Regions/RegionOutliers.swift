@@ -1,4 +1,4 @@
-import FencepostGeometry
+public import FencepostGeometry
 
 /// Regions that lie far from all the others: most often a point typed `[lat, lon]` where GeoJSON
 /// wants `[lon, lat]`, which validation cannot refuse when both numbers are in range (a stop in
@@ -15,9 +15,14 @@ public enum RegionOutliers {
     /// The regions (at least 3 in all) farther from the set's middle (the median of their
     /// centres) than 200 km and than 20 times the typical distance: linear in the count.
     public static func find(_ regions: [Region]) -> [Outlier] {
+        find(boxes: regions.map { ($0.id, $0.shape.bounds) })
+    }
+
+    /// The same from each region's id and lon/lat box.
+    public static func find(boxes regions: [(id: String, bounds: Envelope)]) -> [Outlier] {
         guard regions.count >= 3 else { return [] }
         let centres = regions.map { region -> Position in
-            let box = region.shape.bounds
+            let box = region.bounds
             return Position(lon: (box.minX + box.maxX) / 2, lat: (box.minY + box.maxY) / 2)
         }
         let middle = Position(lon: median(centres.map(\.lon)), lat: median(centres.map(\.lat)))

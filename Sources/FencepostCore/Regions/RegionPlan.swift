@@ -4,12 +4,16 @@ public struct MonitoredRegionDigest: Sendable, Hashable {
     public var contentHash: String
     public var geometryHash: String
     public var enabled: Bool
+    /// The fingerprint of the feature text it was last applied from (``RegionSource``), if any.
+    public var sourceHash: String?
 
-    public init(id: String, contentHash: String, geometryHash: String, enabled: Bool = true) {
+    public init(id: String, contentHash: String, geometryHash: String, enabled: Bool = true, sourceHash: String? = nil)
+    {
         self.id = id
         self.contentHash = contentHash
         self.geometryHash = geometryHash
         self.enabled = enabled
+        self.sourceHash = sourceHash
     }
 }
 
@@ -85,6 +89,64 @@ public struct RegionPlan: Sendable, Hashable {
         self.changes =
             Self.isStrictlySorted(changes.lazy.map(\.regionID)) ? changes : changes.sorted { $0.regionID < $1.regionID }
         self.unchanged = Self.isStrictlySorted(unchanged) ? unchanged : unchanged.sorted()
+    }
+
+    /// The plan of a desired set part of which was recognised by its source text: those
+    /// regions are unchanged, and only the rest are compared. Nil when a recognised region no
+    /// longer has that source in the monitored set (it changed since it was recognised).
+    public init?(desired: DesiredRegions, monitored: [MonitoredRegionDigest]) {
+        guard !desired.recognized.isEmpty else {
+            self.init(desired: desired.regions, monitored: monitored)
+            return
+        }
+        let recognized = desired.recognized
+        var rest: [MonitoredRegionDigest] = []
+        rest.reserveCapacity(max(0, monitored.count - recognized.count))
+        if Self.isStrictlySorted(monitored.lazy.map(\.id)) {
+            // Both in id order: walk them together.
+            var next = 0
+            for digest in monitored {
+                // A recognised id the store no longer has.
+                if next < recognized.count, recognized[next].id < digest.id { return nil }
+                guard next < recognized.count, recognized[next].id == digest.id else {
+                    rest.append(digest)
+                    continue
+                }
+                guard digest.sourceHash.flatMap(SourceFingerprint.init(hex:)) == recognized[next].fingerprint else {
+                    return nil
+                }
+                next += 1
+            }
+            guard next == recognized.count else { return nil }
+        } else {
+            var sources: [String: SourceFingerprint] = [:]
+            sources.reserveCapacity(recognized.count)
+            for region in recognized { sources[region.id] = region.fingerprint }
+            var found = 0
+            for digest in monitored {
+                guard let source = sources[digest.id] else {
+                    rest.append(digest)
+                    continue
+                }
+                guard digest.sourceHash.flatMap(SourceFingerprint.init(hex:)) == source else { return nil }
+                found += 1
+            }
+            guard found == sources.count else { return nil }
+        }
+        self.init(desired: desired.regions, monitored: rest)
+        // Both in id order: merge them.
+        var merged: [String] = []
+        merged.reserveCapacity(unchanged.count + desired.recognized.count)
+        var next = 0
+        for id in unchanged {
+            while next < desired.recognized.count, desired.recognized[next].id < id {
+                merged.append(desired.recognized[next].id)
+                next += 1
+            }
+            merged.append(id)
+        }
+        merged.append(contentsOf: desired.recognized[next...].lazy.map(\.id))
+        unchanged = merged
     }
 
     /// Per desired region, the index of the monitored digest with its id (the first, should

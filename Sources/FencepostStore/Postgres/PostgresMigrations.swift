@@ -247,5 +247,8 @@ enum PostgresMigrations {
                     updated_at TEXT NOT NULL
                 );
                 """),
+        Migration(
+            name: "v17-region-sources",
+            sql: "ALTER TABLE regions ADD COLUMN source_hash TEXT"),
     ]
 }

@@ -24,21 +24,26 @@ extension Store {
         try await read(Self.monitoredRegions)
     }
 
+    /// Stored features are read across the cores, and their areas not validated again (they
+    /// were when applied): what a service's start-up and every ingest wait for.
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
-        let parser = RegionConfigParser()
-        return try await tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id").map {
-            row in
+        let rows = try await tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id")
+        let read = ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
+            (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
             let id: String = row["id"]
-            let region: Region
-            do {
-                region = try parser.region(
-                    fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)")
-            } catch let error as RegionConfigError {
-                throw StoreError.corruptRegion(id: id, issues: error.issues.map(\.description))
+            do throws(RegionConfigError) {
+                let region = try parser.region(
+                    fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
+                    validatingGeometry: false)
+                return .success(
+                    MonitoredRegion(
+                        region: region, version: row["version"], createdAt: row["created_at"],
+                        updatedAt: row["updated_at"]))
+            } catch {
+                return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
             }
-            return MonitoredRegion(
-                region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
         }
+        return try read.map { try $0.get() }
     }
 
     // MARK: - Reconciling
@@ -48,11 +53,44 @@ extension Store {
         try await read { tx in try await Self.plan(desired, tx: tx) }
     }
 
+    /// The same for a config read with the store's ``regionSources()``; nil when a region
+    /// recognised by its source text has changed in the store since (read the config again).
+    package func planRegions(_ desired: DesiredRegions) async throws -> RegionPlan? {
+        try await read { tx in try await Self.plan(desired, tx: tx) }
+    }
+
     /// The diff between `desired` and the monitored set, with the changed fields noted.
     static func plan(_ desired: [Region], tx: any SQLTransaction) async throws -> RegionPlan {
-        var plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx))
+        try await plan(DesiredRegions(regions: desired), tx: tx)!
+    }
+
+    /// The diff between `desired` and the monitored set, with the changed fields noted; nil
+    /// when a recognised region's source is no longer the stored one.
+    static func plan(_ desired: DesiredRegions, tx: any SQLTransaction) async throws -> RegionPlan? {
+        guard var plan = RegionPlan(desired: desired, monitored: try await Self.digests(tx)) else { return nil }
         try await Self.noteChangedFields(&plan, tx: tx)
         return plan
+    }
+
+    /// The stored regions by the fingerprint of the feature text they were last applied from:
+    /// what a config reader recognises unchanged features by (``RegionConfigLoader/desired(_:sources:parser:)``).
+    package func regionSources() async throws -> RegionSourceIndex {
+        try await read { tx in
+            let count: Int = try await tx.value("SELECT count(*) FROM regions WHERE source_hash IS NOT NULL") ?? 0
+            var index = RegionSourceIndex(capacity: count)
+            try await tx.forEachRow(
+                "SELECT id, source_hash, min_lon, min_lat, max_lon, max_lat FROM regions WHERE source_hash IS NOT NULL",
+                []
+            ) { row in
+                guard let fingerprint = SourceFingerprint(hex: row["source_hash"]) else { return }
+                index.add(
+                    RecognizedRegion(
+                        id: row["id"], fingerprint: fingerprint,
+                        bounds: Envelope(
+                            minX: row["min_lon"], minY: row["min_lat"], maxX: row["max_lon"], maxY: row["max_lat"])))
+            }
+            return index
+        }
     }
 
     /// What changed in each updated region, from its stored feature (read for those only).
@@ -74,6 +112,18 @@ extension Store {
     @discardableResult
     package func applyRegions(_ desired: [Region], at now: Date = Date()) async throws -> RegionPlan {
         try await applyRegions(at: now) { _ in desired }
+    }
+
+    /// The same for a config read with the store's ``regionSources()``: each region read is
+    /// stored with the fingerprint of its text, for the next plan to recognise it by. Nil,
+    /// nothing written, when a region recognised by its source text has changed in the store
+    /// since (read the config again).
+    package func applyRegions(_ desired: DesiredRegions, at now: Date = Date()) async throws -> RegionPlan? {
+        let timestamp = Timestamp.format(now)
+        return try await write { tx in
+            try await tx.dialect.lock("regions", in: tx)
+            return try await apply(desired, timestamp: timestamp, origin: .local, tx: tx)
+        }
     }
 
     /// Applies the set `edit` makes from the monitored one (which it may read through the
@@ -100,7 +150,15 @@ extension Store {
     func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) async throws
         -> RegionPlan
     {
-        let plan = try await Self.plan(desired, tx: tx)
+        try await apply(DesiredRegions(regions: desired), timestamp: timestamp, origin: origin, tx: tx)!
+    }
+
+    /// The same with the regions' source fingerprints, nil when a recognised region changed.
+    func apply(_ desired: DesiredRegions, timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction)
+        async throws -> RegionPlan?
+    {
+        guard let plan = try await Self.plan(desired, tx: tx) else { return nil }
+        var sources = SourceCursor(desired)
         // Regions are encoded (canonical text, hashes) a chunk at a time across the cores, and
         // written in order; a chunk's texts are all that is held at once.
         var start = 0
@@ -114,8 +172,17 @@ extension Store {
                 }
             }
             for (change, encoded) in zip(chunk, encoded) {
-                try await Self.write(change, encoded: encoded, timestamp: timestamp, origin: origin, tx: tx)
+                try await Self.write(
+                    change, encoded: encoded, source: sources[change.regionID], timestamp: timestamp, origin: origin,
+                    tx: tx)
             }
+        }
+        // A region read unchanged was not recognised by its text (or it would not have been
+        // read): the text is new, and the next plan recognises it by it.
+        sources = SourceCursor(desired)
+        for id in plan.unchanged {
+            guard let source = sources[id] else { continue }
+            try await tx.execute("UPDATE regions SET source_hash = ? WHERE id = ?", source, id)
         }
         if !plan.changes.isEmpty { try await Self.bumpRegionsRevision(tx) }
         for (regionID, reason) in plan.retirements {
@@ -130,9 +197,29 @@ extension Store {
         return plan
     }
 
+    /// The fingerprint of each region read from its text, looked up by ids in ascending order
+    /// (a plan's changes, its unchanged ids) as the desired regions are: a walk, not a table
+    /// of a million.
+    private struct SourceCursor {
+        let desired: DesiredRegions
+        var next = 0
+
+        init(_ desired: DesiredRegions) {
+            self.desired = desired
+        }
+
+        subscript(id: String) -> String? {
+            mutating get {
+                while next < desired.regions.count, desired.regions[next].id < id { next += 1 }
+                guard next < desired.regions.count, desired.regions[next].id == id else { return nil }
+                return desired.sources[next]?.hex
+            }
+        }
+    }
+
     /// One change of a plan written, with its outbox row when it is a local edit.
     private static func write(
-        _ change: RegionChange, encoded: EncodedRegion?, timestamp: String, origin: RegionChangeOrigin,
+        _ change: RegionChange, encoded: EncodedRegion?, source: String?, timestamp: String, origin: RegionChangeOrigin,
         tx: any SQLTransaction
     ) async throws {
         let version: Int
@@ -140,7 +227,7 @@ extension Store {
         case .add(let region):
             version = 1
             try await Self.insert(
-                region, encoded!, version: version, createdAt: timestamp, updatedAt: timestamp, tx: tx)
+                region, encoded!, source: source, version: version, createdAt: timestamp, updatedAt: timestamp, tx: tx)
         case .update(let region, _, _):
             guard let current = try await tx.row("SELECT version, created_at FROM regions WHERE id = ?", region.id)
             else {
@@ -148,7 +235,8 @@ extension Store {
             }
             version = current["version"] + 1
             try await Self.insert(
-                region, encoded!, version: version, createdAt: current["created_at"], updatedAt: timestamp, tx: tx)
+                region, encoded!, source: source, version: version, createdAt: current["created_at"],
+                updatedAt: timestamp, tx: tx)
         case .remove(let id):
             version = (try await tx.value("SELECT version FROM regions WHERE id = ?", id) ?? 0) + 1
             try await tx.execute("DELETE FROM regions WHERE id = ?", id)
@@ -170,25 +258,26 @@ extension Store {
         }
     }
 
-    /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON), over the
-    /// one it updates.
+    /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON, `source`
+    /// the fingerprint of the text it was read from, if any), over the one it updates.
     private static func insert(
-        _ region: Region, _ encoded: EncodedRegion, version: Int, createdAt: String, updatedAt: String,
-        tx: any SQLTransaction
+        _ region: Region, _ encoded: EncodedRegion, source: String?, version: Int, createdAt: String,
+        updatedAt: String, tx: any SQLTransaction
     ) async throws {
         let bounds = region.shape.bounds
         try await tx.execute(
             """
             INSERT INTO regions (id, name, kind, enabled, feature, content_hash, geometry_hash, version, min_lon, min_lat,
-                max_lon, max_lat, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                max_lon, max_lat, created_at, updated_at, source_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET name = excluded.name, kind = excluded.kind, enabled = excluded.enabled,
                 feature = excluded.feature, content_hash = excluded.content_hash, geometry_hash = excluded.geometry_hash,
                 version = excluded.version, min_lon = excluded.min_lon, min_lat = excluded.min_lat, max_lon = excluded.max_lon,
-                max_lat = excluded.max_lat, updated_at = excluded.updated_at
+                max_lat = excluded.max_lat, updated_at = excluded.updated_at, source_hash = excluded.source_hash
             """,
             region.id, region.name, region.shape.kind, region.settings.enabled, encoded.feature, encoded.contentHash,
-            encoded.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt)
+            encoded.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt,
+            source)
     }
 
     /// A region edit as a sync mutation. Its key is new for every edit (regions are edited by
@@ -231,11 +320,13 @@ extension Store {
 
     private static func digests(_ tx: any SQLTransaction) async throws -> [MonitoredRegionDigest] {
         var digests: [MonitoredRegionDigest] = []
-        try await tx.forEachRow("SELECT id, content_hash, geometry_hash, enabled FROM regions ORDER BY id", []) { row in
+        try await tx.forEachRow(
+            "SELECT id, content_hash, geometry_hash, enabled, source_hash FROM regions ORDER BY id", []
+        ) { row in
             digests.append(
                 MonitoredRegionDigest(
                     id: row["id"], contentHash: row["content_hash"], geometryHash: row["geometry_hash"],
-                    enabled: row["enabled"]))
+                    enabled: row["enabled"], sourceHash: row["source_hash"]))
         }
         return digests
     }

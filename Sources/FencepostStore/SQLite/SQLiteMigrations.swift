@@ -297,6 +297,11 @@ extension SQLiteBackend {
                     );
                     """)
         }
+        migrator.registerMigration("v17-region-sources") { db in
+            // The fingerprint of the feature text a region was last applied from: a plan
+            // recognises unchanged features by it without reading them (RegionSource).
+            try db.execute(sql: "ALTER TABLE regions ADD COLUMN source_hash TEXT")
+        }
         return migrator
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FencepostCore
+import FencepostGeometry
 
 enum PlanFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
@@ -32,7 +33,12 @@ enum RegionPlanOutput {
 
     /// A warning per region far from all the others (on stderr: the plan itself is unchanged).
     static func outlierWarnings(_ regions: [Region]) -> [String] {
-        RegionOutliers.find(regions).map { outlier in
+        outlierWarnings(regions.map { ($0.id, $0.shape.bounds) })
+    }
+
+    /// The same from each region's id and lon/lat box, in id order.
+    static func outlierWarnings(_ boxes: [(id: String, bounds: Envelope)]) -> [String] {
+        RegionOutliers.find(boxes: boxes).map { outlier in
             var line =
                 "warning: region \(outlier.id) lies \(Int(outlier.kilometres.rounded())) km from all the others"
             line +=

@@ -33,8 +33,20 @@ struct RegionConfigArguments: ParsableArguments {
     /// The desired regions, or every problem on stderr and exit code 1 (3 when a named file
     /// could not be opened at all).
     func loadRegions() throws -> [Region] {
+        try reportingProblems { () throws(RegionConfigError) in try RegionConfigLoader.load(paths) }
+    }
+
+    /// The desired regions with those the store last applied from the same text recognised
+    /// (``RegionConfigLoader/desired(_:sources:parser:)``); problems as ``loadRegions()``.
+    func loadDesired(sources: RegionSourceIndex) throws -> DesiredRegions {
+        try reportingProblems { () throws(RegionConfigError) in
+            try RegionConfigLoader.desired(paths, sources: sources)
+        }
+    }
+
+    private func reportingProblems<T>(_ load: () throws(RegionConfigError) -> T) throws -> T {
         do {
-            return try RegionConfigLoader.load(paths)
+            return try load()
         } catch {
             let unopenable = error.issues.contains { issue in
                 guard case .unreadable = issue.problem else { return false }
@@ -62,6 +74,15 @@ struct RegionsPlan: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
+            // Features the store last applied from the same text are recognised, not read again.
+            if replay.isEmpty, let known = await StoredRegionSources(store) {
+                let desired = try config.loadDesired(sources: known.sources)
+                if let plan = try await (known.store ?? Store.inMemory()).planRegions(desired) {
+                    Console.error(RegionPlanOutput.outlierWarnings(desired.boxes))
+                    Console.output(RegionPlanOutput.render(plan, format: config.format))
+                    return
+                }
+            }
             let desired = try config.loadRegions()
             // A store not made yet monitors nothing: every region is an add, and nothing is created.
             let store = try await self.store.openIfPresent() ?? Store.inMemory()
@@ -113,14 +134,31 @@ struct RegionsApply: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandFailure.reporting {
+            // Features the store last applied from the same text are recognised, not read
+            // again; the others are stored with their text's fingerprint. The store is made
+            // only once the config is found valid.
+            if let known = await StoredRegionSources(store) {
+                let desired = try config.loadDesired(sources: known.sources)
+                var target = known.store
+                if target == nil { target = try await store.open() }
+                if let target, let plan = try await target.applyRegions(desired) {
+                    Console.error(RegionPlanOutput.outlierWarnings(desired.boxes))
+                    try await finish(plan, store: target)
+                    return
+                }
+            }
             let desired = try config.loadRegions()
             let store = try await store.open()
             let plan = try await store.applyRegions(desired)
             Console.error(RegionPlanOutput.outlierWarnings(desired))
-            Console.output(RegionPlanOutput.render(plan, format: config.format))
-            if let since = backfill.flatMap({ TimeArgument.parse($0) }) {
-                Console.output(try await RegionBackfill.run(plan: plan, store: store, since: since))
-            }
+            try await finish(plan, store: store)
+        }
+    }
+
+    private func finish(_ plan: RegionPlan, store: Store) async throws {
+        Console.output(RegionPlanOutput.render(plan, format: config.format))
+        if let since = backfill.flatMap({ TimeArgument.parse($0) }) {
+            Console.output(try await RegionBackfill.run(plan: plan, store: store, since: since))
         }
     }
 }
