@@ -9,10 +9,19 @@ public import FencepostGeometry
 /// neither parsed, validated nor hashed again. This is what makes re-planning a million
 /// unchanged regions a matter of reading their bytes.
 public enum RegionSource {
-    /// The SHA-256 of a feature's bytes.
+    /// Which reading of a feature's text a fingerprint stands for. The same bytes make the same
+    /// region only while the reader does not change: bump this when a release reads a feature
+    /// differently (a new property, say `privacy`), so that a store applied by the reader before
+    /// reads every feature in full once, and takes up what the new reader makes of it.
+    static let reader = Array("fencepost region reader 1\n".utf8)
+
+    /// The SHA-256 of ``reader`` and a feature's bytes.
     public static func fingerprint(_ bytes: ArraySlice<UInt8>) -> SourceFingerprint {
+        var sha = SHA256()
+        sha.update(data: reader)
+        sha.update(data: bytes)
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        for (index, byte) in SHA256.hash(data: bytes).enumerated() {
+        for (index, byte) in sha.finalize().enumerated() {
             let word = UInt64(byte) << (8 * UInt64(7 - index % 8))
             switch index / 8 {
             case 0: words.0 |= word
