@@ -52,17 +52,11 @@ package final class FixPipeline {
     package func input(
         _ next: () throws -> Fix?, into outcomes: inout some FixOutcomes, resume: Resume? = nil
     ) throws -> InputTally {
-        let before = devices
-        var input = startInput()
         let resume = resume ?? keptOrFresh
-        do {
+        return try undoingOnFailure { input in
             while let fix = try next() { try input.addTakingSettled(fix, resume: resume, into: &outcomes) }
             try finish(&input, resume: resume, into: &outcomes)
-        } catch {
-            restore(before)
-            throw error
         }
-        return end(&input)
     }
 
     /// ``input(_:into:resume:)`` for an input read in batches (`nextBatch` gives the next, nil
@@ -71,14 +65,22 @@ package final class FixPipeline {
     package func input(
         batches nextBatch: () throws -> [Fix]?, into outcomes: inout some FixOutcomes, resume: Resume? = nil
     ) throws -> InputTally {
-        let before = devices
-        var input = startInput()
         let resume = resume ?? keptOrFresh
-        do {
+        return try undoingOnFailure { input in
             while let batch = try nextBatch() {
                 for fix in batch { try input.addTakingSettled(fix, resume: resume, into: &outcomes) }
             }
             try finish(&input, resume: resume, into: &outcomes)
+        }
+    }
+
+    /// Runs `body` on a new input and ends it; if `body` throws, the devices go back to what
+    /// they were before it (they moved into the input: see ``startInput()``).
+    private func undoingOnFailure(_ body: (inout Input) throws -> Void) throws -> InputTally {
+        let before = devices
+        var input = startInput()
+        do {
+            try body(&input)
         } catch {
             restore(before)
             throw error

@@ -124,6 +124,8 @@ struct LiveController {
     /// polls this about once a second; see ``LiveTracks``).
     @Sendable func trackChanges(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
+        // Up to the end of year 9999: the cursor is compared with stored RFC 3339 text, which
+        // has four-digit years.
         guard let after = Int64(request.query("after") ?? "0"), after >= 0, after <= 253_402_300_799_999 else {
             throw APIError.badRequest("after must be the tracks_seq of an answer before, or 0")
         }
