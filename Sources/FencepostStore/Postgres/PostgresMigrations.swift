@@ -1,8 +1,8 @@
 /// PostgreSQL's schema, as named migrations applied once each, in order (``PostgresBackend``
 /// records them in `fencepost_migrations`). The tables, columns and indexes are SQLite's (its
 /// migrations as they stand: v1 to v9 in one, then each), in PostgreSQL's types; the outbox also records each
-/// row's transaction (`txid`), which readers of the change feed use to wait for transactions
-/// that took a lower seq and commit later.
+/// row's transaction (`txid`). No reader uses it now: rows are numbered under a lock held
+/// through their commit (``PostgresTransaction/flushOutbox()``), so numbers appear in order.
 enum PostgresMigrations {
     struct Migration {
         var name: String
