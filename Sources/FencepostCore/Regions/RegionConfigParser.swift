@@ -68,19 +68,21 @@ public final class RegionConfigParser {
             while let key = try scanner.nextMember() {
                 if key == "features", scanner.nextKind() == .array {
                     var reader = FeatureBatchReader(parser: self, text: sources == nil ? nil : bytes)
+                    var skipped = SkippedFeatures(sources: sources, bytes: bytes)
                     try scanner.enterArray()
                     while try scanner.nextItem() {
                         let start = scanner.nextValueOffset()
-                        if let sources, !sources.regions.isEmpty, let range = scanner.skipContainer() {
-                            if let known = sources.regions[RegionSource.fingerprint(bytes[range])] {
-                                reader.add(recognized: known)
-                                continue
-                            }
-                            scanner.seek(to: start)
+                        if skipped.recognizing, let range = scanner.skipContainer() {
+                            skipped.ranges.append(range)
+                            if skipped.isFull { try skipped.resolve(&scanner, into: &reader) }
+                            continue
                         }
+                        try skipped.resolve(&scanner, into: &reader)
+                        scanner.seek(to: start)
                         let feature = try scanner.readValue()
                         reader.add(feature, text: start..<scanner.offset)
                     }
+                    try skipped.resolve(&scanner, into: &reader)
                     reader.finish()
                     streamed = reader
                     members[key] = nil
@@ -121,6 +123,50 @@ public final class RegionConfigParser {
             RegionConfigIssue(file: file, featureIndex: $0.index, featureID: $0.id, problem: $0.problem)
         }
         return result
+    }
+
+    /// Features passed over by their brackets, waiting to be recognised by their text's
+    /// fingerprint: a batch's fingerprints are taken and looked up across the cores (hashing a
+    /// million features' 400 MB is most of a re-plan's reading), then each is added in order,
+    /// recognised or read after all.
+    private struct SkippedFeatures {
+        let sources: RegionSourceIndex?
+        let bytes: [UInt8]
+        var ranges: [Range<Int>] = []
+        private static let batch = 4096
+
+        init(sources: RegionSourceIndex?, bytes: [UInt8]) {
+            self.sources = sources
+            self.bytes = bytes
+        }
+
+        /// Whether features are passed over to be recognised (there are stored ones to know).
+        var recognizing: Bool { !(sources?.regions.isEmpty ?? true) }
+        var isFull: Bool { ranges.count >= Self.batch }
+
+        /// Adds the waiting features to `reader` in order, reading those not recognised, and
+        /// leaves `scanner` where it stood (after the last of them, or past the array's end).
+        mutating func resolve(_ scanner: inout JSONScanner, into reader: inout FeatureBatchReader)
+            throws(JSONSyntaxError)
+        {
+            guard let sources, !ranges.isEmpty else { return }
+            let resume = scanner.offset
+            let bytes = self.bytes
+            let known = ParallelMap.map(ranges, serialBelow: 512) { range in
+                sources.regions[RegionSource.fingerprint(bytes[range])]
+            }
+            for (range, known) in zip(ranges, known) {
+                if let known {
+                    reader.add(recognized: known)
+                } else {
+                    scanner.seek(to: range.lowerBound)
+                    let feature = try scanner.readValue()
+                    reader.add(feature, text: range.lowerBound..<scanner.offset)
+                }
+            }
+            scanner.seek(to: resume)
+            ranges.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Reads features into regions in batches, in feature order: each full batch across the

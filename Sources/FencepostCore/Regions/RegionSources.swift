@@ -118,8 +118,12 @@ public struct RegionSourceIndex: Sendable {
     /// Adds a stored region; of two with the same fingerprint (two ids applied from the same
     /// text cannot both be stored), the first is kept.
     public mutating func add(_ region: RecognizedRegion) {
-        if regions[region.fingerprint] == nil { regions[region.fingerprint] = region }
+        // One probe of the table: a mutable access through `default` stores the region only
+        // where the fingerprint is missing (a million of these start every re-plan).
+        Self.keep(&regions[region.fingerprint, default: region])
     }
+
+    private static func keep(_: inout RecognizedRegion) {}
 }
 
 /// A config's regions as a plan reads them: those read from their features, each with the

@@ -96,7 +96,9 @@ package struct SQLRow: Sendable {
 
     /// The named column's value; a missing column or an unexpected type is a programmer error.
     package subscript<Value: SQLValueConvertible>(_ name: String) -> Value {
-        guard let index = columns.index[name] else { preconditionFailure("no column \(name) in \(columns.names)") }
+        guard let index = columns.position(of: name) else {
+            preconditionFailure("no column \(name) in \(columns.names)")
+        }
         guard let value = Value(sqlValue: values[index]) else {
             preconditionFailure("column \(name) holds \(values[index]), not \(Value.self)")
         }
@@ -119,5 +121,11 @@ package final class SQLColumns: Sendable {
         var index: [String: Int] = [:]
         for (position, name) in names.enumerated() where index[name] == nil { index[name] = position }
         self.index = index
+    }
+
+    /// The first column named `name`. A handful of names is searched in order: short names
+    /// compare as two machine words, cheaper than hashing one (this runs for every value read).
+    func position(of name: String) -> Int? {
+        names.count <= 8 ? names.firstIndex(of: name) : index[name]
     }
 }
