@@ -112,4 +112,38 @@ import Testing
         }
         #expect(recognizing?.issues.map(\.description) == full?.issues.map(\.description))
     }
+
+    /// Features are recognised a batch of 4,096 at a time: across batches, recognised and read
+    /// features keep the file's order, edits anywhere are read, and a syntax error in a feature
+    /// that must be read is the error a full read gives.
+    @Test func recognitionAcrossBatchesMatchesAFullRead() async throws {
+        let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
+        let circles = (0..<9_000).map { index in
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":[\#(8 + Double(index) / 10_000),47.3]},"properties":{"id":"r\#(index)","radius":30}}"#
+        }
+        _ = try #require(try await store.applyRegions(try await Self.desired(circles, store: store)))
+        var edited = circles
+        for index in [0, 4_095, 4_096, 4_097, 8_191, 8_999] {
+            edited[index] = edited[index].replacingOccurrences(of: #""radius":30"#, with: #""radius":31"#)
+        }
+        edited.insert(
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":[9.5,47.3]},"properties":{"id":"new","radius":20}}"#,
+            at: 5_000)
+        let recognizing = try await Self.desired(edited, store: store)
+        #expect(recognizing.recognized.count == 9_000 - 6)
+        #expect(recognizing.regions.map(\.id) == ["new", "r0", "r4095", "r4096", "r4097", "r8191", "r8999"])
+        let read = try await store.planRegions(
+            try RegionConfig.merge([RegionConfigParser().parse(Self.collection(edited), file: "r")]))
+        #expect(try #require(try await store.planRegions(recognizing)) == read)
+        #expect(read.summary == "1 to add, 6 to update, 0 to remove, 8994 unchanged")
+
+        var broken = edited
+        broken[6_000] = broken[6_000].replacingOccurrences(of: #""radius":30"#, with: #""radius":30,,"#)
+        let full = RegionConfigParser().parse(Self.collection(broken), file: "r")
+        let viaSources = RegionConfigParser().parse(
+            Self.collection(broken), file: "r", sources: try await store.regionSources())
+        #expect(!full.issues.isEmpty)
+        #expect(viaSources.issues.map(\.description) == full.issues.map(\.description))
+    }
 }
