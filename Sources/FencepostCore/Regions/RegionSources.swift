@@ -50,22 +50,29 @@ public struct SourceFingerprint: Sendable, Hashable {
             guard text.count == 64 else { return nil }
             func word(_ offset: Int) -> UInt64? {
                 var word: UInt64 = 0
+                var invalid: UInt8 = 0
                 for byte in text[offset..<offset + 16] {
-                    let digit: UInt8
-                    switch byte {
-                    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte &- UInt8(ascii: "0")
-                    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte &- UInt8(ascii: "a") &+ 10
-                    default: return nil
-                    }
-                    word = word << 4 | UInt64(digit)
+                    let digit = Self.digitValues[Int(byte)]
+                    invalid |= digit
+                    word = word << 4 | UInt64(digit & 0xF)
                 }
-                return word
+                return invalid & 0x10 == 0 ? word : nil
             }
             guard let a = word(0), let b = word(16), let c = word(32), let d = word(48) else { return nil }
             return (a, b, c, d)
         }
         guard let parsed else { return nil }
         words = parsed
+    }
+
+    /// Each byte's value as a lower-case hex digit, or 0x10 for any other byte: a table, since
+    /// a million fingerprints are read back at the start of every re-plan.
+    private static let digitValues: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt8(byte) - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt8(byte) - UInt8(ascii: "a") + 10
+        default: return 0x10
+        }
     }
 
     /// The 64 lower-case hex digits.
