@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostFormats
+import FencepostGeometry
 import FencepostIngest
 import FencepostServerTestSupport
 import FencepostStore
@@ -71,5 +72,39 @@ struct BackendParityTests {
         }
         #expect(feeds.0.count > 100)
         await postgres.close()
+    }
+
+    /// A device whose name a statement must carry as it is (an array's element too), in and out of a circle 6,000 times
+    /// in one input: more events, visits and outbox rows than one statement writes, and more
+    /// outbox rows than a transaction holds in memory before it sets them aside; both backends
+    /// store them the same.
+    @Test func manyEventsOfAnAwkwardlyNamedDeviceAreTheSameOnBothBackends() async throws {
+        let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))
+        // (No control characters: a device's name may not hold them.)
+        let device = #"back\slash \N NULL, 'quote' "double" {brace,"array"}, ünïcødé 🚌"#
+        let fixes: [Fix] = (0..<12_000).map { (number: Int) -> Fix in
+            grid.fix(number % 2 == 0 ? 0 : 400, t: 60 * Double(number), device: device)
+        }
+        let sqlite = try Store.inMemory()
+        let postgres = try await TestStores.fresh()
+        defer { TestStores.closeLater(postgres) }
+        var outputs: [[String]] = []
+        for store in [sqlite, postgres] {
+            try await store.applyRegions([grid.circle("a", x: 0, radius: 50)])
+            let summary = try await StoreInputs.ingest(store, [fixes])
+            #expect(summary.events[.enter] == 6_000, "\(summary.dropped) \(summary.skipped) \(summary.events)")
+            var output = [try await Self.export(.jsonl, store)]
+            try await store.forEachVisit(device: nil, region: nil) { output.append($0.jsonText) }
+            output += try await store.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000).map {
+                "\(Self.withoutEditNonce($0))"
+            }
+            outputs.append(output)
+        }
+        #expect(outputs[0] == outputs[1])
+        #expect(outputs[0].count > 18_000)
+        var events: [EventRow] = []
+        try await postgres.forEachEvent(EventQuery()) { events.append($0) }
+        #expect(events.count == 12_000)
+        #expect(events.allSatisfy { $0.device == device })
     }
 }

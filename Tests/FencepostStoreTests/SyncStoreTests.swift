@@ -213,4 +213,104 @@ import Testing
         _ = try await edge.applyPulledRegions(feed, cursorKey: "pull.cursor test", cursor: feed.last!.seq)
         await #expect(try edge.monitoredRegions().map(\.region.id) == ["a", "b", "c"])
     }
+
+    // MARK: - Batches written a few statements at a time
+
+    /// A made-up event mutation: device `bus`, text a statement must carry as it is, and no
+    /// position for every third one.
+    func madeUpEvent(_ number: Int, version: Int = 1, note: String = "") -> SyncMutation {
+        let id = "e-\(number)"
+        var fields: [String: JSONValue] = [
+            "id": .string(id), "kind": .string(number % 2 == 0 ? "enter" : "exit"), "device": .string("bus"),
+            "region": .string("a"), "visit_id": .string("v-\(number / 2)"),
+            "time": .string(Timestamp.format(milliseconds: 1_750_000_000_000 + Int64(number) * 1_000)),
+            "flags": .array(number % 5 == 0 ? [.string("pass")] : []),
+            "properties": .object([
+                "note": .string("tab\there, line\nbreak, back\\slash, 'quote', \"double\", ünïcødé 🚌 \(note)\(number)")
+            ]),
+        ]
+        if number % 3 != 0 {
+            fields["lat"] = .number(52.66 + Double(number) / 1e6)
+            fields["lon"] = .number(-8.62)
+        }
+        return SyncMutation(
+            key: "event:\(id):v\(version)", entity: .event, id: id, op: .upsert, version: version,
+            payload: JSONValue.object(fields).canonicalText())
+    }
+
+    /// A made-up visit mutation of device `bus` in region `a`: open at version 1, closed at 2.
+    func madeUpVisit(_ id: String, version: Int) -> SyncMutation {
+        var fields: [String: JSONValue] = [
+            "id": .string(id), "device": .string("bus"), "region": .string("a"),
+            "entered_at": .string("2025-06-01T06:00:00.000Z"), "status": .string(version == 1 ? "open" : "closed"),
+        ]
+        if version > 1 {
+            fields["exited_at"] = .string("2025-06-01T06:30:00.250Z")
+            fields["exit_reason"] = .string("exit")
+        }
+        return SyncMutation(
+            key: "visit:\(id):v\(version)", entity: .visit, id: id, op: .upsert, version: version,
+            payload: JSONValue.object(fields).canonicalText())
+    }
+
+    func storedRows(_ store: Store) async throws -> (events: [EventRow], visits: [VisitRow]) {
+        var events: [EventRow] = []
+        try await store.forEachEvent(EventQuery()) { events.append($0) }
+        var visits: [VisitRow] = []
+        try await store.forEachVisit { visits.append($0) }
+        return (events, visits)
+    }
+
+    @Test func aBatchLeavesWhatItsMutationsOneAtATimeLeave() async throws {
+        // More events than one statement writes, some sent twice (a newer version, an older
+        // one after it); visits opened and closed in the batch, closed before their open
+        // arrives, and stored before the batch; a region edit and a visit delete among them.
+        var batch = (0..<2_600).map { madeUpEvent($0) }
+        batch += [madeUpEvent(7, version: 2, note: "second "), madeUpEvent(9, version: 3), madeUpEvent(9, version: 2)]
+        batch += [madeUpVisit("v-open-close", version: 1), madeUpVisit("v-open-close", version: 2)]
+        batch += [madeUpVisit("v-close-open", version: 2), madeUpVisit("v-close-open", version: 1)]
+        batch.insert(madeUpVisit("v-stored", version: 2), at: 1_200)
+        batch.insert(madeUpVisit("v-deleted", version: 1), at: 100)
+        var delete = madeUpVisit("v-deleted", version: 2)
+        delete.op = .delete
+        delete.key = "visit:v-deleted:v2:delete"
+        batch.insert(delete, at: 1_500)
+        batch.insert(madeUpEvent(3_000), at: 1_501)
+        let source = try await client()
+        defer { TestStores.closeLater(source) }
+        let region = try await mutations(source, entities: [.region])[0]
+        batch.insert(region, at: 2_000)
+
+        let admin = SyncPermissions(device: nil, regions: true)
+        var stores: [Store] = []
+        for _ in 0..<2 {
+            let store = try await TestStores.fresh()
+            await #expect(
+                try store.applyMutations([madeUpVisit("v-stored", version: 1)], permissions: admin) == [.applied])
+            stores.append(store)
+        }
+        defer { stores.forEach(TestStores.closeLater) }
+        let whole = try await stores[0].applyMutations(batch, permissions: admin)
+        var oneAtATime: [SyncResult] = []
+        for mutation in batch { oneAtATime += try await stores[1].applyMutations([mutation], permissions: admin) }
+        #expect(whole == Array(repeating: .applied, count: batch.count))
+        #expect(whole == oneAtATime)
+        let (events, visits) = try await storedRows(stores[0])
+        let (otherEvents, otherVisits) = try await storedRows(stores[1])
+        #expect(events == otherEvents)
+        #expect(visits == otherVisits)
+        // (A region edit's key ends in a nonce of its own: the events' and visits' rows are compared.)
+        await #expect(
+            try mutations(stores[0], entities: [.event, .visit]) == mutations(stores[1], entities: [.event, .visit]))
+        await #expect(try mutations(stores[0]).count == mutations(stores[1]).count)
+
+        #expect(events.count == 2_601)
+        let seventh = try #require(events.first { $0.id == "e-7" })
+        #expect(seventh.properties.contains("second 7") && seventh.properties.contains("tab\\there"))
+        #expect(events.first { $0.id == "e-6" }?.lat == nil)
+        #expect(
+            visits.map { "\($0.id) \($0.status) v\($0.version)" }.sorted() == [
+                "v-close-open closed v2", "v-open-close closed v2", "v-stored closed v2",
+            ])
+    }
 }

@@ -3,7 +3,10 @@ import FencepostGeometry
 
 /// PostgreSQL's fast path for an ingest's writes (``EventWriting``): a batch of events takes a
 /// handful of statements, each writing many rows at once (one round trip for a batch's events,
-/// one for its visits, one for its outbox rows) instead of a statement per row.
+/// one for its visits, one for its outbox rows) instead of a statement per row. Each column
+/// of those rows is bound as one array and unnested by the server (``PostgresColumns``): a bind
+/// per column, not per value, so the server has a short statement to parse and plan, not a
+/// `VALUES` list of thousands of parameters.
 ///
 /// The outcome is the SQLite writer's, row for row: a new event and each visit change with
 /// its outbox row, in the batch's order; a visit the batch both opens and closes written once,
@@ -70,27 +73,33 @@ struct PostgresEventWriter: EventWriting {
     private func insertEvents(_ events: [GeofenceEvent]) async throws -> Set<String> {
         var inserted = Set<String>()
         for chunk in Self.chunks(events) {
-            var values: [SQLValue] = []
-            values.reserveCapacity(chunk.count * 12)
-            for event in chunk {
-                values += [
-                    .text(event.id), .text(event.kind.rawValue), .text(event.device), .text(event.regionID),
-                    .text(event.visitID),
-                    .integer(Timestamp.milliseconds(event.time)), .text(Timestamp.format(seconds: event.time)),
-                    event.position.map { .double($0.lat) } ?? .null, event.position.map { .double($0.lon) } ?? .null,
-                    .text(event.flags.names.joined(separator: ",")), .text(now), .text(event.propertiesText),
-                ]
+            var columns = PostgresColumns()
+            columns.append(chunk.map(\.id))
+            columns.append(chunk.map(\.kind.rawValue))
+            columns.append(chunk.map(\.device))
+            columns.append(chunk.map(\.regionID))
+            columns.append(chunk.map(\.visitID))
+            columns.append(chunk.map { Timestamp.milliseconds($0.time) })
+            columns.append(chunk.map { Timestamp.format(seconds: $0.time) })
+            columns.append(chunk.map { $0.position?.lat })
+            columns.append(chunk.map { $0.position?.lon })
+            columns.append(chunk.map { $0.flags.names.joined(separator: ",") })
+            columns.append(chunk.map(\.propertiesText))
+            columns.append(now)
+            for row in try await transaction.rows(
+                """
+                INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at,
+                    properties)
+                SELECT id, kind, 'geofence', device, region, visit_id, time_ms, time, lat, lon, flags, 1, $12, properties
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+                    $8::float8[], $9::float8[], $10::text[], $11::text[])
+                    AS r (id, kind, device, region, visit_id, time_ms, time, lat, lon, flags, properties)
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """,
+                columns)
+            {
+                inserted.insert(row["id"])
             }
-            let rows = Self.placeholders(
-                rows: chunk.count, columns: 12, template: "(?, ?, 'geofence', ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)")
-            inserted.formUnion(
-                try await transaction.values(
-                    """
-                    INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, version, created_at,
-                        properties)
-                    VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id
-                    """,
-                    values) as [String])
         }
         return inserted
     }
@@ -101,28 +110,29 @@ struct PostgresEventWriter: EventWriting {
     {
         var inserted: [String: Bool] = [:]
         for chunk in Self.chunks(enters) {
-            var values: [SQLValue] = []
-            for enter in chunk {
-                let exit = exits[enter.visitID]?.time
-                let reason = exits[enter.visitID].map(VisitExitReason.init(closing:))
-                values += [
-                    .text(enter.visitID), .text(enter.device), .text(enter.regionID),
-                    .integer(Timestamp.milliseconds(enter.time)),
-                    .text(Timestamp.format(seconds: enter.time)),
-                    exit.map { .integer(Timestamp.milliseconds($0)) } ?? .null,
-                    exit.map { .text(Timestamp.format(seconds: $0)) } ?? .null, .text(exit == nil ? "open" : "closed"),
-                    reason.map { .text($0.rawValue) } ?? .null, .integer(exit == nil ? 1 : 2),
-                    .text(now),
-                ]
-            }
-            let rows = Self.placeholders(rows: chunk.count, columns: 11, template: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            let exitsOfChunk = chunk.map { exits[$0.visitID] }
+            var columns = PostgresColumns()
+            columns.append(chunk.map(\.visitID))
+            columns.append(chunk.map(\.device))
+            columns.append(chunk.map(\.regionID))
+            columns.append(chunk.map { Timestamp.milliseconds($0.time) })
+            columns.append(chunk.map { Timestamp.format(seconds: $0.time) })
+            columns.append(exitsOfChunk.map { $0.map { Timestamp.milliseconds($0.time) } })
+            columns.append(exitsOfChunk.map { $0.map { Timestamp.format(seconds: $0.time) } })
+            columns.append(exitsOfChunk.map { $0.map { VisitExitReason(closing: $0).rawValue } })
+            columns.append(now)
             for row in try await transaction.rows(
                 """
                 INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version,
                     updated_at)
-                VALUES \(rows) ON CONFLICT (id) DO NOTHING RETURNING id, status
+                SELECT id, device, region, entered_ms, entered_at, exited_ms, exited_at,
+                    CASE WHEN exited_ms IS NULL THEN 'open' ELSE 'closed' END, exit_reason,
+                    CASE WHEN exited_ms IS NULL THEN 1 ELSE 2 END, $9
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+                    AS r (id, device, region, entered_ms, entered_at, exited_ms, exited_at, exit_reason)
+                ON CONFLICT (id) DO NOTHING RETURNING id, status
                 """,
-                values)
+                columns)
             {
                 inserted[row["id"]] = (row["status"] as String) == "closed"
             }
@@ -136,25 +146,21 @@ struct PostgresEventWriter: EventWriting {
     {
         var versions: [String: Int] = [:]
         for chunk in Self.chunks(closes) {
-            var values: [SQLValue] = [.text(now)]
-            for close in chunk {
-                values += [
-                    .text(close.id), .integer(Timestamp.milliseconds(close.at)),
-                    .text(Timestamp.format(seconds: close.at)),
-                    .text(close.reason.rawValue),
-                ]
-            }
-            let rows = Self.placeholders(
-                rows: chunk.count, columns: 4, template: "(?::text, ?::bigint, ?::text, ?::text)")
+            var columns = PostgresColumns()
+            columns.append(chunk.map(\.id))
+            columns.append(chunk.map { Timestamp.milliseconds($0.at) })
+            columns.append(chunk.map { Timestamp.format(seconds: $0.at) })
+            columns.append(chunk.map(\.reason.rawValue))
+            columns.append(now)
             for row in try await transaction.rows(
                 """
                 UPDATE visits AS v SET exited_ms = c.exited_ms, exited_at = c.exited_at, status = 'closed',
-                    exit_reason = c.reason, version = v.version + 1, updated_at = ?
-                FROM (VALUES \(rows)) AS c (id, exited_ms, exited_at, reason)
+                    exit_reason = c.reason, version = v.version + 1, updated_at = $5
+                FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS c (id, exited_ms, exited_at, reason)
                 WHERE v.id = c.id AND v.status = 'open'
                 RETURNING v.id, v.version
                 """,
-                values)
+                columns)
             {
                 versions[row["id"]] = row["version"]
             }
@@ -174,10 +180,5 @@ struct PostgresEventWriter: EventWriting {
         stride(from: 0, to: elements.count, by: rowsPerStatement).map {
             elements[$0..<min($0 + rowsPerStatement, elements.count)]
         }
-    }
-
-    /// `template` (one row's `(?, ...)`) repeated for `rows` rows.
-    private static func placeholders(rows: Int, columns: Int, template: String) -> String {
-        Array(repeating: template, count: rows).joined(separator: ", ")
     }
 }

@@ -1,3 +1,4 @@
+import FencepostCore
 import Foundation
 import Logging
 import NIOCore
@@ -62,7 +63,7 @@ final class PostgresTransaction: SQLTransaction {
     private var pendingOutbox: [OutboxRow] = []
     private var spilledOutbox = 0
     private static let spillCount = 10_000
-    /// Rows per multi-row statement: PostgreSQL takes at most 65,535 values per statement.
+    /// Rows per statement (each column of them one array bound, ``PostgresColumns``).
     static let rowsPerStatement = 2_000
 
     func enqueue(_ row: OutboxRow) async throws {
@@ -91,9 +92,8 @@ final class PostgresTransaction: SQLTransaction {
             try await execute("DROP TABLE fencepost_outbox_pending", [])
             spilledOutbox = 0
         } else {
-            try await insertRows(
-                into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox
-            ) { $0.values }
+            try await insertOutbox(
+                into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox)
             pendingOutbox = []
         }
         // Delivered to every listening instance when the transaction commits (``PostgresBackend/watchChanges(_:)``).
@@ -108,39 +108,63 @@ final class PostgresTransaction: SQLTransaction {
                     version INTEGER, idempotency_key TEXT, payload TEXT, created_at TEXT) ON COMMIT DROP
                 """, [])
         }
-        let first = spilledOutbox
-        let rows = pendingOutbox.enumerated().map { (first + $0.offset, $0.element) }
-        try await insertRows(
+        try await insertOutbox(
             into:
                 "fencepost_outbox_pending (ord, entity, entity_id, op, version, idempotency_key, payload, created_at)",
-            rows
-        ) {
-            [.integer(Int64($0.0))] + $0.1.values
-        }
+            pendingOutbox, firstOrd: Int64(spilledOutbox))
         spilledOutbox += pendingOutbox.count
         pendingOutbox = []
     }
 
-    /// Multi-row inserts of `rows`, ``rowsPerStatement`` at a time; conflicts ignored.
-    private func insertRows<Row>(into table: String, _ rows: [Row], _ values: (Row) -> [SQLValue]) async throws {
+    /// Inserts outbox rows into `table`, in their order, ``rowsPerStatement`` at a time, each
+    /// column one array (``PostgresColumns``); with `firstOrd`, the spill table's `ord` first
+    /// (numbered on from it). Conflicts ignored.
+    private func insertOutbox(into table: String, _ rows: [OutboxRow], firstOrd: Int64? = nil) async throws {
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
-            var arguments: [SQLValue] = []
-            var tuples: [String] = []
-            for row in chunk {
-                let rowValues = values(row)
-                arguments += rowValues
-                tuples.append("(" + Array(repeating: "?", count: rowValues.count).joined(separator: ", ") + ")")
+            var columns = PostgresColumns()
+            columns.append(chunk.map(\.entity.name))
+            columns.append(chunk.map(\.id))
+            columns.append(chunk.map(\.op.rawValue))
+            columns.append(chunk.map { Int64($0.version) })
+            columns.append(chunk.map(\.key))
+            columns.append(chunk.map(\.payload))
+            columns.append(chunk.map(\.createdAt))
+            let ord: String
+            if let firstOrd {
+                columns.append(firstOrd + Int64(start) - 1)
+                ord = "$8 + r.ord, "
+            } else {
+                ord = ""
             }
             try await execute(
-                "INSERT INTO \(table) VALUES \(tuples.joined(separator: ", ")) ON CONFLICT DO NOTHING", arguments)
+                """
+                INSERT INTO \(table) SELECT \(ord)entity, entity_id, op, version, idempotency_key, payload, created_at
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY
+                    AS r (entity, entity_id, op, version, idempotency_key, payload, created_at, ord)
+                ORDER BY r.ord ON CONFLICT DO NOTHING
+                """, columns)
             start += chunk.count
         }
     }
 
     func eventWriter(now: String) throws -> any EventWriting {
         PostgresEventWriter(now: now, transaction: self)
+    }
+
+    /// Runs a statement whose values are bound a column at a time (``PostgresColumns``), written
+    /// with its placeholders numbered (`$1`, `$2`, ...); returns how many rows it changed.
+    @discardableResult
+    func execute(_ sql: String, _ columns: PostgresColumns) async throws -> Int {
+        try await result(PostgresQuery(unsafeSQL: sql, binds: columns.bindings)).metadata.rows ?? 0
+    }
+
+    /// ``execute(_:_:)-(String,PostgresColumns)``, for the rows the statement returns.
+    func rows(_ sql: String, _ columns: PostgresColumns) async throws -> [SQLRow] {
+        var rows: [SQLRow] = []
+        try each(try await result(PostgresQuery(unsafeSQL: sql, binds: columns.bindings))) { rows.append($0) }
+        return rows
     }
 
     private func result(_ sql: String, _ arguments: [SQLValue]) async throws -> PostgresQueryResult {
@@ -155,7 +179,10 @@ final class PostgresTransaction: SQLTransaction {
             case .blob(let value): bindings.append(ByteBuffer(bytes: value))
             }
         }
-        let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
+        return try await result(PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings))
+    }
+
+    private func result(_ query: PostgresQuery) async throws -> PostgresQueryResult {
         do {
             return try await answerWatchingTheConnection(connection.query(query, logger: PostgresBackend.logger))
         } catch let error as PSQLError where error.serverInfo?[.message] != nil {

@@ -43,6 +43,7 @@ extension Store {
             // asked a few times per batch, not a few times per mutation.
             var unclaimed = try await Self.claim(mutations, timestamp: timestamp, tx: tx)
             var known = try await KnownRows(for: mutations, tx: tx)
+            var upserts = PendingUpserts()
             for mutation in mutations {
                 // A key claimed before, or earlier in this batch, is applied once.
                 guard unclaimed.remove(mutation.key) != nil else {
@@ -52,8 +53,8 @@ extension Store {
                 do {
                     if mutation.entity != .region { try await regions.flush(into: self, timestamp: timestamp, tx: tx) }
                     try await apply(
-                        mutation, permissions: permissions, regions: &regions, known: &known, timestamp: timestamp,
-                        tx: tx)
+                        mutation, permissions: permissions, regions: &regions, known: &known, upserts: &upserts,
+                        timestamp: timestamp, tx: tx)
                     results.append(.applied)
                 } catch let rejection as SyncRejection {
                     // Not remembered: fixed and sent again, it applies.
@@ -61,6 +62,7 @@ extension Store {
                     results.append(.rejected(reason: rejection.reason))
                 }
             }
+            try await upserts.flush(tx)
             try await regions.flush(into: self, timestamp: timestamp, tx: tx)
             return results
         }
@@ -148,9 +150,13 @@ extension Store {
 
     private func apply(
         _ mutation: SyncMutation, permissions: SyncPermissions, regions: inout RegionSet, known: inout KnownRows,
-        timestamp: String,
-        tx: any SQLTransaction
+        upserts: inout PendingUpserts, timestamp: String, tx: any SQLTransaction
     ) async throws {
+        // Anything but an event or visit upsert may read or write the tables those go to: the
+        // upserts held so far are written first.
+        if mutation.op != .upsert || (mutation.entity != .event && mutation.entity != .visit) {
+            try await upserts.flush(tx)
+        }
         switch (mutation.entity, mutation.op) {
         case (.region, _):
             guard permissions.regions else { throw SyncRejection("regions can only be changed with an admin token") }
@@ -158,11 +164,11 @@ extension Store {
         case (.event, .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try await Self.upsertEvent(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
+            try await Self.upsertEvent(mutation, fields, known: &known, upserts: &upserts, timestamp: timestamp, tx: tx)
         case (.visit, .upsert):
             let fields = try Self.payloadFields(mutation)
             try Self.permit(fields, permissions)
-            try await Self.upsertVisit(mutation, fields, known: &known, timestamp: timestamp, tx: tx)
+            try await Self.upsertVisit(mutation, fields, known: &known, upserts: &upserts, timestamp: timestamp, tx: tx)
         case (.visit, .delete):
             // A visit merged into another stay (``StayMerge``): its payload is its last form.
             let fields = try Self.payloadFields(mutation)
@@ -245,8 +251,8 @@ extension Store {
     }
 
     private static func upsertEvent(
-        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String,
-        tx: any SQLTransaction
+        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows,
+        upserts: inout PendingUpserts, timestamp: String, tx: any SQLTransaction
     ) async throws {
         let kind = try text(fields, "kind")
         guard let time = try time(fields, "time") else { throw SyncRejection("the payload has no time") }
@@ -260,24 +266,15 @@ extension Store {
         ]
         // Checked whole before anything is written or taken as stored.
         guard try await known.replaces(mutation, tx: tx) else { return }
-        try await tx.execute(
-            """
-            INSERT INTO events (id, kind, source, device, region, visit_id, time_ms, time, lat, lon, flags, properties, version, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, source = excluded.source, device = excluded.device,
-                region = excluded.region, visit_id = excluded.visit_id, time_ms = excluded.time_ms, time = excluded.time,
-                lat = excluded.lat, lon = excluded.lon, flags = excluded.flags, properties = excluded.properties,
-                version = excluded.version
-            """,
-            values.map(\.sqlValue))
+        try await upserts.add(.event, id: mutation.id, values.map(\.sqlValue), tx: tx)
         try await enqueue(
             entity: .event, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload,
             now: timestamp, tx: tx)
     }
 
     private static func upsertVisit(
-        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows, timestamp: String,
-        tx: any SQLTransaction
+        _ mutation: SyncMutation, _ fields: [String: JSONValue], known: inout KnownRows,
+        upserts: inout PendingUpserts, timestamp: String, tx: any SQLTransaction
     ) async throws {
         let region = try text(fields, "region")
         guard let entered = try time(fields, "entered_at") else { throw SyncRejection("the payload has no entered_at") }
@@ -294,21 +291,96 @@ extension Store {
             fields["exit_reason"]?.stringValue, mutation.version, timestamp,
         ]
         guard try await known.replaces(mutation, tx: tx) else { return }
-        try await tx.execute(
-            """
-            INSERT INTO visits (id, device, region, entered_ms, entered_at, exited_ms, exited_at, status, exit_reason, version, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET device = excluded.device, region = excluded.region, entered_ms = excluded.entered_ms,
-                entered_at = excluded.entered_at, exited_ms = excluded.exited_ms, exited_at = excluded.exited_at,
-                status = excluded.status, exit_reason = excluded.exit_reason, version = excluded.version,
-                updated_at = excluded.updated_at
-            """,
-            values.map(\.sqlValue))
+        try await upserts.add(.visit, id: mutation.id, values.map(\.sqlValue), tx: tx)
         try await enqueue(
             entity: .visit, id: mutation.id, version: mutation.version, key: mutation.key, payload: mutation.payload,
             now: timestamp, tx: tx)
     }
 
+    /// The batch's event and visit upserts, held until something else needs the tables (or
+    /// the batch ends) and then written a few hundred rows per statement: a database server
+    /// is asked once per few hundred mutations, not once per mutation. The rows that reach the
+    /// tables are the ones a statement per mutation would leave: a later version of an id
+    /// held here replaces the earlier one (``KnownRows`` lets only newer versions through), and
+    /// each id is in one statement once (PostgreSQL refuses an upsert that updates a row twice).
+    private struct PendingUpserts {
+        private var events = PendingRows()
+        private var visits = PendingRows()
+        /// Held rows written at once from this many: the batch's memory stays bounded.
+        private static let flushCount = 5_000
+        /// Rows per statement: 14 values a row stays under both backends' limits on values
+        /// in one statement (SQLite's 32,766, PostgreSQL's 65,535).
+        static let rowsPerStatement = 1_000
+
+        mutating func add(_ entity: SyncEntity, id: String, _ values: [SQLValue], tx: any SQLTransaction)
+            async throws
+        {
+            if entity == .event { events.add(id: id, values) } else { visits.add(id: id, values) }
+            if events.count + visits.count >= Self.flushCount { try await flush(tx) }
+        }
+
+        mutating func flush(_ tx: any SQLTransaction) async throws {
+            try await write(events.take(), into: Self.events, tx: tx)
+            try await write(visits.take(), into: Self.visits, tx: tx)
+        }
+
+        private func write(_ rows: [[SQLValue]], into upsert: Upsert, tx: any SQLTransaction) async throws {
+            for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
+                let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
+                let tuple = "(" + Array(repeating: "?", count: upsert.columns.count).joined(separator: ", ") + ")"
+                try await tx.execute(
+                    "INSERT INTO \(upsert.table) (\(upsert.columns.joined(separator: ", "))) VALUES "
+                        + Array(repeating: tuple, count: chunk.count).joined(separator: ", ")
+                        + " ON CONFLICT(id) DO UPDATE SET "
+                        + upsert.updated.map { "\($0) = excluded.\($0)" }.joined(separator: ", "),
+                    Array(chunk.joined()))
+            }
+        }
+
+        private struct Upsert {
+            var table: String
+            var columns: [String]
+            /// The columns an update changes (an event keeps its `created_at`).
+            var updated: [String]
+        }
+
+        private static let events = Upsert(
+            table: "events",
+            columns: [
+                "id", "kind", "source", "device", "region", "visit_id", "time_ms", "time", "lat", "lon", "flags",
+                "properties", "version", "created_at",
+            ],
+            updated: [
+                "kind", "source", "device", "region", "visit_id", "time_ms", "time", "lat", "lon", "flags",
+                "properties",
+                "version",
+            ])
+        private static let visits = Upsert(
+            table: "visits",
+            columns: [
+                "id", "device", "region", "entered_ms", "entered_at", "exited_ms", "exited_at", "status", "exit_reason",
+                "version", "updated_at",
+            ],
+            updated: [
+                "device", "region", "entered_ms", "entered_at", "exited_ms", "exited_at", "status", "exit_reason",
+                "version", "updated_at",
+            ])
+
+        /// Rows by id, the last one added for an id kept.
+        private struct PendingRows {
+            private var byID: [String: [SQLValue]] = [:]
+            var count: Int { byID.count }
+
+            mutating func add(id: String, _ values: [SQLValue]) { byID[id] = values }
+
+            /// The rows in id order (two batches upserting the same rows at once lock them in
+            /// the same order), and none held any more.
+            mutating func take() -> [[SQLValue]] {
+                defer { byID = [:] }
+                return byID.sorted { $0.key < $1.key }.map(\.value)
+            }
+        }
+    }
     // MARK: - The change feed
 
     /// Outbox rows after `seq`, in order: for `entities` (nil: all), for a device-confined
