@@ -116,20 +116,49 @@ import Testing
         #expect(grid.lookup(x: 50, y: -500) { edges } == nil)
     }
 
+    /// A polygon's edges in local metres, with the projection.
+    static func projectedEdges(_ shape: Shape) -> (edges: [NearestEdgeGrid.Edge], projection: LocalProjection)? {
+        guard case .polygon(let polygon) = shape else { return nil }
+        let projection = LocalProjection(centredOn: shape.bounds)
+        var edges: [NearestEdgeGrid.Edge] = []
+        for ring in polygon.rings {
+            for (a, b) in zip(ring, ring.dropFirst()) {
+                let (ax, ay) = projection.project(a)
+                let (bx, by) = projection.project(b)
+                edges.append(NearestEdgeGrid.Edge(ax: ax, ay: ay, bx: bx, by: by))
+            }
+        }
+        return (edges, projection)
+    }
+
+    /// The grid asks for the edges once, at its first lookup, and works every later cell out
+    /// from the ones it kept: each lookup lists what a new grid's first lookup there lists.
+    @Test func gridKeepsTheEdgesOfItsFirstLookup() async {
+        await propertyCheck(count: 40, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            let (shape, points) = Self.polygon(seed: seed)
+            guard let (edges, projection) = Self.projectedEdges(shape) else { return }
+            let grid = NearestEdgeGrid(edges: edges)
+            var asked = 0
+            for point in points {
+                let (x, y) = projection.project(point)
+                let kept = grid.lookup(x: x, y: y) {
+                    asked += 1
+                    return edges
+                }.map(Array.init)
+                let fresh = NearestEdgeGrid(edges: edges).lookup(x: x, y: y) { edges }.map(Array.init)
+                #expect(kept == fresh, "seed \(seed) at \(point)")
+            }
+            #expect(asked <= 1, "seed \(seed)")
+        }
+    }
+
     /// The grid lists the nearest edge: its distances equal those of a scan of every edge, to
     /// the last bit, for points all over and around the polygon.
     @Test func gridDistanceEqualsFullScan() async {
         await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             let (shape, points) = Self.polygon(seed: seed)
-            guard case .polygon(let polygon) = shape else { return }
-            let projection = LocalProjection(centredOn: shape.bounds)
-            var edges: [NearestEdgeGrid.Edge] = []
-            for ring in polygon.rings {
-                for (a, b) in zip(ring, ring.dropFirst()) {
-                    let (ax, ay) = projection.project(a)
-                    let (bx, by) = projection.project(b)
-                    edges.append(NearestEdgeGrid.Edge(ax: ax, ay: ay, bx: bx, by: by))
-                }
+            guard case .polygon(let polygon) = shape, let (edges, projection) = Self.projectedEdges(shape) else {
+                return
             }
             let grid = NearestEdgeGrid(edges: edges)
             func squared(_ x: Double, _ y: Double, _ edge: NearestEdgeGrid.Edge) -> Double {

@@ -351,4 +351,34 @@ import Testing
         }
         #expect(read == 500)
     }
+
+    /// A CSV read in batches (copied out of a parsed chunk) gives the fixes and the skipped
+    /// counts one read fix by fix gives, in order, from any point: over several chunks,
+    /// with a fleet's device column, bad rows, and a device given for every fix.
+    @Test(arguments: [nil, "given"])
+    func csvBatchesAreTheFixesOneByOne(device: String?) throws {
+        let rows = (0..<30_000).map { index in
+            index % 997 == 0
+                ? "2020-01-01T00:00:00Z,not a number,2,v1" : "\(1_577_836_800 + index),1.\(index),2,v\(index % 3)"
+        }
+        let file = try TemporaryFile("time,lat,lon,device\n" + rows.joined(separator: "\n") + "\n", suffix: ".csv")
+        defer { file.remove() }
+        var oneByOne = try TraceOpener.open(file.path, format: nil, device: device)
+        var expected: [Fix] = []
+        while let fix = try oneByOne.next() { expected.append(fix) }
+        var batched = try TraceOpener.open(file.path, format: nil, device: device)
+        var fixes: [Fix] = []
+        // A few fixes one by one first: batches go on from there.
+        for _ in 0..<5 { fixes.append(try #require(try batched.next())) }
+        var batches = 0
+        while let batch = try batched.nextBatch(upTo: 1_000) {
+            #expect(!batch.isEmpty && batch.count <= 1_000)
+            fixes += batch
+            batches += 1
+        }
+        #expect(fixes == expected)
+        #expect(batches > 2)
+        #expect(batched.skipped == oneByOne.skipped)
+        #expect(batched.skipped["missing_or_bad_coordinates"] == 31)
+    }
 }

@@ -184,7 +184,7 @@ public final class Monitor {
             // A settled state (plainly outside, or inside with no pending exit) holds while the
             // fix stays in the region's safe disc; only a dwell may be due then.
             if usesDiscs, let disc = track.discs[slot], disc.settled, let slack = disc.slackCovering(position),
-                !disc.inside || !dwellPending(track.candidates[slot], track)
+                !disc.inside || !dwellPending(track.candidates[slot], track.members)
             {
                 reach = reach.map { min($0, slack) }
                 reachScale = max(reachScale, disc.metresPerDegreeLon)
@@ -224,7 +224,8 @@ public final class Monitor {
         // A visit in a region with a speed limit needs every fix's speed.
         if let reach, track.strays.isEmpty, !(hasSpeedLimits && watchesSpeed(track)) {
             track.quiet = quietDisc(
-                around: position, at: fix.time, reach: reach, metresPerDegreeLon: reachScale, track: track)
+                around: position, at: fix.time, reach: reach, metresPerDegreeLon: reachScale, box: track.box,
+                members: track.members, candidates: track.candidates, expecting: track.expecting)
         }
     }
 
@@ -237,23 +238,26 @@ public final class Monitor {
         try step(region, slot: nil, fix: fix, previous: previous, lonScale: lonScale, track: &track, emit: emit)
     }
 
-    /// Whether a settled visit in the region still waits for its dwell or overstay.
-    private func dwellPending(_ region: Int, _ track: MonitorTrack) -> Bool {
-        track.members[region]?.awaitsTimedEvent(regionSettings[region]) ?? false
+    /// Whether a settled visit in the region still waits for its dwell or overstay. Takes the
+    /// track's memberships, not the track, and reads the visit where it is: a copy of the
+    /// whole track, or of the membership, per fix showed.
+    private func dwellPending(_ region: Int, _ members: MembershipTable) -> Bool {
+        members.awaitsTimedEvent(in: region, regionSettings[region])
     }
 
     /// The largest disc around the fix within `reach` (how far every candidate's safe disc
     /// reaches beyond it) and the candidates' box, until the earliest dwell falls due or the
     /// earliest start or end of a candidate's schedule comes. It
     /// measures with the largest scale of those discs (`metresPerDegreeLon`), so any point in
-    /// it lies in each of them.
+    /// it lies in each of them. Takes the parts of the track it reads, not the track (a copy of
+    /// it per fix).
     private func quietDisc(
         around position: Position, at time: Double, reach: Double, metresPerDegreeLon lonScale: Double,
-        track: MonitorTrack
+        box: Envelope?, members: MembershipTable, candidates: [Int], expecting: [Int]
     ) -> QuietDisc? {
         var radius = reach
         // Within the box, a later lookup would find the same candidates.
-        if let box = track.box {
+        if let box {
             radius = min(
                 radius, (position.lon - box.minX) * lonScale, (box.maxX - position.lon) * lonScale,
                 (position.lat - box.minY) * Geodesy.metresPerDegreeLatitude,
@@ -261,19 +265,21 @@ public final class Monitor {
         }
         guard radius > 0 else { return nil }
         var until = Double.infinity
-        for (region, membership) in zip(track.members.regions, track.members.values) {
-            if let dwell = regionSettings[region].dwell, !membership.dwellEmitted {
-                until = min(until, membership.enter.time + dwell)
+        // By index: each membership read where it is, not copied.
+        for slot in members.regions.indices {
+            let settings = regionSettings[members.regions[slot]]
+            if let dwell = settings.dwell, !members.values[slot].dwellEmitted {
+                until = min(until, members.values[slot].enter.time + dwell)
             }
-            if let maxDwell = regionSettings[region].maxDwell, !membership.overstayEmitted {
-                until = min(until, membership.enter.time + maxDwell)
+            if let maxDwell = settings.maxDwell, !members.values[slot].overstayEmitted {
+                until = min(until, members.values[slot].enter.time + maxDwell)
             }
         }
         if hasSchedules {
-            for region in track.candidates {
+            for region in candidates {
                 if let clock = clocks[region] { until = min(until, clock.nextBoundary(after: time)) }
             }
-            for region in track.expecting {
+            for region in expecting {
                 if let clock = clocks[region] { until = min(until, clock.nextBoundary(after: time)) }
             }
         }
@@ -354,7 +360,7 @@ public final class Monitor {
         // Still in the safe disc of a settled visit in a region with a dwell or a max_dwell:
         // only those may be due.
         if usesDiscs, let slot, let disc = track.discs[slot], disc.settled, disc.covers(position) {
-            if disc.inside, var current = track.members[region], current.awaitsTimedEvent(settings) {
+            if disc.inside, track.members.awaitsTimedEvent(in: region, settings), var current = track.members[region] {
                 emitTimedEventsIfDue(&current, certainUntil: fix.time, settings: settings, event: event)
                 track.members[region] = current
             }
@@ -468,9 +474,12 @@ public final class Monitor {
         // it answered instead (the fix is in it).
         guard let slot else { return }
         // A visit of one fix inside is not settled: the next fix inside must be counted.
-        let settled =
-            membership == nil
-            || (membership?.phase == .inside && membership?.outward == nil && membership?.insideFixes ?? 0 >= 2)
+        let settled: Bool
+        if let membership {
+            settled = membership.phase == .inside && membership.outward == nil && membership.insideFixes >= 2
+        } else {
+            settled = true
+        }
         if bounded == nil {
             track.discs[slot] = SafeDisc.within(
                 location.boundaryDistance, of: position, inside: location.inside, metresPerDegreeLon: discScale,

@@ -190,6 +190,14 @@ struct MembershipTable: Sendable {
 
     var isEmpty: Bool { regions.isEmpty }
 
+    /// Whether the membership in `region`, if any, still waits for a dwell or an overstay under
+    /// `settings`: read where it is, not copied out.
+    @inline(__always)
+    func awaitsTimedEvent(in region: Int, _ settings: MonitorSettings) -> Bool {
+        guard let slot = regions.firstIndex(of: region) else { return false }
+        return values[slot].awaitsTimedEvent(settings)
+    }
+
     subscript(region: Int) -> Membership? {
         @inline(__always) get { regions.firstIndex(of: region).map { values[$0] } }
         @inline(__always) set {

@@ -11,9 +11,10 @@
 ///
 /// Each cell is one 64-bit word, the count in its low byte and up to seven edge numbers in the
 /// others, so a lookup reads one word. The words are allocated at the polygon's first lookup
-/// (2 KiB each: most regions of a large set are never near a given trace). A class holding that
-/// memory itself, so a lookup retains nothing. Not thread-safe: it belongs to one monitor, used
-/// from one thread.
+/// (2 KiB each: most regions of a large set are never near a given trace), and the edges are
+/// kept from then on (at most 8 KiB more), so working a cell out projects nothing again. A
+/// class holding that memory itself, so a lookup retains nothing. Not thread-safe: it belongs
+/// to one monitor, used from one thread.
 final class NearestEdgeGrid {
     /// An edge in local metres.
     struct Edge {
@@ -50,12 +51,14 @@ final class NearestEdgeGrid {
     /// never during another access, so the run-time exclusivity check (2–3 % of the monitor)
     /// is left out.
     @exclusivity(unchecked) private var cells: UnsafeMutableBufferPointer<UInt64>?
+    /// The edges, from the first lookup on (empty before): what cells are worked out from.
+    @exclusivity(unchecked) private var edges: [Edge] = []
     private static let unknown: UInt64 = 0xFF
     private static let everyEdge: UInt64 = 0xFE
 
     /// Edges beyond `maximumEdges` are never listed: every lookup then measures every edge.
-    /// The grid for these edges; they are asked for again (`lookup`'s `edges`) only to work out
-    /// a cell, so the polygon keeps the one copy.
+    /// The grid for these edges; they are asked for again (`lookup`'s `edges`) at the first
+    /// lookup, so a polygon never looked up keeps the one copy.
     init(edges: [Edge]) {
         var box = (minX: Double.infinity, minY: Double.infinity, maxX: -Double.infinity, maxY: -Double.infinity)
         for edge in edges {
@@ -80,31 +83,32 @@ final class NearestEdgeGrid {
 
     /// The edges that can be nearest to (x, y); nil when every edge must be measured (the point
     /// is outside the grid, or its cell has too many). `edges`, the ones the grid was made for,
-    /// is called the first time a point falls in a cell.
+    /// is called at the first lookup that falls in the grid.
     @inline(__always)
     func lookup(x: Double, y: Double, edges: () -> [Edge]) -> Listed? {
         let column = (x - minX) / cellSize
         let row = (y - minY) / cellSize
         // Truncation is the floor here: both are known to be at least 0.
         guard column >= 0, row >= 0, column < Double(columns), row < Double(rows) else { return nil }
-        let cells = self.cells ?? allocateCells()
+        let cells = self.cells ?? allocateCells(edges: edges())
         let cell = Int(row) * columns + Int(column)
-        if cells[cell] == Self.unknown { fill(cell, in: cells, edges: edges()) }
+        if cells[cell] == Self.unknown { fill(cell, in: cells) }
         let word = cells[cell]
         if word == Self.everyEdge { return nil }
         return Listed(word: word, remaining: word & 0xFF)
     }
 
-    private func allocateCells() -> UnsafeMutableBufferPointer<UInt64> {
+    private func allocateCells(edges: [Edge]) -> UnsafeMutableBufferPointer<UInt64> {
         let made = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: columns * rows)
         made.initialize(repeating: Self.unknown)
         cells = made
+        self.edges = edges
         return made
     }
 
     /// Works out a cell's edges: every edge no farther from the cell than the farthest any of
     /// its points is from the edge nearest the cell's centre.
-    private func fill(_ cell: Int, in cells: UnsafeMutableBufferPointer<UInt64>, edges: [Edge]) {
+    private func fill(_ cell: Int, in cells: UnsafeMutableBufferPointer<UInt64>) {
         let column = cell % columns
         let row = cell / columns
         let bounds = Cell(
@@ -113,23 +117,29 @@ final class NearestEdgeGrid {
         let centreX = (bounds.minX + bounds.maxX) / 2
         let centreY = (bounds.minY + bounds.maxY) / 2
         let halfDiagonal = cellSize * 0.5.squareRoot()
-        let fromCentre = edges.map { Cell.pointToSegment(centreX, centreY, $0) }
-        let nearest = fromCentre.indices.min { fromCentre[$0] < fromCentre[$1] }!
-        // Rounding in these bounds must never leave the nearest edge out.
-        let reach = bounds.farthestDistance(to: edges[nearest]) * (1 + 1e-9) + 1e-6
-        var word: UInt64 = 0
-        var count: UInt64 = 0
-        // An edge's distance to the cell is at least its centre's distance less half a diagonal.
-        for (number, edge) in edges.enumerated() where fromCentre[number] - halfDiagonal <= reach {
-            guard bounds.distance(to: edge) <= reach else { continue }
-            guard count < UInt64(Self.maximumListed) else {
-                cells[cell] = Self.everyEdge
-                return
+        cells[cell] = edges.withUnsafeBufferPointer { edges in
+            // On the stack: a cell's working out allocates nothing.
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: edges.count) { fromCentre in
+                var nearest = 0
+                for number in edges.indices {
+                    fromCentre[number] = Cell.pointToSegment(centreX, centreY, edges[number])
+                    if fromCentre[number] < fromCentre[nearest] { nearest = number }
+                }
+                // Rounding in these bounds must never leave the nearest edge out.
+                let reach = bounds.farthestDistance(to: edges[nearest]) * (1 + 1e-9) + 1e-6
+                var word: UInt64 = 0
+                var count: UInt64 = 0
+                // An edge's distance to the cell is at least its centre's distance less half a
+                // diagonal.
+                for number in edges.indices where fromCentre[number] - halfDiagonal <= reach {
+                    guard bounds.distance(to: edges[number]) <= reach else { continue }
+                    guard count < UInt64(Self.maximumListed) else { return Self.everyEdge }
+                    count += 1
+                    word |= UInt64(number) << (8 * count)
+                }
+                return word | count
             }
-            count += 1
-            word |= UInt64(number) << (8 * count)
         }
-        cells[cell] = word | count
     }
 
     /// A cell's rectangle, sides included.

@@ -22,13 +22,31 @@ extension Timestamp {
     /// offset): `seconds` takes a time without one as UTC, which a reader told the zone of such
     /// times corrects (``LocalTimeZone``).
     public static func parseNotingZone(utf8 bytes: UnsafeBufferPointer<UInt8>) -> (seconds: Double, zoned: Bool)? {
+        var memo = DateMemo()
+        return parseNotingZone(utf8: bytes, memo: &memo)
+    }
+
+    /// ``parseNotingZone(utf8:)`` for a run of times that mostly share their date (a trace's):
+    /// a date the same as the last one's, byte for byte, is taken from `memo`, neither read
+    /// nor worked out again. The same results, to the bit.
+    public static func parseNotingZone(utf8 bytes: UnsafeBufferPointer<UInt8>, memo: inout DateMemo) -> (
+        seconds: Double, zoned: Bool
+    )? {
         var scanner = DigitScanner(bytes)
-        guard let year = scanner.number(digits: 4), scanner.skip("-"),
-            let month = scanner.number(digits: 2), scanner.skip("-"),
-            let day = scanner.number(digits: 2),
-            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
-        else { return nil }
-        var seconds = Double(daysSinceEpoch(year: year, month: month, day: day)) * 86_400
+        let days: Int
+        if let remembered = memo.days(of: bytes) {
+            days = remembered
+            scanner.index += DateMemo.length
+        } else {
+            guard let year = scanner.number(digits: 4), scanner.skip("-"),
+                let month = scanner.number(digits: 2), scanner.skip("-"),
+                let day = scanner.number(digits: 2),
+                (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
+            else { return nil }
+            days = daysSinceEpoch(year: year, month: month, day: day)
+            memo.remember(days, of: bytes)
+        }
+        var seconds = Double(days) * 86_400
         guard scanner.skip("T") || scanner.skip("t") || scanner.skip(" ") else {
             return scanner.atEnd ? (seconds, false) : nil  // a date alone is its midnight
         }
@@ -82,6 +100,37 @@ extension Timestamp {
         let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// The date (`YYYY-MM-DD`, its 10 bytes) the last time parsed began with, and its day number.
+public struct DateMemo: Sendable {
+    /// The bytes of a date.
+    static let length = 10
+    private var first: UInt64 = 0
+    private var last: UInt16 = 0
+    private var days: Int?
+
+    public init() {}
+
+    /// The day number of the date `bytes` begin with, when it is the one remembered.
+    @inline(__always)
+    func days(of bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let days, bytes.count >= Self.length, let base = bytes.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(base)
+        guard raw.loadUnaligned(as: UInt64.self) == first,
+            raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self) == last
+        else { return nil }
+        return days
+    }
+
+    /// Remembers the date `bytes` begin with (a valid one, just read: its 10 bytes).
+    mutating func remember(_ days: Int, of bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count >= Self.length, let base = bytes.baseAddress else { return }
+        let raw = UnsafeRawPointer(base)
+        first = raw.loadUnaligned(as: UInt64.self)
+        last = raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self)
+        self.days = days
     }
 }
 

@@ -10,7 +10,8 @@ package final class PrefetchingReader: TraceReader {
     private var current: [Fix] = []
     private var index = 0
 
-    /// Starts reading at once; `open` makes the underlying reader on the reading thread.
+    /// Starts reading at once; `open` makes the underlying reader on the reading thread, whose
+    /// batches (``TraceReader/nextBatch(upTo:)``, up to `batchSize` fixes each) are passed on.
     package init(
         batchSize: Int = 4096, depth: Int = 8,
         open: @escaping @Sendable () throws(TraceReadError) -> any TraceReader
@@ -63,18 +64,11 @@ private final class Producer: Sendable {
 
     /// Runs on the reading thread.
     func produce(open: () throws(TraceReadError) -> any TraceReader, batchSize: Int) {
-        var batch: [Fix] = []
-        batch.reserveCapacity(batchSize)
         do throws(TraceReadError) {
             var opened = try open()
-            while let fix = try opened.next() {
-                batch.append(fix)
-                if batch.count == batchSize {
-                    guard batches.put(batch) else { return }
-                    batch.removeAll(keepingCapacity: true)
-                }
+            while let batch = try opened.nextBatch(upTo: batchSize) {
+                guard batches.put(batch) else { return }
             }
-            if !batch.isEmpty, !batches.put(batch) { return }
             let skipped = opened.skipped
             finalSkipped.withLock { $0 = skipped }
             batches.finish(failure: nil)

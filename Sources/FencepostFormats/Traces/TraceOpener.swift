@@ -121,4 +121,10 @@ struct DeviceNamingReader<Base: TraceReader>: TraceReader {
         fix.device = device
         return fix
     }
+
+    mutating func nextBatch(upTo size: Int) throws(TraceReadError) -> [Fix]? {
+        guard var batch = try base.nextBatch(upTo: size) else { return nil }
+        for index in batch.indices { batch[index].device = device }
+        return batch
+    }
 }

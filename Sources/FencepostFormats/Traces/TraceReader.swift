@@ -7,8 +7,21 @@ package import FencepostCore
 package protocol TraceReader {
     /// The next fix, or nil at the end of the input.
     mutating func next() throws(TraceReadError) -> Fix?
+    /// The next fixes, at least one and at most `size` (a reader that parses a chunk at a time
+    /// copies them out at once, with no call per fix), or nil at the end of the input.
+    mutating func nextBatch(upTo size: Int) throws(TraceReadError) -> [Fix]?
     /// Records skipped so far, by reason.
     var skipped: [String: Int] { get }
+}
+
+extension TraceReader {
+    /// Up to `size` fixes from ``next()``.
+    package mutating func nextBatch(upTo size: Int) throws(TraceReadError) -> [Fix]? {
+        var batch: [Fix] = []
+        batch.reserveCapacity(size)
+        while batch.count < size, let fix = try next() { batch.append(fix) }
+        return batch.isEmpty ? nil : batch
+    }
 }
 
 /// The formats Fencepost reads.

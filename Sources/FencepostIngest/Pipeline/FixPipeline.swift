@@ -68,7 +68,13 @@ package final class FixPipeline {
         let resume = resume ?? keptOrFresh
         return try undoingOnFailure { input in
             while let batch = try nextBatch() {
-                for fix in batch { try input.addTakingSettled(fix, resume: resume, into: &outcomes) }
+                // Each fix read where it lies in the batch: iterating the array by value copied
+                // every fix out once more (its device's name retained and released).
+                try batch.withUnsafeBufferPointer { fixes in
+                    for index in fixes.indices {
+                        try input.addTakingSettled(fixes[index], resume: resume, into: &outcomes)
+                    }
+                }
             }
             try finish(&input, resume: resume, into: &outcomes)
         }
