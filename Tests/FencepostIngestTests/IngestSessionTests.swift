@@ -56,6 +56,37 @@ import Testing
         }
     }
 
+    /// A live writer's groups of small requests write each request's events and fixes at once,
+    /// on the transaction's thread; one large input hands them to a task of their own. Both ways
+    /// store the same events, visits and fixes in the history (whose chunks follow the writes).
+    @Test func smallRequestsInGroupsStoreWhatOneLargeInputStores() async throws {
+        let whole = try await TestStores.fresh()
+        defer { TestStores.closeLater(whole) }
+        let laps = try await lapsPastManyCircles(whole)
+        try await IngestSession(store: whole).ingest(laps)
+
+        let posted = try await TestStores.fresh()
+        defer { TestStores.closeLater(posted) }
+        _ = try await lapsPastManyCircles(posted)
+        let session = try await IngestSession(store: posted)
+        // Groups of 40 requests of 1 to 3 fixes each, as a busy service's writer takes them.
+        var requests: [[Fix]] = []
+        var start = 0
+        while start < laps.count {
+            let end = min(start + 1 + start % 3, laps.count)
+            requests.append(Array(laps[start..<end]))
+            start = end
+        }
+        for group in stride(from: 0, to: requests.count, by: 40) {
+            _ = try await session.ingest(batches: Array(requests[group..<min(group + 40, requests.count)]))
+        }
+        #expect(try await events(posted) == (try await events(whole)))
+        #expect(try await visits(posted) == (try await visits(whole)))
+        let (postedHistory, wholeHistory) = (try await posted.historyStats(), try await whole.historyStats())
+        #expect(postedHistory.fixes == wholeHistory.fixes, "\(postedHistory) \(wholeHistory)")
+        #expect((try await events(posted)).count == 6000)
+    }
+
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }

@@ -9,13 +9,22 @@ import Foundation
 ///
 /// Event writes run in a task of their own, on the store's threads, while the session goes on
 /// filtering and monitoring the next fixes, so the database's work for the events overlaps the
-/// monitor's, inside the same transaction. The connection has one user at a time, and this type
-/// is what keeps it so: every method awaits the batch in flight before it touches the connection.
+/// monitor's, inside the same transaction; a small batch (a live request's fix or two) is
+/// written at once instead, where handing it to another thread and back would cost more than
+/// the writing. The connection has one user at a time, and this type is what keeps it so:
+/// every method awaits the batch in flight before it touches the connection.
 package final class IngestTransaction {
     private let tx: any SQLTransaction
     /// Told what each batch did, once it has been awaited.
     private let written: (WrittenEvents) -> Void
-    private var inFlight: Task<WrittenEvents, any Error>?
+    private var inFlight: Batch?
+    /// A batch being written by a task of its own, or one written at once, not yet reported.
+    private enum Batch {
+        case writing(Task<WrittenEvents, any Error>)
+        case written(WrittenEvents)
+    }
+    /// Batches with fewer events and kept fixes than this are written at once.
+    private static let writtenAtOnceBelow = 64
     /// Inside ``use(_:)``: no batch may start while its body has the transaction.
     private var inUse = false
 
@@ -100,13 +109,22 @@ package final class IngestTransaction {
         guard !events.isEmpty || !runs.isEmpty else { return }
         precondition(!inUse, "event writes started while the transaction is in use")
         let writer = UncheckedSendable(try await use { try $0.eventWriter(now: now) })
-        // The writer is used by this task alone until it is awaited (``awaitWrites()``).
-        inFlight = Task(executorPreference: StoreThreads.shared) {
+        if events.count + runs.reduce(0, { $0 + $1.count }) < Self.writtenAtOnceBelow {
+            // As the task below does, on this thread.
             var written =
                 events.isEmpty ? WrittenEvents() : try await writer.value.write(events.map(GeofenceEvent.init))
             if !runs.isEmpty { written.fixesKept = try await writer.value.keep(runs) }
-            return written
+            inFlight = .written(written)
+            return
         }
+        // The writer is used by this task alone until it is awaited (``awaitWrites()``).
+        inFlight = .writing(
+            Task(executorPreference: StoreThreads.shared) {
+                var written =
+                    events.isEmpty ? WrittenEvents() : try await writer.value.write(events.map(GeofenceEvent.init))
+                if !runs.isEmpty { written.fixesKept = try await writer.value.keep(runs) }
+                return written
+            })
     }
 
     /// Awaits the batch in flight, if any, merges the visits it touched where the device reports
@@ -114,7 +132,11 @@ package final class IngestTransaction {
     package func awaitWrites() async throws {
         guard let batch = inFlight else { return }
         inFlight = nil
-        var done = try await batch.value
+        var done: WrittenEvents
+        switch batch {
+        case .writing(let task): done = try await task.value
+        case .written(let written): done = written
+        }
         try await mergeReportedStays(touchedBy: &done.newEvents)
         written(done)
     }
@@ -154,7 +176,7 @@ package final class IngestTransaction {
     fileprivate func abandon() async {
         guard let batch = inFlight else { return }
         inFlight = nil
-        _ = try? await batch.value
+        if case .writing(let task) = batch { _ = try? await task.value }
     }
 }
 
