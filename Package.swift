@@ -357,8 +357,6 @@ let package = Package(
             // `fencepost` is not imported: the tests run the built binary.
             dependencies: [
                 "fencepost", "FencepostTestSupport", "FencepostServerTestSupport",
-                // To watch a running command's store from the test, without starting a process.
-                "FencepostCore", "FencepostStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -74,7 +74,7 @@ final class GRDBTransaction: SQLTransaction {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
         case SQLITE_FLOAT: return .double(sqlite3_column_double(handle, column))
         case SQLITE_TEXT:
-            // The length first: `sqlite3_column_bytes` after `_text` is what SQLite documents.
+            // `sqlite3_column_bytes` after `_text`, the order SQLite documents for the length.
             guard let text = sqlite3_column_text(handle, column) else { return .text("") }
             let length = Int(sqlite3_column_bytes(handle, column))
             return .text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self))
