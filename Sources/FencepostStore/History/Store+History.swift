@@ -62,7 +62,8 @@ extension Store {
     }
 
     /// What the history holds: fixes and chunk rows, the encoded bytes, and the first and last
-    /// fix's times (seconds), for one device or all.
+    /// fix's times (seconds), for one device or all. (The cast tells PostgreSQL the type of a
+    /// parameter that is only ever NULL-tested; without it, the statement for all devices failed.)
     package func historyStats(device: String? = nil) async throws -> HistoryStats {
         try await read { tx in
             let row = try await tx.row(
@@ -70,7 +71,7 @@ extension Store {
                 SELECT CAST(COALESCE(SUM(fix_count), 0) AS BIGINT) AS fixes, COUNT(*) AS chunks,
                     CAST(COALESCE(SUM(length(fixes)), 0) AS BIGINT) AS bytes,
                     MIN(first_ms) AS first_ms, MAX(last_ms) AS last_ms
-                FROM fix_history WHERE device = ? OR ? IS NULL
+                FROM fix_history WHERE device = ? OR CAST(? AS TEXT) IS NULL
                 """, device, device)
             let first: Int64? = row?["first_ms"]
             let last: Int64? = row?["last_ms"]
