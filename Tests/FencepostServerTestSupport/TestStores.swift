@@ -62,6 +62,9 @@ package enum TestStores {
             }
         }
         components.path = "/" + name
+        // Tests open many stores at once on a loaded machine, where the server may take more than
+        // the default 3 s to hand a new connection: a test waits, rather than reads unavailable.
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "connect_timeout", value: "60")]
         return components.string!
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 
 /// What `--db` and `FENCEPOST_DB` name: a SQLite file (a path) or a PostgreSQL database
 /// (`postgres://user:password@host:port/database`, also `postgresql://`, with
-/// `?sslmode=disable|require` and a Unix socket through `?host=/path`). A value that looks like
+/// `?sslmode=disable|require`, a Unix socket through `?host=/path` and libpq's
+/// `?connect_timeout=seconds`). A value that looks like
 /// a URL of any other scheme is refused, never taken for a path.
 package enum StoreLocation: Sendable, Equatable {
     case file(String)
@@ -50,6 +51,10 @@ package struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
     package var socket: String?
     package var database: String
     package var requireTLS: Bool
+    /// `?connect_timeout=` (whole seconds, as libpq reads it): how long opening waits for the
+    /// server, and how long a transaction waits for a connection before the store is reported
+    /// unavailable. Nil: 10 s to open, 3 s for a transaction (a request is answered 503 soon).
+    package var connectTimeout: Duration?
 
     init(_ text: String) throws {
         guard let components = URLComponents(string: text) else {
@@ -57,7 +62,10 @@ package struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
         }
         let query = Dictionary(
             (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
-        for name in query.keys where !["sslmode", "host", "port", "user", "password", "dbname"].contains(name) {
+        for name in query.keys
+        where ![
+            "sslmode", "host", "port", "user", "password", "dbname", "connect_timeout",
+        ].contains(name) {
             throw StoreOpenError.unsupportedURL("unknown parameter \(name) in \(Self.redacting(text))")
         }
         user =
@@ -81,6 +89,13 @@ package struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
         }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         database = query["dbname"] ?? (path.isEmpty ? user : path)
+        connectTimeout =
+            try query["connect_timeout"].map {
+                guard let seconds = Int($0), (1...3_600).contains(seconds) else {
+                    throw StoreOpenError.unsupportedURL("bad connect_timeout \($0) (whole seconds, 1 to 3600)")
+                }
+                return .seconds(seconds)
+            }
         switch query["sslmode"] ?? "disable" {
         case "disable", "allow", "prefer": requireTLS = false
         case "require": requireTLS = true
@@ -90,8 +105,12 @@ package struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL without its password.
     package var description: String {
-        let server = socket.map { "?host=\($0)" } ?? ""
-        return "postgres://\(user)@\(host ?? "")\(socket == nil ? ":\(port)" : "")/\(database)\(server)"
+        let parameters = [
+            socket.map { "host=\($0)" }, connectTimeout.map { "connect_timeout=\($0.components.seconds)" },
+        ]
+        .compactMap { $0 }
+        let query = parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&")
+        return "postgres://\(user)@\(host ?? "")\(socket == nil ? ":\(port)" : "")/\(database)\(query)"
     }
 
     private static func redacting(_ text: String) -> String {

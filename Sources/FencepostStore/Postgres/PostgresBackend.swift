@@ -28,14 +28,13 @@ final class PostgresBackend: StoreBackend {
         running = runsPool ? Task { await client.run() } : nil
     }
 
-    /// Connects (within `timeout`) and migrates, on a connection of its own; a server that
+    /// Connects (within the URL's `connect_timeout`, else 10 s) and migrates, on a connection of its own; a server that
     /// cannot be reached, refuses the login or holds a newer schema throws a ``StoreOpenError``
     /// with one line to show. With `runsPool`, the backend runs its connection pool until
     /// ``close()``; without, the caller runs ``pool`` (a service of its service group), and no
     /// transaction starts before it does.
-    static func open(_ url: PostgresURL, runsPool: Bool = true, timeout: Duration = .seconds(10)) async throws
-        -> PostgresBackend
-    {
+    static func open(_ url: PostgresURL, runsPool: Bool = true) async throws -> PostgresBackend {
+        let timeout = url.connectTimeout ?? .seconds(10)
         var configuration: PostgresClient.Configuration
         if let socket = url.socket {
             configuration = .init(
@@ -60,7 +59,7 @@ final class PostgresBackend: StoreBackend {
         return backend
     }
 
-    /// The connection pool, for a service group to run (see ``open(_:runsPool:timeout:)``).
+    /// The connection pool, for a service group to run (see ``open(_:runsPool:)``).
     var pool: any Service { client }
 
     func close() async {
@@ -80,11 +79,12 @@ final class PostgresBackend: StoreBackend {
 
     /// How long a transaction waits for a connection before the store is reported
     /// unavailable (503 in the service): the pool has none while the server is away.
-    static let leaseDeadline: Duration = .seconds(3)
+    /// `?connect_timeout=` in the URL sets it.
+    var leaseDeadline: Duration { url.connectTimeout ?? .seconds(3) }
 
     private func transaction<T>(begin: String, _ body: (any SQLTransaction) async throws -> T) async throws -> T {
         do {
-            return try await client.withConnection(leasedWithin: Self.leaseDeadline) { connection in
+            return try await client.withConnection(leasedWithin: leaseDeadline) { connection in
                 let transaction = PostgresTransaction(connection)
                 try await transaction.execute(begin, [])
                 do {
