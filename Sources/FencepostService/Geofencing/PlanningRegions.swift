@@ -2,6 +2,7 @@ import FencepostCore
 import FencepostFormats
 import FencepostStore
 import Foundation
+import Synchronization
 
 /// The regions and roster phones' monitored sets are planned from, with each region's circle,
 /// kept while the store's regions revision (bumped by every region or roster change) stays
@@ -10,18 +11,25 @@ import Foundation
 actor PlanningRegions {
     private let store: Store
     private var cached: (revision: Int64, regions: [Region], roster: DeviceRoster, circles: [String: OSCircle])?
-    private var revisionRead: (revision: Int64, at: ContinuousClock.Instant)?
+    /// The revision as last read, outside the actor: most posts only ask for it, and a hop onto
+    /// one actor per post is what 64 connections would queue at.
+    private nonisolated let revisionRead = Mutex<(revision: Int64, at: ContinuousClock.Instant)?>(nil)
 
     init(store: Store) {
         self.store = store
     }
 
     /// The store's regions revision, as read within the last second.
-    func revision() async throws -> Int64 {
-        if let revisionRead, ContinuousClock.now - revisionRead.at < .seconds(1) { return revisionRead.revision }
+    nonisolated func revision() async throws -> Int64 {
+        if let read = revisionRead.withLock({ $0 }), ContinuousClock.now - read.at < .seconds(1) {
+            return read.revision
+        }
         let revision = try await store.regionsRevision()
-        revisionRead = (revision, .now)
-        return revision
+        return revisionRead.withLock { read in
+            // Reads that overlap may finish out of order: the revision never goes back.
+            read = (max(revision, read?.revision ?? revision), .now)
+            return read!.revision
+        }
     }
 
     /// The candidates for `device` now (``MonitoredSetPlanner/candidates(_:device:roster:at:circle:)``).
