@@ -87,6 +87,64 @@ import Testing
         #expect((try await events(posted)).count == 6000)
     }
 
+    /// A group that fails undoes only what it did: the progress the session keeps goes back
+    /// for the devices the group touched and stays for the others (only those touched are kept
+    /// for undoing). Going on, with the failed group posted again, stores what a session that
+    /// never failed stores. The failure comes part-way through an input (an event of the new
+    /// device refused) or after every input (the new device's state refused).
+    @Test(arguments: ["events", "devices"])
+    func aFailedGroupUndoesWhatItDidAndNothingElse(refusing table: String) async throws {
+        let lap = (0..<3060).map { grid.fix(Double($0) * 2 - 10, t: Double($0)) }
+        func walk(_ device: String, from start: Int) -> [Fix] {
+            lap[start...].map { fix in
+                var moved = fix
+                moved.device = device
+                return moved
+            }
+        }
+        // Three devices from the start, a fourth from the sixth group on; requests of 1 to 3
+        // fixes, 30 to a group.
+        var requests: [[Fix]] = []
+        var next = ["a": 0, "b": 0, "c": 0]
+        while requests.count < 600 {
+            if requests.count == 150 { next["late"] = 0 }
+            for device in next.keys.sorted() {
+                let start = next[device]!
+                let end = min(start + 1 + requests.count % 3, lap.count)
+                guard start < end else { continue }
+                requests.append(Array(walk(device, from: start)[..<(end - start)]))
+                next[device] = end
+            }
+        }
+        let groups = stride(from: 0, to: requests.count, by: 30).map {
+            Array(requests[$0..<min($0 + 30, requests.count)])
+        }
+        let failing = groups.firstIndex { $0.contains { $0.first?.device == "late" } }!
+
+        let steady = try await TestStores.fresh()
+        defer { TestStores.closeLater(steady) }
+        let failed = try await TestStores.fresh()
+        defer { TestStores.closeLater(failed) }
+        for store in [steady, failed] {
+            try await store.applyRegions((0..<300).map { grid.circle("c\($0)", x: Double($0) * 20, radius: 5) })
+        }
+        let steadySession = try await IngestSession(store: steady)
+        for group in groups { _ = try await steadySession.ingest(batches: group) }
+
+        let session = try await IngestSession(store: failed)
+        for group in groups[..<failing] { _ = try await session.ingest(batches: group) }
+        try await TestStores.refuseInserts(in: failed, into: table, when: "NEW.device = 'late'")
+        await #expect(throws: (any Error).self) { _ = try await session.ingest(batches: groups[failing]) }
+        try await TestStores.allowInserts(in: failed, into: table)
+        for group in groups[failing...] { _ = try await session.ingest(batches: group) }
+
+        let stored = try await events(failed)
+        #expect(stored == (try await events(steady)))
+        #expect(try await visits(failed) == (try await visits(steady)))
+        #expect(try await failed.historyStats().fixes == (try await steady.historyStats()).fixes)
+        #expect(stored.count > 200, "\(stored.count)")
+    }
+
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }

@@ -11,8 +11,8 @@ package import FencepostCore
 package final class FixPipeline {
     package let monitor: Monitor
     private let filter: FixFilterSettings
-    /// Every device's progress; see ``snapshot`` for undoing several inputs at once.
-    package private(set) var devices = Devices()
+    /// Every device's progress; see ``beginUndo()`` for undoing several inputs at once.
+    private var devices = Devices()
     private var order: FixOrder
 
     package init(monitor: Monitor, filter: FixFilterSettings = FixFilterSettings(), sortRunFixes: Int = 250_000) {
@@ -83,15 +83,26 @@ package final class FixPipeline {
     /// Runs `body` on a new input and ends it; if `body` throws, the devices go back to what
     /// they were before it (they moved into the input: see ``startInput()``).
     private func undoingOnFailure(_ body: (inout Input) throws -> Void) throws -> InputTally {
-        let before = devices
+        let outer = devices.undo
+        devices.undo = [:]
         var input = startInput()
         do {
             try body(&input)
         } catch {
-            restore(before)
+            abandon(&input)
+            rollBack()
+            devices.undo = outer
             throw error
         }
-        return end(&input)
+        let tally = end(&input)
+        // A caller's own record (``beginUndo()``) keeps what was there before its first change.
+        if var outer, let inner = devices.undo {
+            for (device, before) in inner where outer.index(forKey: device) == nil { outer[device] = before }
+            devices.undo = outer
+        } else {
+            devices.undo = outer
+        }
+        return tally
     }
 
     /// The progress kept since the device's last input, else a fresh one.
@@ -110,7 +121,8 @@ package final class FixPipeline {
     /// loads each device before its first fix is taken): ``add(_:)`` each fix, take every fix
     /// ``next()`` settles, ``finish()``, take the rest, then ``FixPipeline/end(_:)``. The
     /// devices' progress moves into the input and back at its end: a caller whose input fails
-    /// puts back a ``FixPipeline/snapshot`` taken before it (``FixPipeline/restore(_:)``).
+    /// gives them back (``FixPipeline/abandon(_:)``) and undoes what it did
+    /// (``FixPipeline/rollBack()``).
     package struct Input {
         // The devices are worked on as a local value: no run-time exclusivity checks per fix.
         // The pipeline holds no second reference meanwhile, so a device's first fix in an
@@ -193,12 +205,40 @@ package final class FixPipeline {
         return InputTally(fixes: input.fixes, devices: devices.seenInInput, byDevice: byDevice)
     }
 
-    /// The devices' progress as it is now, for ``restore(_:)`` when later inputs are undone
-    /// together (a store's transaction over several requests that rolled back).
-    package var snapshot: Devices { devices }
+    /// Takes back the devices from an input that failed part-way, with nothing of it tallied;
+    /// ``rollBack()`` then undoes what it did to them.
+    package func abandon(_ input: inout Input) {
+        var devices = Devices()
+        swap(&devices, &input.devices)
+        devices.putCurrentBack()
+        devices.emitted.removeAll(keepingCapacity: true)
+        self.devices = devices
+        order.reset()
+    }
 
-    package func restore(_ snapshot: Devices) {
-        devices = snapshot
+    /// From now on, each device's progress is kept as it was before its first change, so that
+    /// ``rollBack()`` can put it back: the inputs of a store's transaction over several
+    /// requests are undone together when it rolls back. Only the devices the inputs touch are
+    /// kept (a copy of every device's progress per transaction would grow with the devices).
+    package func beginUndo() {
+        devices.undo = [:]
+    }
+
+    /// What changed since ``beginUndo()`` stays; nothing more is kept for undoing.
+    package func commitUndo() {
+        devices.undo = nil
+    }
+
+    /// Every device's progress back to what it was at ``beginUndo()``.
+    package func rollBack() {
+        devices.putCurrentBack()
+        for (device, before) in devices.undo ?? [:] { devices.byID[device] = before }
+        devices.undo = nil
+    }
+
+    /// Forgets every device's progress: each one's next fix resumes from the store.
+    package func forgetAll() {
+        devices = Devices()
     }
 
     /// A device's progress, nil for one not seen.
@@ -209,6 +249,7 @@ package final class FixPipeline {
     /// Forgets a device's progress, between inputs: its next fix resumes from the store.
     package func forget(_ device: String) {
         devices.putCurrentBack()
+        devices.keepForUndo(device)
         devices.byID[device] = nil
     }
 
@@ -228,6 +269,9 @@ package final class FixPipeline {
         /// Devices seen in the current input: their anchor at its start decides what is already seen.
         fileprivate var seenInInput: Set<String> = []
         fileprivate var emitted: [MonitorEvent] = []
+        /// While changes are kept for undoing (``FixPipeline/beginUndo()``): each changed
+        /// device's progress before its first change (nil inside: it had none).
+        fileprivate var undo: [String: DeviceProgress?]?
 
         package init() {}
 
@@ -272,8 +316,15 @@ package final class FixPipeline {
             try outcomes.accepted(fix, events: emitted)
         }
 
+        /// Keeps `device`'s progress for undoing, before its first change since undoing began.
+        fileprivate mutating func keepForUndo(_ device: String) {
+            guard undo != nil, undo!.index(forKey: device) == nil else { return }
+            undo![device] = .some(byID[device])
+        }
+
         private mutating func switchDevice(to device: String, resume: Resume) throws {
             putCurrentBack()
+            keepForUndo(device)
             var progress: DeviceProgress
             if seenInInput.insert(device).inserted {
                 progress = try resume(device, byID.removeValue(forKey: device))

@@ -71,6 +71,9 @@ package final class IngestSession {
     /// Per device, its stored state's version as last read or saved (0: not stored): the
     /// progress the pipeline kept is used in a later input only while it is still this.
     private var storedVersion: [String: Int64] = [:]
+    /// In the current transaction: each device's ``storedVersion`` before the transaction
+    /// changed it, put back if it rolls back.
+    private var storedVersionBefore: [String: Int64?] = [:]
     /// In the current transaction: the devices whose lock it holds, and their stored states as
     /// read under it (nil: none stored). Neither changes until the transaction saves them.
     private var lockedDevices: Set<String> = []
@@ -253,11 +256,13 @@ package final class IngestSession {
     package var keptDeviceCount: Int { pipeline.deviceCount }
 
     /// Runs `body` in one write transaction and commits it, once no event writes are in flight.
-    /// On failure, the devices' progress and the summary go back to what was committed.
+    /// On failure, the devices' progress and the summary go back to what was committed: only
+    /// the devices the transaction touched are kept for that, whatever number the session holds.
     private func transaction(_ body: (IngestTransaction) async throws -> Void) async throws {
-        let (pipelineBefore, devices, summary, storedVersion) = (
-            pipeline, pipeline.snapshot, self.summary, self.storedVersion
-        )
+        let (pipelineBefore, summary) = (pipeline, self.summary)
+        pipeline.beginUndo()
+        storedVersionBefore.removeAll(keepingCapacity: true)
+        defer { storedVersionBefore.removeAll(keepingCapacity: true) }
         do {
             try await store.ingestTransaction(
                 mergeWindow: options.transitionWindow, written: { [unowned self] written in self.count(written) }
@@ -269,12 +274,27 @@ package final class IngestSession {
                 try await rebuildIfRegionsChanged(tx: tx)
                 try await body(tx)
             }
+            pipeline.commitUndo()
         } catch {
-            // A pipeline rebuilt in the transaction (regions changed) starts with no device.
-            pipeline.restore(pipeline === pipelineBefore ? devices : FixPipeline.Devices())
-            (self.summary, self.storedVersion) = (summary, storedVersion)
+            if pipeline === pipelineBefore {
+                pipeline.rollBack()
+                for (device, version) in storedVersionBefore { storedVersion[device] = version }
+            } else {
+                // A pipeline rebuilt in the transaction (regions changed) starts with no device.
+                pipeline.forgetAll()
+                storedVersion.removeAll()
+            }
+            self.summary = summary
             throw error
         }
+    }
+
+    /// Sets a device's ``storedVersion``, keeping the one before for a rollback.
+    private func setStoredVersion(_ version: Int64, of device: String) {
+        if storedVersionBefore.index(forKey: device) == nil {
+            storedVersionBefore[device] = .some(storedVersion[device])
+        }
+        storedVersion[device] = version
     }
 
     /// Rebuilds the monitor if regions changed since it was built (another process applied a
@@ -299,23 +319,29 @@ package final class IngestSession {
         var run = InputRun(input: pipeline.startInput())
         let resume: FixPipeline.Resume = { [unowned self] device, kept in try self.resume(device, kept: kept) }
         // The fixes go through synchronously, a pause for each thing to await.
-        while true {
-            switch try run.takeFixes(next, isPrepared: isPrepared, resume: resume, into: &outcomes) {
-            case .prepare(let device):
-                try await prepare(device, tx: tx)
-            case .writeEvents:
-                try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
-                outcomes.pending.removeAll(keepingCapacity: true)
-            case .end:
-                try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
-                try await tx.awaitWrites()
-                let tally = pipeline.end(&run.input)
-                summary.fixesRead += tally.fixes
-                summary.fixesAccepted += outcomes.accepted
-                summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
-                for (device, counts) in tally.byDevice { summary.add(counts, device: device) }
-                return tally
+        do {
+            while true {
+                switch try run.takeFixes(next, isPrepared: isPrepared, resume: resume, into: &outcomes) {
+                case .prepare(let device):
+                    try await prepare(device, tx: tx)
+                case .writeEvents:
+                    try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
+                    outcomes.pending.removeAll(keepingCapacity: true)
+                case .end:
+                    try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
+                    try await tx.awaitWrites()
+                    let tally = pipeline.end(&run.input)
+                    summary.fixesRead += tally.fixes
+                    summary.fixesAccepted += outcomes.accepted
+                    summary.dropped.merge(outcomes.dropped, uniquingKeysWith: +)
+                    for (device, counts) in tally.byDevice { summary.add(counts, device: device) }
+                    return tally
+                }
             }
+        } catch {
+            // The devices back from the input, for the transaction to undo what it did to them.
+            pipeline.abandon(&run.input)
+            throw error
         }
     }
 
@@ -433,7 +459,7 @@ package final class IngestSession {
         let stored = storedStates[device] ?? nil
         let version = stored?.version ?? 0
         if let kept, storedVersion[device] == version { return kept }
-        storedVersion[device] = version
+        setStoredVersion(version, of: device)
         let state = try stored?.state() ?? DeviceState()
         return DeviceProgress(
             filter: state.filter, track: pipeline.monitor.track(resuming: state.monitor, device: device),
@@ -458,7 +484,7 @@ package final class IngestSession {
             )
         }
         let saved = try await tx.save(states, now: Timestamp.format(Date()))
-        storedVersion.merge(saved) { $1 }
+        for (device, version) in saved { setStoredVersion(version, of: device) }
     }
 
     // MARK: - Event writes
