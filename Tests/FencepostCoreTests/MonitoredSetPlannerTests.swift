@@ -171,9 +171,15 @@ import Testing
             Region(id: "mornings", shape: circle, settings: mornings),
         ]
         let roster = DeviceRoster([.init(device: "van-1", groups: ["vans"])])
+        let prepared = regions.map(MonitoredSetPlanner.Candidate.init)
         func ids(_ device: String, _ time: String) -> [String] {
-            MonitoredSetPlanner.candidates(regions, device: device, roster: roster, at: Timestamp.parse(time)!)
-                .map(\.id)
+            let made = MonitoredSetPlanner.candidates(
+                regions, device: device, roster: roster, at: Timestamp.parse(time)!)
+            // A service's candidates, made once for every plan, are the same ones.
+            #expect(
+                MonitoredSetPlanner.candidates(
+                    regions, prepared: prepared, device: device, roster: roster, at: Timestamp.parse(time)!) == made)
+            return made.map(\.id)
         }
         // 08:00 Zurich (CET): the morning period is on.
         #expect(ids("van-1", "2026-11-25T07:00:00Z") == ["all", "vans", "mornings"])

@@ -110,29 +110,37 @@ public struct MonitoredSetPlanner: Sendable {
         _ candidates: [Candidate], at position: Position, budget: Int, have: [String] = [], margin: Double = 0
     ) -> MonitoredSetPlan {
         let held = Set(have)
-        // Inside: always first. Held: nearer by the stickiness.
-        let ranked = candidates.map { candidate in
-            let distance = candidate.circle.distanceToEdge(from: position)
-            let rank = distance <= 0 ? distance - 1e12 : distance - (held.contains(candidate.id) ? stickiness : 0)
-            return Ranked(candidate: candidate, distance: distance, rank: rank)
+        // Inside: always first. Held: nearer by the stickiness. Ranked by index: a candidate
+        // is copied only once chosen (a device among a thousand regions chooses twenty).
+        var ranked: [Ranked] = []
+        ranked.reserveCapacity(candidates.count)
+        for index in candidates.indices {
+            let distance = candidates[index].circle.distanceToEdge(from: position)
+            let rank =
+                distance <= 0
+                ? distance - 1e12 : distance - (held.isEmpty || !held.contains(candidates[index].id) ? 0 : stickiness)
+            ranked.append(Ranked(index: index, distance: distance, rank: rank))
         }
         let slots = max(budget, 2)
         let everything = ranked.count <= slots
-        let (chosen, left) = everything ? (ranked, []) : Self.best(slots - 1, of: ranked)
+        let (chosen, left) = everything ? (ranked, []) : Self.best(slots - 1, of: ranked, in: candidates)
 
         var replan: ReplanCircle?
         if !left.isEmpty {
             let kept = have.lazy.compactMap(ReplanCircle.init(id:)).first { circle in
                 Geodesy.distance(position, circle.center) < circle.radius
-                    && left.allSatisfy { $0.candidate.circle.distanceToEdge(from: circle.center) >= circle.radius }
+                    && left.allSatisfy {
+                        candidates[$0.index].circle.distanceToEdge(from: circle.center) >= circle.radius
+                    }
             }
-            let reach = left.map { max($0.distance, 0) }.min() ?? maximumReplanRadius
+            let reach = left.lazy.map { max($0.distance, 0) }.min() ?? maximumReplanRadius
             let radius = min(max(reach - max(margin, 0), reach / 2), maximumReplanRadius)
             replan = kept ?? ReplanCircle(center: position, radius: radius.rounded(.down))
         }
         let regions = chosen.map {
             MonitoredSetPlan.Monitored(
-                id: $0.candidate.id, name: $0.candidate.name, circle: $0.candidate.circle, distance: $0.distance)
+                id: candidates[$0.index].id, name: candidates[$0.index].name, circle: candidates[$0.index].circle,
+                distance: $0.distance)
         }
         .sorted { ($0.distance, $0.id) < ($1.distance, $1.id) }
         let planned = Set(regions.map(\.id) + (replan.map { [$0.id] } ?? []))
@@ -142,34 +150,36 @@ public struct MonitoredSetPlanner: Sendable {
             keep: planned.intersection(held).sorted(), candidates: candidates.count)
     }
 
-    /// A candidate with its distance to the edge and its rank (lower is better).
+    /// A candidate (its index) with its distance to the edge and its rank (lower is better).
     private struct Ranked {
-        let candidate: Candidate
+        let index: Int
         let distance: Double
         let rank: Double
 
-        func precedes(_ other: Ranked) -> Bool {
-            (rank, candidate.id) < (other.rank, other.candidate.id)
+        func precedes(_ other: Ranked, in candidates: [Candidate]) -> Bool {
+            rank != other.rank ? rank < other.rank : candidates[index].id < candidates[other.index].id
         }
     }
 
     /// The `count` best of `ranked` (by rank, then id) and the others, in no order: a device
     /// among thousands of regions asks for a few dozen, so they are kept in order as the
     /// candidates pass (most fail against the worst kept) instead of sorting all of them.
-    private static func best(_ count: Int, of ranked: [Ranked]) -> (best: [Ranked], others: [Ranked]) {
+    private static func best(_ count: Int, of ranked: [Ranked], in candidates: [Candidate]) -> (
+        best: [Ranked], others: [Ranked]
+    ) {
         var best: [Ranked] = []
         best.reserveCapacity(count + 1)
         var others: [Ranked] = []
         others.reserveCapacity(max(ranked.count - count, 0))
         for item in ranked {
             if best.count == count, let worst = best.last {
-                guard item.precedes(worst) else {
+                guard item.precedes(worst, in: candidates) else {
                     others.append(item)
                     continue
                 }
                 others.append(best.removeLast())
             }
-            let index = best.firstIndex { item.precedes($0) } ?? best.count
+            let index = best.firstIndex { item.precedes($0, in: candidates) } ?? best.count
             best.insert(item, at: index)
         }
         return (best, others)

@@ -10,7 +10,8 @@ import Synchronization
 /// read at most once a second, so a change reaches the plans within a second.
 actor PlanningRegions {
     private let store: Store
-    private var cached: (revision: Int64, regions: [Region], roster: DeviceRoster, circles: [String: OSCircle])?
+    private var cached:
+        (revision: Int64, regions: [Region], roster: DeviceRoster, prepared: [MonitoredSetPlanner.Candidate])?
     /// The revision as last read, outside the actor: most posts only ask for it, and a hop onto
     /// one actor per post is what 64 connections would queue at.
     private nonisolated let revisionRead = Mutex<(revision: Int64, at: ContinuousClock.Instant)?>(nil)
@@ -36,10 +37,8 @@ actor PlanningRegions {
     func candidates(for device: String, at time: Double = Date().timeIntervalSince1970) async throws
         -> [MonitoredSetPlanner.Candidate]
     {
-        let (regions, roster, circles) = try await current()
-        return MonitoredSetPlanner.candidates(regions, device: device, roster: roster, at: time) {
-            circles[$0.id] ?? OSCircle($0.shape)
-        }
+        let (regions, roster, prepared) = try await current()
+        return MonitoredSetPlanner.candidates(regions, prepared: prepared, device: device, roster: roster, at: time)
     }
 
     /// The geofence budget the roster gives `device` (its own, else its groups'), if any.
@@ -47,14 +46,17 @@ actor PlanningRegions {
         try await current().roster.geofenceBudget(of: device)
     }
 
-    /// The regions, roster and circles as of the store's revision, read again when it moved.
-    private func current() async throws -> (regions: [Region], roster: DeviceRoster, circles: [String: OSCircle]) {
+    /// The regions, roster and each region's candidate (its circle) as of the store's
+    /// revision, read again when it moved.
+    private func current() async throws -> (
+        regions: [Region], roster: DeviceRoster, prepared: [MonitoredSetPlanner.Candidate]
+    ) {
         let revision = try await self.revision()
-        if let cached, cached.revision == revision { return (cached.regions, cached.roster, cached.circles) }
+        if let cached, cached.revision == revision { return (cached.regions, cached.roster, cached.prepared) }
         let (regions, roster, read) = try await store.monitoredRegionsAndRevision()
-        let circles = Dictionary(regions.map { ($0.id, OSCircle($0.shape)) }, uniquingKeysWith: { first, _ in first })
-        cached = (read, regions, roster, circles)
-        return (regions, roster, circles)
+        let prepared = regions.map(MonitoredSetPlanner.Candidate.init)
+        cached = (read, regions, roster, prepared)
+        return (regions, roster, prepared)
     }
 
     /// What a reported transition's region name stands for.
