@@ -1,5 +1,6 @@
 import FencepostCore
 import FencepostGeometry
+import FencepostTestSupport
 import Foundation
 import Testing
 
@@ -178,7 +179,8 @@ import Testing
             // A service's candidates, made once for every plan, are the same ones.
             #expect(
                 MonitoredSetPlanner.candidates(
-                    regions, prepared: prepared, device: device, roster: roster, at: Timestamp.parse(time)!) == made)
+                    regions, prepared: prepared, device: device, roster: roster, at: Timestamp.parse(time)!
+                ).candidates == made)
             return made.map(\.id)
         }
         // 08:00 Zurich (CET): the morning period is on.
@@ -217,6 +219,28 @@ import Testing
                 let expected = budget >= candidates.count ? ranked : Array(ranked.prefix(budget - 1))
                 #expect(Set(plan.regions.map(\.id)) == Set(expected.map(\.0)), "budget \(budget) at step \(step)")
             }
+        }
+    }
+
+    /// A selection of candidates (positions in a list of all, as a service plans from) is
+    /// planned as the same candidates in an array of their own, held regions and re-plan
+    /// circle included.
+    @Test func aSelectionIsPlannedAsTheSameCandidatesOnTheirOwn() {
+        let planner = MonitoredSetPlanner()
+        let all = Self.city()
+        var random = SplitMix64(seed: 20)
+        for step in 0..<40 {
+            let indices = all.indices.filter { _ in random.next() % 3 != 0 }
+            let here = Self.offset(Self.zurich, north: Double(step) * 150 - 3_000, east: Double(step % 5) * 700 - 1_500)
+            let have = indices.filter { _ in random.next() % 20 == 0 }.map { all[$0].id }
+            let alone = planner.plan(indices.map { all[$0] }, at: here, budget: 20, have: have)
+            let selected = planner.plan(
+                MonitoredSetPlanner.Selection(all: all, indices: indices), at: here, budget: 20, have: have)
+            #expect(selected == alone, "step \(step)")
+            let again = planner.plan(
+                MonitoredSetPlanner.Selection(all: all, indices: indices), at: here, budget: 20,
+                have: alone.regions.map(\.id) + [alone.replan?.id].compactMap { $0 })
+            #expect(again.add.isEmpty && again.remove.isEmpty, "step \(step)")
         }
     }
 }

@@ -18,30 +18,58 @@ extension MonitoredSetPlanner {
         }
     }
 
+    /// A device's candidates as positions in a list of every region's candidate, made once
+    /// (``candidates(_:prepared:device:roster:at:)``): a plan copies only those it chooses.
+    public struct Selection: Sendable {
+        /// Every region's candidate.
+        public let all: [Candidate]
+        /// The device's, as positions in ``all``.
+        public let indices: [Int]
+
+        public init(all: [Candidate], indices: [Int]) {
+            self.all = all
+            self.indices = indices
+        }
+
+        /// Every candidate in `all`.
+        public init(_ all: [Candidate]) {
+            self.init(all: all, indices: Array(all.indices))
+        }
+
+        public var candidates: [Candidate] { indices.map { all[$0] } }
+    }
+
     /// ``candidates(_:device:roster:at:circle:)`` with every region's candidate made beforehand
     /// (`prepared[i]` is `regions[i]`'s), as a service keeps them between plans: a plan made
-    /// per request then makes no candidate and looks up no circle.
+    /// per request then makes no candidate, looks up no circle and copies no region.
     public static func candidates(
         _ regions: [Region], prepared: [Candidate], device: String, roster: DeviceRoster, at time: Double
-    ) -> [Candidate] {
+    ) -> Selection {
         precondition(regions.count == prepared.count, "one prepared candidate per region")
-        var candidates: [Candidate] = []
-        for index in regions.indices where isCandidate(regions[index], device: device, roster: roster, at: time) {
-            candidates.append(prepared[index])
+        let groups = roster.groups(of: device)
+        var indices: [Int] = []
+        for index in regions.indices {
+            guard regions[index].settings.enabled, regions[index].audience.includes(device: device, groups: groups)
+            else { continue }
+            if let schedule = regions[index].settings.schedule, !isActiveOrStartsSoon(schedule, at: time) { continue }
+            indices.append(index)
         }
-        return candidates
+        return Selection(all: prepared, indices: indices)
     }
 
     /// Whether `region` is one of `device`'s candidates at `time`: enabled, applying to it, and
     /// active or starting within the schedule horizon.
     private static func isCandidate(_ region: Region, device: String, roster: DeviceRoster, at time: Double) -> Bool {
         guard region.settings.enabled, roster.applies(region, to: device) else { return false }
-        if let schedule = region.settings.schedule {
-            guard let clock = ScheduleClock(schedule) else { return false }
-            let soon = clock.boundaries(after: time, through: time + scheduleHorizon).contains(where: \.starts)
-            guard clock.isActive(at: time) || soon else { return false }
-        }
+        if let schedule = region.settings.schedule { return isActiveOrStartsSoon(schedule, at: time) }
         return true
+    }
+
+    /// Whether `schedule` is active at `time` or a period of it starts within the horizon.
+    private static func isActiveOrStartsSoon(_ schedule: RegionSchedule, at time: Double) -> Bool {
+        guard let clock = ScheduleClock(schedule) else { return false }
+        return clock.isActive(at: time)
+            || clock.boundaries(after: time, through: time + scheduleHorizon).contains(where: \.starts)
     }
 
     /// The slots an OS gives one app: iOS monitors 20 regions, Android 100.

@@ -109,12 +109,20 @@ public struct MonitoredSetPlanner: Sendable {
     public func plan(
         _ candidates: [Candidate], at position: Position, budget: Int, have: [String] = [], margin: Double = 0
     ) -> MonitoredSetPlan {
+        plan(Selection(candidates), at: position, budget: budget, have: have, margin: margin)
+    }
+
+    /// ``plan(_:at:budget:have:margin:)`` of a selection of candidates.
+    public func plan(
+        _ selection: Selection, at position: Position, budget: Int, have: [String] = [], margin: Double = 0
+    ) -> MonitoredSetPlan {
+        let candidates = selection.all
         let held = Set(have)
         // Inside: always first. Held: nearer by the stickiness. Ranked by index: a candidate
         // is copied only once chosen (a device among a thousand regions chooses twenty).
         var ranked: [Ranked] = []
-        ranked.reserveCapacity(candidates.count)
-        for index in candidates.indices {
+        ranked.reserveCapacity(selection.indices.count)
+        for index in selection.indices {
             let distance = candidates[index].circle.distanceToEdge(from: position)
             let rank =
                 distance <= 0
@@ -147,7 +155,7 @@ public struct MonitoredSetPlanner: Sendable {
         return MonitoredSetPlan(
             regions: regions, replan: replan,
             add: planned.subtracting(held).sorted(), remove: held.subtracting(planned).sorted(),
-            keep: planned.intersection(held).sorted(), candidates: candidates.count)
+            keep: planned.intersection(held).sorted(), candidates: selection.indices.count)
     }
 
     /// A candidate (its index) with its distance to the edge and its rank (lower is better).

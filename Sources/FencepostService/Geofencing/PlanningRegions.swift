@@ -35,7 +35,7 @@ actor PlanningRegions {
 
     /// The candidates for `device` now (``MonitoredSetPlanner/candidates(_:device:roster:at:circle:)``).
     func candidates(for device: String, at time: Double = Date().timeIntervalSince1970) async throws
-        -> [MonitoredSetPlanner.Candidate]
+        -> MonitoredSetPlanner.Selection
     {
         let (regions, roster, prepared) = try await current()
         return MonitoredSetPlanner.candidates(regions, prepared: prepared, device: device, roster: roster, at: time)
