@@ -94,34 +94,37 @@ package enum FixChunkCodec {
 
         /// The next fix (for `device`); nil at the end. Bytes that end inside a fix throw.
         package mutating func next(device: String) throws -> Fix? {
+            guard let present = try advance() else { return nil }
+            var fix = Fix(
+                device: device, time: Double(state.timeMs) / 1000, lat: Double(state.lat) / 1e7,
+                lon: Double(state.lon) / 1e7)
+            if present & 1 != 0 { fix.accuracy = Double(state.accuracy) / 10 }
+            if present & 2 != 0 { fix.altitude = Double(state.altitude) / 10 }
+            if present & 4 != 0 { fix.speed = Double(state.speed) / 100 }
+            return fix
+        }
+
+        /// Reads to the end: the state an ``Encoder`` continuing these bytes starts from. No fix
+        /// is made on the way: a live device's every post appends to its last chunk, whose
+        /// fixes (up to ``FixHistory/chunkLimit``) are only stepped over.
+        package mutating func skipToEnd() throws -> State {
+            while try advance() != nil {}
+            return state
+        }
+
+        /// Steps `state` over the next fix; returns which of its optional values it has (bits 1,
+        /// 2, 4: accuracy, altitude, speed), nil at the end.
+        private mutating func advance() throws -> UInt64? {
             guard at < bytes.count else { return nil }
             let head = try take()
             let present = head & 7
             state.timeMs &+= FixChunkCodec.unzigzag(head >> 3)
             state.lat &+= FixChunkCodec.unzigzag(try take())
             state.lon &+= FixChunkCodec.unzigzag(try take())
-            var fix = Fix(
-                device: device, time: Double(state.timeMs) / 1000, lat: Double(state.lat) / 1e7,
-                lon: Double(state.lon) / 1e7)
-            if present & 1 != 0 {
-                state.accuracy &+= FixChunkCodec.unzigzag(try take())
-                fix.accuracy = Double(state.accuracy) / 10
-            }
-            if present & 2 != 0 {
-                state.altitude &+= FixChunkCodec.unzigzag(try take())
-                fix.altitude = Double(state.altitude) / 10
-            }
-            if present & 4 != 0 {
-                state.speed &+= FixChunkCodec.unzigzag(try take())
-                fix.speed = Double(state.speed) / 100
-            }
-            return fix
-        }
-
-        /// Reads to the end: the state an ``Encoder`` continuing these bytes starts from.
-        package mutating func skipToEnd() throws -> State {
-            while try next(device: "") != nil {}
-            return state
+            if present & 1 != 0 { state.accuracy &+= FixChunkCodec.unzigzag(try take()) }
+            if present & 2 != 0 { state.altitude &+= FixChunkCodec.unzigzag(try take()) }
+            if present & 4 != 0 { state.speed &+= FixChunkCodec.unzigzag(try take()) }
+            return present
         }
 
         private mutating func take() throws -> UInt64 {
