@@ -58,6 +58,13 @@ package struct PushReport: Sendable {
 /// delivered, rejected → dead with the reason. A failed request puts its batch back to pending
 /// and is retried after the schedule's delay (0 s, 1 s, 3 s, then doubling with jitter to the
 /// cap; at least the backend's Retry-After). The caller holds the store's sync lock (``Store/exclusively(_:wait:_:)``).
+///
+/// One request is in flight at a time, and batches reach the backend in outbox order. While a
+/// batch is sent, the store records the answers of the batch before it and claims the next:
+/// the client's own two transactions a batch overlap the backend's work instead of adding to
+/// it. The batch claimed ahead is sent only once the one before was answered; when that one
+/// fails, both go back to pending (the claimed one untouched), so a retry starts again from the
+/// lowest pending row, as it would with no batch claimed ahead.
 package struct SyncPusher: Sendable {
     let store: Store
     let transport: SyncTransport
@@ -70,54 +77,111 @@ package struct SyncPusher: Sendable {
     }
 
     /// Pushes until nothing is pending, failures outlast `giveUpAfter`, or the backend refuses
-    /// the requests. `progress` is called after every request.
+    /// the requests. `progress` is called after every request (its counts may leave out the
+    /// last answered batch, recorded while the next one is sent).
     package func push(progress: (PushReport) -> Void = { _ in }) async throws -> PushReport {
         var report = PushReport()
         try await store.requeueInflight()
         var failures = FailureStreak(schedule: settings.retries)
+        // The batch claimed while the one before it was sent, and the last answered batch
+        // whose answers are not recorded yet.
+        var claimedAhead: [OutboxItem]?
+        var answered: Answered?
         while true {
             try Task.checkCancellation()
-            let batch = try await store.claimPushBatch(limit: settings.batchSize, maxBytes: settings.maxBatchBytes)
-            guard !batch.isEmpty else { return report }
+            let batch: [OutboxItem]
+            if let claimed = claimedAhead {
+                batch = claimed
+                claimedAhead = nil
+            } else {
+                batch = try await claim()
+            }
+            guard !batch.isEmpty else {
+                try await record(&answered, in: &report)
+                return report
+            }
             report.requests += 1
+            let outcome: Result<[String: SyncResult], SyncFailure>
             do {
-                let results = try await transport.push(batch)
-                let outcome = try await store.acknowledge(batch, results: results)
-                report.delivered += outcome.delivered
-                report.deadLettered += outcome.dead
-                failures.reset()
-            } catch let failure as SyncFailure {
-                report.failedRequests += 1
-                if case .refused(_, let message) = failure {
-                    try await store.recordPushFailure(
-                        batch, error: failure.description, counts: false, maxAttempts: settings.maxAttempts,
-                        retryAt: Date())
-                    report.ending = .refused(message)
-                    return report
-                }
-                var delay = failures.failed()
-                if case .transient(_, let retryAfter?) = failure { delay = max(delay, retryAfter) }
-                var counts = true
-                if case .unreachable = failure {
-                    counts = false
-                    delay = min(delay, settings.unreachableRetryCap)
-                }
-                await report.deadLettered += try store.recordPushFailure(
-                    batch, error: failure.description, counts: counts, maxAttempts: settings.maxAttempts,
-                    retryAt: Date().addingTimeInterval(delay))
-                if let limit = settings.giveUpAfter, failures.outlasts(limit, waiting: delay) {
-                    report.ending = .gaveUp(failure.description)
-                    return report
-                }
-                progress(report)
-                try await Task.sleep(for: .seconds(delay))
-                continue
+                async let sent = send(batch)
+                try await record(&answered, in: &report)
+                claimedAhead = try await claim()
+                outcome = await sent
             } catch {
-                // Cancelled or the store failed: the batch goes back to pending untouched.
+                // Cancelled or the store failed: the batches go back to pending untouched
+                // (one whose answers were not recorded is sent again: the backend answers
+                // duplicate).
                 _ = try? await store.requeueInflight()
                 throw error
             }
+            let failure: SyncFailure
+            switch outcome {
+            case .success(let results):
+                answered = Answered(batch: batch, results: results)
+                failures.reset()
+                progress(report)
+                continue
+            case .failure(let error):
+                failure = error
+            }
+            report.failedRequests += 1
+            // The batch claimed ahead goes back untouched, before this one's failure is
+            // recorded: it is sent after this one, never before.
+            if claimedAhead != nil {
+                try await store.requeueInflight()
+                claimedAhead = nil
+            }
+            if case .refused(_, let message) = failure {
+                try await store.recordPushFailure(
+                    batch, error: failure.description, counts: false, maxAttempts: settings.maxAttempts,
+                    retryAt: Date())
+                report.ending = .refused(message)
+                return report
+            }
+            var delay = failures.failed()
+            if case .transient(_, let retryAfter?) = failure { delay = max(delay, retryAfter) }
+            var counts = true
+            if case .unreachable = failure {
+                counts = false
+                delay = min(delay, settings.unreachableRetryCap)
+            }
+            await report.deadLettered += try store.recordPushFailure(
+                batch, error: failure.description, counts: counts, maxAttempts: settings.maxAttempts,
+                retryAt: Date().addingTimeInterval(delay))
+            if let limit = settings.giveUpAfter, failures.outlasts(limit, waiting: delay) {
+                report.ending = .gaveUp(failure.description)
+                return report
+            }
             progress(report)
+            try await Task.sleep(for: .seconds(delay))
         }
+    }
+
+    /// A batch the backend answered, and its answers.
+    private struct Answered {
+        var batch: [OutboxItem]
+        var results: [String: SyncResult]
+    }
+
+    private func claim() async throws -> [OutboxItem] {
+        try await store.claimPushBatch(limit: settings.batchSize, maxBytes: settings.maxBatchBytes)
+    }
+
+    /// The backend's answers, or why there are none: a failed request is an outcome, not an error.
+    private func send(_ batch: [OutboxItem]) async -> Result<[String: SyncResult], SyncFailure> {
+        do {
+            return .success(try await transport.push(batch))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Records `answered`'s answers in the store, if there is one, and counts them.
+    private func record(_ answered: inout Answered?, in report: inout PushReport) async throws {
+        guard let done = answered else { return }
+        answered = nil
+        let outcome = try await store.acknowledge(done.batch, results: done.results)
+        report.delivered += outcome.delivered
+        report.deadLettered += outcome.dead
     }
 }

@@ -145,6 +145,67 @@ import Testing
         #expect(stored.count > 200, "\(stored.count)")
     }
 
+    /// A group's requests hand their accepted fixes to the history once, after its last request
+    /// (on PostgreSQL each hand-over is a read and a write of chunks): the tracks stored are
+    /// those of every request writing its own, fix for fix, with three devices' requests
+    /// interleaved in each group and a device posting twice in one; a group that fails part-way
+    /// keeps none of its fixes, and sent again keeps them all.
+    @Test func aGroupKeepsTheFixesOfAllItsRequestsAtOnce() async throws {
+        let devices = ["bus", "tram", "ferry"]
+        // Requests of one or two fixes, the devices taking turns.
+        var requests: [[Fix]] = []
+        let walks = devices.map { grid.walk(device: $0) }
+        var index = 0
+        while index < walks[0].count {
+            let end = min(index + 1 + requests.count % 2, walks[0].count)
+            for walk in walks { requests.append(Array(walk[index..<end])) }
+            index = end
+        }
+        func tracks(_ store: Store) async throws -> [String: [String]] {
+            var tracks: [String: [String]] = [:]
+            for device in devices {
+                try await store.readTrack(device: device) { fixes in
+                    tracks[device, default: []] += fixes.map { "\($0.time) \($0.lat) \($0.lon)" }
+                }
+            }
+            return tracks
+        }
+
+        let alone = try await TestStores.fresh()
+        defer { TestStores.closeLater(alone) }
+        try await alone.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        let single = try await IngestSession(store: alone)
+        for request in requests { _ = try await single.ingest(batches: [request]) }
+
+        let grouped = try await TestStores.fresh()
+        defer { TestStores.closeLater(grouped) }
+        try await grouped.applyRegions([grid.circle("a", x: 0, radius: 60)])
+        let session = try await IngestSession(store: grouped)
+        try await TestStores.refuseInserts(in: grouped, into: "events", when: "1 = 1")
+        var failed = 0
+        for start in stride(from: 0, to: requests.count, by: 25) {
+            let group = Array(requests[start..<min(start + 25, requests.count)])
+            let before = try await tracks(grouped)
+            do {
+                _ = try await session.ingest(batches: group)
+            } catch {
+                // The group with the first event fails at its write, part-way through the
+                // group: none of the group's fixes stays. Sent again, it is kept whole.
+                failed += 1
+                #expect(try await tracks(grouped) == before)
+                try await TestStores.allowInserts(in: grouped, into: "events")
+                _ = try await session.ingest(batches: group)
+            }
+        }
+        #expect(failed == 1)
+
+        let stored = try await tracks(grouped)
+        #expect(stored == (try await tracks(alone)))
+        #expect(devices.allSatisfy { stored[$0]?.count == walks[0].count })
+        #expect(try await events(grouped) == (try await events(alone)))
+        #expect(try await grouped.historyStats().fixes == walks[0].count * devices.count)
+    }
+
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }

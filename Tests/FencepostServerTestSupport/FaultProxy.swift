@@ -108,6 +108,11 @@ package final class FaultProxy: Sendable {
         faults.state.withLock { $0.seen }
     }
 
+    /// The body of each request so far, in the order they came (the order of ``seen``).
+    package var bodies: [String] {
+        faults.state.withLock { $0.bodies }
+    }
+
     package func stop() async {
         server.channel.close(promise: nil)
         acceptor.cancel()
@@ -131,7 +136,7 @@ package final class FaultProxy: Sendable {
                     body.writeImmutableBuffer(chunk)
                 case .end:
                     guard let head else { return }
-                    let fault = faults.next()
+                    let fault = faults.next(body: String(buffer: body))
                     faults.state.withLock { $0.inFlight += 1 }
                     defer { faults.state.withLock { $0.inFlight -= 1 } }
                     switch fault {
@@ -216,18 +221,20 @@ private final class FaultScript: Sendable {
         var standing: ProxyFault?
         var chooser: (@Sendable () -> ProxyFault)?
         var seen: [ProxyFault] = []
+        var bodies: [String] = []
         var observer: (@Sendable (String, String) -> Void)?
         var inFlight = 0
     }
 
     let state = Mutex(State())
 
-    func next() -> ProxyFault {
+    func next(body: String) -> ProxyFault {
         state.withLock { state in
             let fault =
                 state.standing
                 ?? (state.script.isEmpty ? state.chooser?() ?? ProxyFault.pass : state.script.removeFirst())
             state.seen.append(fault)
+            state.bodies.append(body)
             return fault
         }
     }

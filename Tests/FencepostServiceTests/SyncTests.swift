@@ -110,6 +110,58 @@ struct SyncTests {
     }
 
     @Test(
+        "batches reach the backend in outbox order while the next one is claimed ahead: after an answered batch comes the very next one, after a failed one the same batch again"
+    )
+    func batchesInOutboxOrderThroughFaults() async throws {
+        let backend = try await ServiceFixture()
+        defer { backend.cleanUp() }
+        let client = try await Self.client(devices: ["phone", "tablet"], laps: 6)
+        defer { client.cleanUp() }
+        // Every row's seq by its key, and the seqs in order.
+        let rows = try await client.store.syncChanges(after: 0, entities: nil, device: nil, limit: 100_000)
+        let seqOf = Dictionary(uniqueKeysWithValues: rows.map { ($0.mutation.key, $0.seq) })
+        let order = rows.map(\.seq).sorted()
+        #expect(order.count > 40)
+
+        try await backend.app().test(.live) { live in
+            let proxy = try await FaultProxy.start(upstream: "http://127.0.0.1:\(live.port!)")
+            proxy.script([
+                .pass, .status(500), .pass, .pass, .dropAfterForwarding, .pass, .status(503), .dropBeforeForwarding,
+                .pass, .resetMidBody,
+            ])
+            let report = try await Self.push(client.store, to: proxy.url, token: backend.admin, timeout: .seconds(5))
+            await proxy.stop()
+            guard case .drained = report.ending else {
+                Issue.record("push ended \(report.ending)")
+                return
+            }
+            let sent = try proxy.bodies.map { body in
+                try SyncWire.parseMutations(JSONParser.parse(Array(body.utf8))).map { seqOf[$0.key]! }
+            }
+            let faults = proxy.seen
+            #expect(sent.count == faults.count && sent.count == report.requests)
+            for (index, seqs) in sent.enumerated() {
+                #expect(!seqs.isEmpty && seqs == seqs.sorted(), "request \(index): \(seqs)")
+                guard index + 1 < sent.count, let first = seqs.first, let last = seqs.last,
+                    let next = sent[index + 1].first
+                else { continue }
+                if faults[index] == .pass && next != first {
+                    // Answered: the next request starts at the very next row of the outbox.
+                    #expect(order.firstIndex(of: next) == order.firstIndex(of: last)! + 1, "after request \(index)")
+                } else {
+                    // Failed (a passed request may also time out on a loaded machine): the same
+                    // batch is sent again, the one claimed ahead of it back in the queue.
+                    #expect(next == first, "after request \(index)")
+                }
+            }
+            #expect(Set(sent.joined()) == Set(order))
+            let status = try await client.store.syncStatus()
+            #expect(status.counts == [.pending: 0, .inflight: 0, .delivered: order.count, .dead: 0])
+            await #expect(try Self.contents(backend.store) == Self.contents(client.store))
+        }
+    }
+
+    @Test(
         "a mutation the backend rejects lands in the dead-letter list with its reason, and applies once the cause is fixed"
     )
     func rejectedThenRetried() async throws {

@@ -88,6 +88,14 @@ package final class IngestSession {
     private var groupsIngested = 0
     /// Written events are kept here while a batch of ``ingest(batches:)`` runs.
     private var collected: [GeofenceEvent]?
+    /// While ``ingest(batches:)`` runs: the accepted fixes of its inputs so far, handed to the
+    /// transaction once, after the last input, not once per input. A live group is many
+    /// requests of a fix or two, and each hand-over of fixes costs the store a read and a write
+    /// of the history's chunks: round trips on PostgreSQL, most of a group's, per request.
+    private var groupHistory: HistoryBuffer?
+    /// Whether the inputs of the running ``ingest(batches:)`` leave their fixes in
+    /// ``groupHistory``.
+    private var holdsGroupHistory = false
     /// The summary of committed inputs, and of the current one while it is read.
     package private(set) var summary = IngestSummary()
     /// Events held before they are handed to the background writes (inside the input's
@@ -216,6 +224,8 @@ package final class IngestSession {
             try await tx.lock(devices: devices)
             lockedDevices.formUnion(devices)
             try await readStoredStates(of: devices, tx: tx)
+            holdsGroupHistory = true
+            defer { (holdsGroupHistory, groupHistory) = (false, nil) }
             for batch in batches {
                 let before = summary
                 collected = []
@@ -228,6 +238,11 @@ package final class IngestSession {
                     outcome.dropped[reason] = count - (before.dropped[reason] ?? 0)
                 }
                 outcomes.append(outcome)
+            }
+            if var history = groupHistory {
+                groupHistory = nil
+                try await tx.write([], keeping: history.take(), now: Timestamp.format(Date()))
+                try await tx.awaitWrites()
             }
             try await saveDevices(touched, tx: tx)
         }
@@ -314,7 +329,8 @@ package final class IngestSession {
         var outcomes = Outcomes(replayedBefore: options.replayedAfter.map { Date().timeIntervalSince1970 - $0 })
         if keepsHistory {
             let monitor = pipeline.monitor
-            outcomes.history = HistoryBuffer(privacy: monitor.hasPrivateRegions ? monitor : nil)
+            outcomes.history = groupHistory ?? HistoryBuffer(privacy: monitor.hasPrivateRegions ? monitor : nil)
+            groupHistory = nil
         }
         var run = InputRun(input: pipeline.startInput())
         let resume: FixPipeline.Resume = { [unowned self] device, kept in try self.resume(device, kept: kept) }
@@ -328,7 +344,14 @@ package final class IngestSession {
                     try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
                     outcomes.pending.removeAll(keepingCapacity: true)
                 case .end:
-                    try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
+                    if holdsGroupHistory {
+                        // The group's last input hands them all over (``ingest(batches:)``).
+                        try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+                        groupHistory = outcomes.history
+                    } else {
+                        try await tx.write(
+                            outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
+                    }
                     try await tx.awaitWrites()
                     let tally = pipeline.end(&run.input)
                     summary.fixesRead += tally.fixes

@@ -48,15 +48,25 @@ extension Store {
         try await write { tx in try await tx.execute("UPDATE outbox SET status = 'pending' WHERE status = 'inflight'") }
     }
 
+    /// The lowest pending rows, in order, `?` of them, read in order from `outbox_by_status`
+    /// (status, seq) whatever the statistics say. Written `status >= 'pending' ORDER BY status,
+    /// seq`, which the status check makes the same rows in the same order as `status =
+    /// 'pending' ORDER BY seq` ('pending' sorts last of the four), because PostgreSQL plans
+    /// that one by its statistics, and they mislead it: with none yet (a table just filled by
+    /// an ingest) it read every pending row and sorted them (258 ms a claim with 114,556
+    /// pending); with some taken while everything was pending it walked the primary key from
+    /// the first row, past every row delivered since (232 ms a batch on average over a
+    /// 214,556-mutation push, half its time). Ordered by the index's own columns, the index
+    /// gives the order and no other plan does without sorting every pending row.
+    static let claimSelect = OutboxPayload.select + " WHERE o.status >= 'pending' ORDER BY o.status, o.seq LIMIT ?"
+
     /// Claims the next pending rows in outbox order (up to `limit` rows and about `maxBytes`
     /// of payload, at least one row) and marks them in flight.
     package func claimPushBatch(limit: Int, maxBytes: Int) async throws -> [OutboxItem] {
         try await write { tx in
             var items: [OutboxItem] = []
             var bytes = 0
-            for row in try await tx.rows(
-                OutboxPayload.select + " WHERE o.status = 'pending' ORDER BY o.seq LIMIT ?", [limit.sqlValue])
-            {
+            for row in try await tx.rows(Self.claimSelect, [limit.sqlValue]) {
                 let change = OutboxPayload.change(row)
                 bytes += change.mutation.payload.utf8.count + 200
                 if !items.isEmpty && bytes > maxBytes { break }
