@@ -250,5 +250,11 @@ enum PostgresMigrations {
         Migration(
             name: "v17-region-sources",
             sql: "ALTER TABLE regions ADD COLUMN source_hash TEXT"),
+        // The region again, its coordinates as doubles and its properties as text
+        // (RegionCompactForm): read back without parsing the feature. NULL in rows written
+        // before, which are read from their feature.
+        Migration(
+            name: "v18-region-compact-form",
+            sql: "ALTER TABLE regions ADD COLUMN compact BYTEA"),
     ]
 }

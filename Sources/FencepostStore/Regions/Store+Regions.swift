@@ -24,17 +24,27 @@ extension Store {
         try await read(Self.monitoredRegions)
     }
 
-    /// Stored features are read across the cores, and their areas not validated again (they
-    /// were when applied): what a service's start-up and every ingest wait for.
+    /// Stored regions are read across the cores from their compact form (the feature's text
+    /// only for a region written before there was one), and their areas not validated again
+    /// (they were when applied): what a service's start-up and every ingest wait for.
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
-        let rows = try await tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id")
+        let rows = try await tx.rows(
+            """
+            SELECT id, compact, CASE WHEN compact IS NULL THEN feature END AS feature, version, created_at, updated_at
+            FROM regions ORDER BY id
+            """)
         let read = ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
             (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
             let id: String = row["id"]
             do throws(RegionConfigError) {
-                let region = try parser.region(
-                    fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
-                    validatingGeometry: false)
+                let region: Region
+                if let compact = row["compact"] as [UInt8]? {
+                    region = try parser.region(fromCompact: compact, source: "stored region \(id)")
+                } else {
+                    region = try parser.region(
+                        fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
+                        validatingGeometry: false)
+                }
                 return .success(
                     MonitoredRegion(
                         region: region, version: row["version"], createdAt: row["created_at"],
@@ -246,20 +256,23 @@ extension Store {
         }
     }
 
-    /// What the store writes of a region: its canonical feature and the hashes.
+    /// What the store writes of a region: its canonical feature, its compact form and the hashes.
     struct EncodedRegion: Sendable {
         var feature: String
+        var compact: [UInt8]
         var contentHash: String
         var geometryHash: String
 
         init(_ region: Region) {
             (feature, contentHash) = region.canonicalFeatureAndHash
+            compact = RegionCompactForm.encode(region)
             geometryHash = region.geometryHash
         }
     }
 
-    /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON, `source`
-    /// the fingerprint of the text it was read from, if any), over the one it updates.
+    /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON, `compact`
+    /// the same region for reading back fast, `source` the fingerprint of the text it was read
+    /// from, if any), over the one it updates.
     private static func insert(
         _ region: Region, _ encoded: EncodedRegion, source: String?, version: Int, createdAt: String,
         updatedAt: String, tx: any SQLTransaction
@@ -267,15 +280,16 @@ extension Store {
         let bounds = region.shape.bounds
         try await tx.execute(
             """
-            INSERT INTO regions (id, name, kind, enabled, feature, content_hash, geometry_hash, version, min_lon, min_lat,
-                max_lon, max_lat, created_at, updated_at, source_hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO regions (id, name, kind, enabled, feature, compact, content_hash, geometry_hash, version, min_lon,
+                min_lat, max_lon, max_lat, created_at, updated_at, source_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET name = excluded.name, kind = excluded.kind, enabled = excluded.enabled,
-                feature = excluded.feature, content_hash = excluded.content_hash, geometry_hash = excluded.geometry_hash,
+                feature = excluded.feature, compact = excluded.compact, content_hash = excluded.content_hash, geometry_hash = excluded.geometry_hash,
                 version = excluded.version, min_lon = excluded.min_lon, min_lat = excluded.min_lat, max_lon = excluded.max_lon,
                 max_lat = excluded.max_lat, updated_at = excluded.updated_at, source_hash = excluded.source_hash
             """,
-            region.id, region.name, region.shape.kind, region.settings.enabled, encoded.feature, encoded.contentHash,
+            region.id, region.name, region.shape.kind, region.settings.enabled, encoded.feature, encoded.compact,
+            encoded.contentHash,
             encoded.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt,
             source)
     }

@@ -302,6 +302,12 @@ extension SQLiteBackend {
             // recognises unchanged features by it without reading them (RegionSource).
             try db.execute(sql: "ALTER TABLE regions ADD COLUMN source_hash TEXT")
         }
+        migrator.registerMigration("v18-region-compact-form") { db in
+            // The region again, its coordinates as doubles and its properties as text
+            // (RegionCompactForm): read back without parsing the feature. NULL in rows
+            // written before, which are read from their feature.
+            try db.execute(sql: "ALTER TABLE regions ADD COLUMN compact BLOB")
+        }
         return migrator
     }
 
