@@ -169,19 +169,17 @@ extension Store {
     {
         guard let plan = try await Self.plan(desired, tx: tx) else { return nil }
         var sources = SourceCursor(desired)
-        // Regions are encoded (canonical text, hashes) a chunk at a time across the cores, and
-        // written in order; a chunk's texts are all that is held at once.
-        var start = 0
-        while start < plan.changes.count {
-            let chunk = plan.changes[start..<min(start + 4096, plan.changes.count)]
-            start = chunk.endIndex
-            let encoded = ParallelMap.map(Array(chunk)) { change -> EncodedRegion? in
-                switch change {
-                case .add(let region), .update(let region, _, _): return EncodedRegion(region)
-                case .remove: return nil
-                }
-            }
-            for (change, encoded) in zip(chunk, encoded) {
+        // Regions are encoded (canonical text, compact form, hashes) a chunk at a time across the
+        // cores, the next chunk while this one is written, in order; two chunks' texts are all
+        // that is held at once.
+        let chunks = stride(from: 0, to: plan.changes.count, by: 4096).map {
+            $0..<min($0 + 4096, plan.changes.count)
+        }
+        var next = chunks.first.map { EncodingChunk(Array(plan.changes[$0])) }
+        for (number, chunk) in chunks.enumerated() {
+            let encoded = next!.wait()
+            next = number + 1 < chunks.count ? EncodingChunk(Array(plan.changes[chunks[number + 1]])) : nil
+            for (change, encoded) in zip(plan.changes[chunk], encoded) {
                 try await Self.write(
                     change, encoded: encoded, source: sources[change.regionID], timestamp: timestamp, origin: origin,
                     tx: tx)
@@ -256,6 +254,32 @@ extension Store {
         }
     }
 
+    /// A chunk of changes being encoded on other threads (across the cores) while the caller
+    /// writes the one before.
+    private final class EncodingChunk: @unchecked Sendable {
+        // `@unchecked Sendable`: `encoded` is written by the encoding thread before it leaves
+        // the group, and read only after waiting for the group.
+        private var encoded: [EncodedRegion?] = []
+        private let group = DispatchGroup()
+
+        init(_ changes: [RegionChange]) {
+            DispatchQueue.global().async(group: group) {
+                self.encoded = ParallelMap.map(changes) { change -> EncodedRegion? in
+                    switch change {
+                    case .add(let region), .update(let region, _, _): return EncodedRegion(region)
+                    case .remove: return nil
+                    }
+                }
+            }
+        }
+
+        /// The chunk's encodings, in order, once they are all made.
+        func wait() -> [EncodedRegion?] {
+            group.wait()
+            return encoded
+        }
+    }
+
     /// What the store writes of a region: its canonical feature, its compact form and the hashes.
     struct EncodedRegion: Sendable {
         var feature: String
@@ -300,7 +324,10 @@ extension Store {
     private static func enqueue(
         _ change: RegionChange, payload: String?, version: Int, now: String, tx: any SQLTransaction
     ) async throws {
-        let edit = UUID().uuidString.prefix(8).lowercased()
+        // Eight random hex digits, as a UUID's first eight: from the system's generator, since
+        // Foundation's UUID opened /dev/urandom for each (a million opens in a large apply).
+        let digits = String(UInt32.random(in: .min ... .max), radix: 16)
+        let edit = String(repeating: "0", count: 8 - digits.count) + digits
         switch change {
         case .add(let region), .update(let region, _, _):
             try await enqueue(
