@@ -7,12 +7,14 @@ import Testing
 @testable import FencepostStore
 
 /// An apply of several chunks (each encoded while the one before is written) writes every
-/// region and its outbox row, in id order, each row keyed by an edit of its own.
+/// region and its outbox row, in id order, each row keyed by an edit of its own; the regions
+/// read back in batches (each read while the next is fetched) are the same, in the same order,
+/// and a corrupt one in a later batch is named.
 @Suite struct RegionApplyChunksTests {
     @Test func aSetOfSeveralChunksIsWrittenWholeAndInOrder() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }
-        let regions = (0..<10_000).map { index -> Region in
+        let regions = (0..<20_000).map { index -> Region in
             let digits = String(index)
             let center = Position(lon: 8 + Double(index) * 1e-4, lat: 47.3)
             return Region(
@@ -21,7 +23,7 @@ import Testing
                 shape: .circle(center: center, radius: 20 + Double(index % 50)))
         }
         let plan = try await store.applyRegions(regions)
-        #expect(plan.summary == "10000 to add, 0 to update, 0 to remove, 0 unchanged")
+        #expect(plan.summary == "20000 to add, 0 to update, 0 to remove, 0 unchanged")
         #expect(try await store.monitoredRegions().map(\.region) == regions)
 
         let outbox = try await store.read { tx in
@@ -38,5 +40,11 @@ import Testing
             #expect(row["payload"] as String == region.canonicalFeatureText)
         }
         #expect(Set(outbox.map { $0["idempotency_key"] as String }).count == regions.count)
+
+        try await store.write { tx in
+            try await tx.execute("UPDATE regions SET compact = ? WHERE id = 'r17000'", [.blob([1, 9])])
+        }
+        let error = await #expect(throws: StoreError.self) { try await store.monitoredRegions() }
+        #expect(error.map { "\($0)".contains("stored region r17000 cannot be read") } == true)
     }
 }

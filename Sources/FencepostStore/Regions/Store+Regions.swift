@@ -26,34 +26,79 @@ extension Store {
 
     /// Stored regions are read across the cores from their compact form (the feature's text
     /// only for a region written before there was one), and their areas not validated again
-    /// (they were when applied): what a service's start-up and every ingest wait for.
+    /// (they were when applied): what a service's start-up and every ingest wait for. Rows are
+    /// read a batch at a time, each batch read into regions while the next is fetched: only
+    /// two batches' rows are held at once, not a million.
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
-        let rows = try await tx.rows(
+        var regions: [MonitoredRegion] = []
+        var batch: [SQLRow] = []
+        var inFlight: ReadingBatch?
+        try await tx.forEachRow(
             """
             SELECT id, compact, CASE WHEN compact IS NULL THEN feature END AS feature, version, created_at, updated_at
             FROM regions ORDER BY id
-            """)
-        let read = ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
-            (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
-            let id: String = row["id"]
-            do throws(RegionConfigError) {
-                let region: Region
-                if let compact = row["compact"] as [UInt8]? {
-                    region = try parser.region(fromCompact: compact, source: "stored region \(id)")
-                } else {
-                    region = try parser.region(
-                        fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
-                        validatingGeometry: false)
-                }
-                return .success(
-                    MonitoredRegion(
-                        region: region, version: row["version"], createdAt: row["created_at"],
-                        updatedAt: row["updated_at"]))
-            } catch {
-                return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
+            """, []
+        ) { row in
+            batch.append(row)
+            guard batch.count == ReadingBatch.size else { return }
+            let next = ReadingBatch(batch)
+            batch = []
+            if let inFlight { regions.append(contentsOf: try inFlight.wait()) }
+            inFlight = next
+        }
+        if let inFlight { regions.append(contentsOf: try inFlight.wait()) }
+        regions.append(contentsOf: try ReadingBatch.read(batch))
+        return regions
+    }
+
+    /// A batch of stored rows being read into regions on other threads (across the cores)
+    /// while the caller fetches the next.
+    private final class ReadingBatch: @unchecked Sendable {
+        // `@unchecked Sendable`: `read` is written by the reading thread before it leaves the
+        // group, and read only after waiting for the group.
+        private var read: [Result<MonitoredRegion, StoreError>] = []
+        private let group = DispatchGroup()
+        static let size = 8192
+
+        init(_ rows: [SQLRow]) {
+            DispatchQueue.global().async(group: group) {
+                self.read = Self.results(rows)
             }
         }
-        return try read.map { try $0.get() }
+
+        /// The batch's regions, in row order, once all are read; the first corrupt one throws.
+        func wait() throws -> [MonitoredRegion] {
+            group.wait()
+            return try read.map { try $0.get() }
+        }
+
+        /// `rows` read into regions on the calling thread's turn (across the cores when many).
+        static func read(_ rows: [SQLRow]) throws -> [MonitoredRegion] {
+            try results(rows).map { try $0.get() }
+        }
+
+        private static func results(_ rows: [SQLRow]) -> [Result<MonitoredRegion, StoreError>] {
+            ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
+                (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
+                let id: String = row["id"]
+                do throws(RegionConfigError) {
+                    let region: Region
+                    if let compact = row["compact"] as [UInt8]? {
+                        region = try parser.region(fromCompact: compact, source: "stored region \(id)")
+                    } else {
+                        region = try parser.region(
+                            fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
+                            validatingGeometry: false)
+                    }
+                    return .success(
+                        MonitoredRegion(
+                            region: region, version: row["version"], createdAt: row["created_at"],
+                            updatedAt: row["updated_at"]))
+                } catch {
+                    return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
+                }
+            }
+        }
     }
 
     // MARK: - Reconciling
