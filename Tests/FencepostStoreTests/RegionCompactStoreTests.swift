@@ -74,8 +74,8 @@ import Testing
         #expect(migrated.allSatisfy { $0.version == 1 && $0.createdAt == "2026-11-01T00:00:00.000Z" })
         #expect(try await store.planRegions(regions).isEmpty)
 
-        // An edit writes the compact form of the region it changes; every region still reads
-        // back as applied.
+        // The first apply gives every row its compact form (the edited region's from the
+        // edit); every region still reads back as applied.
         var edited = regions
         edited[0].name = "renamed"
         let plan = try await store.applyRegions(edited)
@@ -83,7 +83,7 @@ import Testing
         let compact = try await store.read { tx in
             try await tx.rows("SELECT id FROM regions WHERE compact IS NOT NULL").map { $0["id"] as String }
         }
-        #expect(compact == [edited[0].id])
+        #expect(compact == edited.map(\.id))
         #expect(try await store.monitoredRegions().map(\.region) == edited)
     }
 }

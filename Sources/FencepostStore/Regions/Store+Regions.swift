@@ -237,6 +237,7 @@ extension Store {
             guard let source = sources[id] else { continue }
             try await tx.execute("UPDATE regions SET source_hash = ? WHERE id = ?", source, id)
         }
+        try await Self.addMissingCompactForms(tx)
         if !plan.changes.isEmpty { try await Self.bumpRegionsRevision(tx) }
         for (regionID, reason) in plan.retirements {
             try await Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, tx: tx)
@@ -248,6 +249,26 @@ extension Store {
         }
         if narrowed { try await Self.closeUnassignedVisits(now: timestamp, tx: tx) }
         return plan
+    }
+
+    /// Gives each row written before the compact form (migration v18) one, from its feature,
+    /// so that a store from before reads its regions fast after its first apply. The same
+    /// region: the compact form is made from the region the feature reads back as.
+    private static func addMissingCompactForms(_ tx: any SQLTransaction) async throws {
+        var rows: [SQLRow] = []
+        try await tx.forEachRow("SELECT id, feature FROM regions WHERE compact IS NULL", []) { rows.append($0) }
+        guard !rows.isEmpty else { return }
+        let compact = ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
+            (parser: inout RegionConfigParser, row: SQLRow) -> [UInt8]? in
+            // A feature that does not read is left as it is: reading it says so, as before.
+            (try? parser.region(
+                fromFeature: Data((row["feature"] as String).utf8), source: "stored region", validatingGeometry: false))
+                .map(RegionCompactForm.encode)
+        }
+        for (row, compact) in zip(rows, compact) {
+            guard let compact else { continue }
+            try await tx.execute("UPDATE regions SET compact = ? WHERE id = ?", compact, row["id"] as String)
+        }
     }
 
     /// The fingerprint of each region read from its text, looked up by ids in ascending order
