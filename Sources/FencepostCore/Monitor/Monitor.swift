@@ -67,7 +67,7 @@ public final class Monitor {
         let enabled = regions.filter(\.settings.enabled)
         self.ids = enabled.map(\.id)
         self.regionSettings = enabled.map { settings.resolved(for: $0) }
-        self.areas = try enabled.map { try RegionArea.compile($0.shape, context: context) }
+        self.areas = try Self.compile(enabled.map(\.shape), context: context)
         self.clocks = try enabled.map { region in
             try region.settings.schedule.map { schedule in
                 guard let clock = ScheduleClock(schedule) else {
@@ -99,6 +99,24 @@ public final class Monitor {
     }
 
     public var regionCount: Int { ids.count }
+
+    /// The regions' areas: a large set (a million stored regions, at a service's start-up)
+    /// compiled across the cores, each chunk with a GEOS context of its own, which the areas
+    /// made with it keep; a small one with `context`.
+    private static func compile(_ shapes: [RegionShape], context: GEOSContext) throws -> [RegionArea] {
+        guard shapes.count >= 4096 else { return try shapes.map { try RegionArea.compile($0, context: context) } }
+        let compiled = ParallelMap.map(shapes, serialBelow: 0, state: { GEOSContext() }) { context, shape in
+            CompiledArea(result: Result { try RegionArea.compile(shape, context: context) })
+        }
+        return try compiled.map { try $0.result.get() }
+    }
+
+    /// An area compiled on a chunk's thread: `@unchecked Sendable` because neither it nor its
+    /// GEOS context is touched there again once made; the monitor takes it after every chunk
+    /// has finished and uses it, as all its areas, from one thread at a time.
+    private struct CompiledArea: @unchecked Sendable {
+        let result: Result<RegionArea, any Error>
+    }
 
     /// Whether any monitored region is marked `privacy`.
     public var hasPrivateRegions: Bool { !privateRegions.isEmpty }

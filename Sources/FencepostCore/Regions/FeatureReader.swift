@@ -3,6 +3,9 @@ import FencepostGeometry
 /// Reads one GeoJSON feature into a ``Region``, collecting every problem it finds.
 struct FeatureReader {
     let feature: JSONValue
+    /// The geometry as a stored region's compact form holds it (``RegionCompactForm``), read
+    /// instead of the feature's: it was checked when the region was applied.
+    let storedGeometry: Shape?
     private(set) var id: String?
     var problems: [RegionConfigProblem] = []
 
@@ -15,6 +18,13 @@ struct FeatureReader {
 
     init(feature: JSONValue) {
         self.feature = feature
+        self.storedGeometry = nil
+    }
+
+    /// A stored region's properties with its geometry as decoded from its compact form.
+    init(properties: JSONValue, storedGeometry: Shape) {
+        self.feature = .object(["type": .string("Feature"), "properties": properties])
+        self.storedGeometry = storedGeometry
     }
 
     /// The region, or nil when `problems` says why not. `validatingGeometry` false skips GEOS's
@@ -199,6 +209,7 @@ struct FeatureReader {
     private mutating func readShape(_ properties: [String: JSONValue], context: GEOSContext, validating: Bool)
         -> RegionShape?
     {
+        if let storedGeometry { return readShape(stored: storedGeometry, properties, context: context) }
         guard let geometry = feature["geometry"], case .object = geometry else {
             problems.append(.malformedFeature("missing geometry"))
             return nil
@@ -240,6 +251,28 @@ struct FeatureReader {
         default:
             problems.append(.unsupportedGeometry(type))
             return nil
+        }
+    }
+
+    /// The shape of a stored geometry: its positions as they were checked when applied, its
+    /// radius or buffer read from the properties as a feature's are.
+    private mutating func readShape(stored geometry: Shape, _ properties: [String: JSONValue], context: GEOSContext)
+        -> RegionShape?
+    {
+        switch geometry {
+        case .point(let center):
+            guard let radius = readRadius(properties) else { return nil }
+            return .circle(center: center, radius: radius)
+        case .lineString(let line):
+            guard let buffer = readBuffer(properties) else { return nil }
+            do {
+                return .corridor(try Corridor(line: line, buffer: buffer, context: context))
+            } catch {
+                problems.append(.invalidGeometry(reason: "\(error)", location: nil))
+                return nil
+            }
+        case .polygon, .multiPolygon:
+            return .area(geometry)
         }
     }
 

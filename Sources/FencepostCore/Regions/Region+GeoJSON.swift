@@ -30,15 +30,22 @@ extension Region {
         output.reserveCapacity(Self.estimatedSize(shape.geometry) + 128)
         output.append(contentsOf: #"{"geometry":"#.utf8)
         Self.writeGeometry(shape.geometry, extra: nil, to: &output)
-        output.append(contentsOf: #","properties":{"#.utf8)
+        output.append(contentsOf: #","properties":"#.utf8)
+        writeCanonicalProperties(to: &output)
+        output.append(contentsOf: #","type":"Feature"}"#.utf8)
+        return output
+    }
+
+    /// Appends the canonical feature's properties object, as its text holds it.
+    func writeCanonicalProperties(to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
         for (index, member) in canonicalProperties.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             JSONValue.string(member.key).write(to: &output)
             output.append(UInt8(ascii: ":"))
             member.value.write(to: &output)
         }
-        output.append(contentsOf: #"},"type":"Feature"}"#.utf8)
-        return output
+        output.append(UInt8(ascii: "}"))
     }
 
     /// The canonical feature's text and its ``contentHash``, from one encoding.

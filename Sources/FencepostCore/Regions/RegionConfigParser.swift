@@ -306,6 +306,29 @@ public final class RegionConfigParser {
         return region
     }
 
+    /// Reads a stored region's compact form (``RegionCompactForm``): the region its canonical
+    /// feature reads back as, with only the properties' text parsed.
+    public func region(fromCompact bytes: [UInt8], source: String) throws(RegionConfigError) -> Region {
+        guard let (geometry, text) = RegionCompactForm.decode(bytes) else {
+            throw RegionConfigError(
+                issues: [RegionConfigIssue(file: source, problem: .malformedFeature("not a region's compact form"))])
+        }
+        let properties: JSONValue
+        do {
+            properties = try JSONParser.parse(Array(text))
+        } catch {
+            throw RegionConfigError(issues: [RegionConfigIssue(file: source, problem: .invalidJSON(error))])
+        }
+        var reader = FeatureReader(properties: properties, storedGeometry: geometry)
+        guard let region = reader.read(context: context, validatingGeometry: false) else {
+            throw RegionConfigError(
+                issues: reader.problems.map {
+                    RegionConfigIssue(file: source, featureIndex: 0, featureID: reader.id, problem: $0)
+                })
+        }
+        return region
+    }
+
     /// The name in a GeoJSON 2008 `crs` member, which RFC 7946 dropped but tools still write.
     private static func declaredCRS(_ document: JSONValue) -> String? {
         document["crs"]?["properties"]?["name"]?.stringValue

@@ -250,5 +250,15 @@ enum PostgresMigrations {
         Migration(
             name: "v17-region-sources",
             sql: "ALTER TABLE regions ADD COLUMN source_hash TEXT"),
+        // The region again, its coordinates as doubles and its properties as text
+        // (RegionCompactForm): read back without parsing the feature. NULL in rows written
+        // before, which are read from their feature until an apply gives them one.
+        Migration(
+            name: "v18-region-compact-form",
+            sql: """
+                ALTER TABLE regions ADD COLUMN compact BYTEA;
+                -- The rows still without one, which the next apply gives one: found without a scan.
+                CREATE INDEX regions_without_compact ON regions (id) WHERE compact IS NULL;
+                """),
     ]
 }

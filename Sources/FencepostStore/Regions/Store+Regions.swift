@@ -24,26 +24,81 @@ extension Store {
         try await read(Self.monitoredRegions)
     }
 
-    /// Stored features are read across the cores, and their areas not validated again (they
-    /// were when applied): what a service's start-up and every ingest wait for.
+    /// Stored regions are read across the cores from their compact form (the feature's text
+    /// only for a region written before there was one), and their areas not validated again
+    /// (they were when applied): what a service's start-up and every ingest wait for. Rows are
+    /// read a batch at a time, each batch read into regions while the next is fetched: only
+    /// two batches' rows are held at once, not a million.
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
-        let rows = try await tx.rows("SELECT id, feature, version, created_at, updated_at FROM regions ORDER BY id")
-        let read = ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
-            (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
-            let id: String = row["id"]
-            do throws(RegionConfigError) {
-                let region = try parser.region(
-                    fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
-                    validatingGeometry: false)
-                return .success(
-                    MonitoredRegion(
-                        region: region, version: row["version"], createdAt: row["created_at"],
-                        updatedAt: row["updated_at"]))
-            } catch {
-                return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
+        var regions: [MonitoredRegion] = []
+        var batch: [SQLRow] = []
+        var inFlight: ReadingBatch?
+        try await tx.forEachRow(
+            """
+            SELECT id, compact, CASE WHEN compact IS NULL THEN feature END AS feature, version, created_at, updated_at
+            FROM regions ORDER BY id
+            """, []
+        ) { row in
+            batch.append(row)
+            guard batch.count == ReadingBatch.size else { return }
+            let next = ReadingBatch(batch)
+            batch = []
+            if let inFlight { regions.append(contentsOf: try inFlight.wait()) }
+            inFlight = next
+        }
+        if let inFlight { regions.append(contentsOf: try inFlight.wait()) }
+        regions.append(contentsOf: try ReadingBatch.read(batch))
+        return regions
+    }
+
+    /// A batch of stored rows being read into regions on other threads (across the cores)
+    /// while the caller fetches the next.
+    private final class ReadingBatch: @unchecked Sendable {
+        // `@unchecked Sendable`: `read` is written by the reading thread before it leaves the
+        // group, and read only after waiting for the group.
+        private var read: [Result<MonitoredRegion, StoreError>] = []
+        private let group = DispatchGroup()
+        static let size = 8192
+
+        init(_ rows: [SQLRow]) {
+            DispatchQueue.global().async(group: group) {
+                self.read = Self.results(rows)
             }
         }
-        return try read.map { try $0.get() }
+
+        /// The batch's regions, in row order, once all are read; the first corrupt one throws.
+        func wait() throws -> [MonitoredRegion] {
+            group.wait()
+            return try read.map { try $0.get() }
+        }
+
+        /// `rows` read into regions on the calling thread's turn (across the cores when many).
+        static func read(_ rows: [SQLRow]) throws -> [MonitoredRegion] {
+            try results(rows).map { try $0.get() }
+        }
+
+        private static func results(_ rows: [SQLRow]) -> [Result<MonitoredRegion, StoreError>] {
+            ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
+                (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
+                let id: String = row["id"]
+                do throws(RegionConfigError) {
+                    let region: Region
+                    if let compact = row["compact"] as [UInt8]? {
+                        region = try parser.region(fromCompact: compact, source: "stored region \(id)")
+                    } else {
+                        region = try parser.region(
+                            fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
+                            validatingGeometry: false)
+                    }
+                    return .success(
+                        MonitoredRegion(
+                            region: region, version: row["version"], createdAt: row["created_at"],
+                            updatedAt: row["updated_at"]))
+                } catch {
+                    return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
+                }
+            }
+        }
     }
 
     // MARK: - Reconciling
@@ -159,19 +214,17 @@ extension Store {
     {
         guard let plan = try await Self.plan(desired, tx: tx) else { return nil }
         var sources = SourceCursor(desired)
-        // Regions are encoded (canonical text, hashes) a chunk at a time across the cores, and
-        // written in order; a chunk's texts are all that is held at once.
-        var start = 0
-        while start < plan.changes.count {
-            let chunk = plan.changes[start..<min(start + 4096, plan.changes.count)]
-            start = chunk.endIndex
-            let encoded = ParallelMap.map(Array(chunk)) { change -> EncodedRegion? in
-                switch change {
-                case .add(let region), .update(let region, _, _): return EncodedRegion(region)
-                case .remove: return nil
-                }
-            }
-            for (change, encoded) in zip(chunk, encoded) {
+        // Regions are encoded (canonical text, compact form, hashes) a chunk at a time across the
+        // cores, the next chunk while this one is written, in order; two chunks' texts are all
+        // that is held at once.
+        let chunks = stride(from: 0, to: plan.changes.count, by: 4096).map {
+            $0..<min($0 + 4096, plan.changes.count)
+        }
+        var next = chunks.first.map { EncodingChunk(Array(plan.changes[$0])) }
+        for (number, chunk) in chunks.enumerated() {
+            let encoded = next!.wait()
+            next = number + 1 < chunks.count ? EncodingChunk(Array(plan.changes[chunks[number + 1]])) : nil
+            for (change, encoded) in zip(plan.changes[chunk], encoded) {
                 try await Self.write(
                     change, encoded: encoded, source: sources[change.regionID], timestamp: timestamp, origin: origin,
                     tx: tx)
@@ -184,6 +237,7 @@ extension Store {
             guard let source = sources[id] else { continue }
             try await tx.execute("UPDATE regions SET source_hash = ? WHERE id = ?", source, id)
         }
+        try await Self.addMissingCompactForms(tx)
         if !plan.changes.isEmpty { try await Self.bumpRegionsRevision(tx) }
         for (regionID, reason) in plan.retirements {
             try await Self.closeOpenVisits(regionID: regionID, reason: reason, now: timestamp, tx: tx)
@@ -195,6 +249,26 @@ extension Store {
         }
         if narrowed { try await Self.closeUnassignedVisits(now: timestamp, tx: tx) }
         return plan
+    }
+
+    /// Gives each row written before the compact form (migration v18) one, from its feature,
+    /// so that a store from before reads its regions fast after its first apply. The same
+    /// region: the compact form is made from the region the feature reads back as.
+    private static func addMissingCompactForms(_ tx: any SQLTransaction) async throws {
+        var rows: [SQLRow] = []
+        try await tx.forEachRow("SELECT id, feature FROM regions WHERE compact IS NULL", []) { rows.append($0) }
+        guard !rows.isEmpty else { return }
+        let compact = ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
+            (parser: inout RegionConfigParser, row: SQLRow) -> [UInt8]? in
+            // A feature that does not read is left as it is: reading it says so, as before.
+            (try? parser.region(
+                fromFeature: Data((row["feature"] as String).utf8), source: "stored region", validatingGeometry: false))
+                .map(RegionCompactForm.encode)
+        }
+        for (row, compact) in zip(rows, compact) {
+            guard let compact else { continue }
+            try await tx.execute("UPDATE regions SET compact = ? WHERE id = ?", compact, row["id"] as String)
+        }
     }
 
     /// The fingerprint of each region read from its text, looked up by ids in ascending order
@@ -246,20 +320,49 @@ extension Store {
         }
     }
 
-    /// What the store writes of a region: its canonical feature and the hashes.
+    /// A chunk of changes being encoded on other threads (across the cores) while the caller
+    /// writes the one before.
+    private final class EncodingChunk: @unchecked Sendable {
+        // `@unchecked Sendable`: `encoded` is written by the encoding thread before it leaves
+        // the group, and read only after waiting for the group.
+        private var encoded: [EncodedRegion?] = []
+        private let group = DispatchGroup()
+
+        init(_ changes: [RegionChange]) {
+            DispatchQueue.global().async(group: group) {
+                self.encoded = ParallelMap.map(changes) { change -> EncodedRegion? in
+                    switch change {
+                    case .add(let region), .update(let region, _, _): return EncodedRegion(region)
+                    case .remove: return nil
+                    }
+                }
+            }
+        }
+
+        /// The chunk's encodings, in order, once they are all made.
+        func wait() -> [EncodedRegion?] {
+            group.wait()
+            return encoded
+        }
+    }
+
+    /// What the store writes of a region: its canonical feature, its compact form and the hashes.
     struct EncodedRegion: Sendable {
         var feature: String
+        var compact: [UInt8]
         var contentHash: String
         var geometryHash: String
 
         init(_ region: Region) {
             (feature, contentHash) = region.canonicalFeatureAndHash
+            compact = RegionCompactForm.encode(region)
             geometryHash = region.geometryHash
         }
     }
 
-    /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON, `source`
-    /// the fingerprint of the text it was read from, if any), over the one it updates.
+    /// Writes a region's row (`feature` holds the whole region as canonical GeoJSON, `compact`
+    /// the same region for reading back fast, `source` the fingerprint of the text it was read
+    /// from, if any), over the one it updates.
     private static func insert(
         _ region: Region, _ encoded: EncodedRegion, source: String?, version: Int, createdAt: String,
         updatedAt: String, tx: any SQLTransaction
@@ -267,15 +370,16 @@ extension Store {
         let bounds = region.shape.bounds
         try await tx.execute(
             """
-            INSERT INTO regions (id, name, kind, enabled, feature, content_hash, geometry_hash, version, min_lon, min_lat,
-                max_lon, max_lat, created_at, updated_at, source_hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO regions (id, name, kind, enabled, feature, compact, content_hash, geometry_hash, version, min_lon,
+                min_lat, max_lon, max_lat, created_at, updated_at, source_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET name = excluded.name, kind = excluded.kind, enabled = excluded.enabled,
-                feature = excluded.feature, content_hash = excluded.content_hash, geometry_hash = excluded.geometry_hash,
+                feature = excluded.feature, compact = excluded.compact, content_hash = excluded.content_hash, geometry_hash = excluded.geometry_hash,
                 version = excluded.version, min_lon = excluded.min_lon, min_lat = excluded.min_lat, max_lon = excluded.max_lon,
                 max_lat = excluded.max_lat, updated_at = excluded.updated_at, source_hash = excluded.source_hash
             """,
-            region.id, region.name, region.shape.kind, region.settings.enabled, encoded.feature, encoded.contentHash,
+            region.id, region.name, region.shape.kind, region.settings.enabled, encoded.feature, encoded.compact,
+            encoded.contentHash,
             encoded.geometryHash, version, bounds.minX, bounds.minY, bounds.maxX, bounds.maxY, createdAt, updatedAt,
             source)
     }
@@ -286,7 +390,10 @@ extension Store {
     private static func enqueue(
         _ change: RegionChange, payload: String?, version: Int, now: String, tx: any SQLTransaction
     ) async throws {
-        let edit = UUID().uuidString.prefix(8).lowercased()
+        // Eight random hex digits, as a UUID's first eight: from the system's generator, since
+        // Foundation's UUID opened /dev/urandom for each (a million opens in a large apply).
+        let digits = String(UInt32.random(in: .min ... .max), radix: 16)
+        let edit = String(repeating: "0", count: 8 - digits.count) + digits
         switch change {
         case .add(let region), .update(let region, _, _):
             try await enqueue(

@@ -302,6 +302,17 @@ extension SQLiteBackend {
             // recognises unchanged features by it without reading them (RegionSource).
             try db.execute(sql: "ALTER TABLE regions ADD COLUMN source_hash TEXT")
         }
+        migrator.registerMigration("v18-region-compact-form") { db in
+            // The region again, its coordinates as doubles and its properties as text
+            // (RegionCompactForm): read back without parsing the feature. NULL in rows
+            // written before, which are read from their feature until an apply gives them one.
+            try db.execute(
+                sql: """
+                    ALTER TABLE regions ADD COLUMN compact BLOB;
+                    -- The rows still without one, which the next apply gives one: found without a scan.
+                    CREATE INDEX regions_without_compact ON regions (id) WHERE compact IS NULL;
+                    """)
+        }
         return migrator
     }
 
