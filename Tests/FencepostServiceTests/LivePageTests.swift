@@ -59,6 +59,7 @@ struct LivePageTests {
         try await fixture.app().test(.router) { client in
             var walk = ServiceFixture.walk()
             walk.insert(walk[3], at: 4)  // a duplicate: dropped by the filter, not drawn
+            let postedAt = ContinuousClock.now
             let posted = try await client.execute(
                 uri: "/v1/devices/phone/locations", method: .post, headers: .bearer(fixture.phone),
                 body: ByteBuffer(string: ServiceFixture.batchBody(walk)))
@@ -71,7 +72,11 @@ struct LivePageTests {
             let seq = try #require(tracks.json?["tracks_seq"]?.numberValue)
             let again = try await client.execute(
                 uri: "/v1/live/tracks?after=\(Int(seq))", method: .get, headers: .bearer(fixture.reader))
-            #expect(again.json?["devices"]?.arrayValue?.count == 1, "sent again while it may still be news")
+            // Within 2 s of its save (always, but on a machine so busy that these three requests
+            // took longer: then the save is no longer news, and not sent, which is right too).
+            if ContinuousClock.now - postedAt < .milliseconds(1_900) {
+                #expect(again.json?["devices"]?.arrayValue?.count == 1, "sent again while it may still be news")
+            }
             try await Task.sleep(for: .milliseconds(2_200))  // past the 2 s a save may still be news
             let later = try await client.execute(
                 uri: "/v1/live/tracks?after=\(Int(seq))", method: .get, headers: .bearer(fixture.reader))
