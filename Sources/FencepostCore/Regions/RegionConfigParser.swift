@@ -183,7 +183,7 @@ public final class RegionConfigParser {
         private var batch: [Item] = []
         private var count = 0
         /// The full batch being read while the next one is scanned.
-        private var inFlight: (group: DispatchGroup, outcomes: OutcomeBox)?
+        private var inFlight: BackgroundWork<[Outcome]>?
         static let batchSize = 8192
 
         init(parser: RegionConfigParser, text: [UInt8]? = nil) {
@@ -201,12 +201,6 @@ public final class RegionConfigParser {
             region: Region?, id: String?, problems: [RegionConfigProblem], source: SourceFingerprint?,
             recognized: RecognizedRegion?
         )
-
-        /// One batch's outcomes: `@unchecked Sendable` because the reading thread writes them
-        /// before it leaves the group, and the scanning thread reads them only after waiting.
-        private final class OutcomeBox: @unchecked Sendable {
-            var outcomes: [Outcome] = []
-        }
 
         static func read(_ item: Item, text: [UInt8]?, _ context: GEOSContext) -> Outcome {
             switch item {
@@ -234,16 +228,12 @@ public final class RegionConfigParser {
             let items = batch
             batch = []
             batch.reserveCapacity(Self.batchSize)
-            let box = OutcomeBox()
-            let group = DispatchGroup()
             let text = self.text
-            DispatchQueue.global().async(group: group) {
-                box.outcomes = ParallelMap.map(items, serialBelow: 0, state: { GEOSContext() }) {
-                    Self.read($1, text: text, $0)
-                }
+            let reading = BackgroundWork {
+                ParallelMap.map(items, serialBelow: 0, state: { GEOSContext() }) { Self.read($1, text: text, $0) }
             }
             collectInFlight()
-            inFlight = (group, box)
+            inFlight = reading
         }
 
         /// Every feature added, read.
@@ -256,10 +246,9 @@ public final class RegionConfigParser {
 
         /// Waits for the batch in flight and takes its outcomes.
         private mutating func collectInFlight() {
-            guard let (group, box) = inFlight else { return }
-            group.wait()
-            take(box.outcomes)
-            inFlight = nil
+            guard let inFlight else { return }
+            take(inFlight.wait())
+            self.inFlight = nil
         }
 
         private mutating func take(_ outcomes: [Outcome]) {

@@ -32,7 +32,7 @@ extension Store {
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
         var regions: [MonitoredRegion] = []
         var batch: [SQLRow] = []
-        var inFlight: ReadingBatch?
+        var inFlight: BackgroundWork<[Result<MonitoredRegion, StoreError>]>?
         try await tx.forEachRow(
             """
             SELECT id, compact, CASE WHEN compact IS NULL THEN feature END AS feature, version, created_at, updated_at
@@ -40,63 +40,41 @@ extension Store {
             """, []
         ) { row in
             batch.append(row)
-            guard batch.count == ReadingBatch.size else { return }
-            let next = ReadingBatch(batch)
+            guard batch.count == readingBatch else { return }
+            let rows = batch
             batch = []
-            if let inFlight { regions.append(contentsOf: try inFlight.wait()) }
+            let next = BackgroundWork { monitoredRegions(rows: rows) }
+            if let inFlight { regions.append(contentsOf: try inFlight.wait().map { try $0.get() }) }
             inFlight = next
         }
-        if let inFlight { regions.append(contentsOf: try inFlight.wait()) }
-        regions.append(contentsOf: try ReadingBatch.read(batch))
+        if let inFlight { regions.append(contentsOf: try inFlight.wait().map { try $0.get() }) }
+        regions.append(contentsOf: try monitoredRegions(rows: batch).map { try $0.get() })
         return regions
     }
 
-    /// A batch of stored rows being read into regions on other threads (across the cores)
-    /// while the caller fetches the next.
-    private final class ReadingBatch: @unchecked Sendable {
-        // `@unchecked Sendable`: `read` is written by the reading thread before it leaves the
-        // group, and read only after waiting for the group.
-        private var read: [Result<MonitoredRegion, StoreError>] = []
-        private let group = DispatchGroup()
-        static let size = 8192
+    /// Stored rows read a batch at a time: only two batches' rows are held at once.
+    private static let readingBatch = 8192
 
-        init(_ rows: [SQLRow]) {
-            DispatchQueue.global().async(group: group) {
-                self.read = Self.results(rows)
-            }
-        }
-
-        /// The batch's regions, in row order, once all are read; the first corrupt one throws.
-        func wait() throws -> [MonitoredRegion] {
-            group.wait()
-            return try read.map { try $0.get() }
-        }
-
-        /// `rows` read into regions on the calling thread's turn (across the cores when many).
-        static func read(_ rows: [SQLRow]) throws -> [MonitoredRegion] {
-            try results(rows).map { try $0.get() }
-        }
-
-        private static func results(_ rows: [SQLRow]) -> [Result<MonitoredRegion, StoreError>] {
-            ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
-                (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
-                let id: String = row["id"]
-                do throws(RegionConfigError) {
-                    let region: Region
-                    if let compact = row["compact"] as [UInt8]? {
-                        region = try parser.region(fromCompact: compact, source: "stored region \(id)")
-                    } else {
-                        region = try parser.region(
-                            fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
-                            validatingGeometry: false)
-                    }
-                    return .success(
-                        MonitoredRegion(
-                            region: region, version: row["version"], createdAt: row["created_at"],
-                            updatedAt: row["updated_at"]))
-                } catch {
-                    return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
+    /// `rows` read into regions (across the cores when many), in row order.
+    private static func monitoredRegions(rows: [SQLRow]) -> [Result<MonitoredRegion, StoreError>] {
+        ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
+            (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
+            let id: String = row["id"]
+            do throws(RegionConfigError) {
+                let region: Region
+                if let compact = row["compact"] as [UInt8]? {
+                    region = try parser.region(fromCompact: compact, source: "stored region \(id)")
+                } else {
+                    region = try parser.region(
+                        fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
+                        validatingGeometry: false)
                 }
+                return .success(
+                    MonitoredRegion(
+                        region: region, version: row["version"], createdAt: row["created_at"],
+                        updatedAt: row["updated_at"]))
+            } catch {
+                return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
             }
         }
     }
@@ -220,10 +198,10 @@ extension Store {
         let chunks = stride(from: 0, to: plan.changes.count, by: 4096).map {
             $0..<min($0 + 4096, plan.changes.count)
         }
-        var next = chunks.first.map { EncodingChunk(Array(plan.changes[$0])) }
+        var next = chunks.first.map { Self.encoding(Array(plan.changes[$0])) }
         for (number, chunk) in chunks.enumerated() {
             let encoded = next!.wait()
-            next = number + 1 < chunks.count ? EncodingChunk(Array(plan.changes[chunks[number + 1]])) : nil
+            next = number + 1 < chunks.count ? Self.encoding(Array(plan.changes[chunks[number + 1]])) : nil
             for (change, encoded) in zip(plan.changes[chunk], encoded) {
                 try await Self.write(
                     change, encoded: encoded, source: sources[change.regionID], timestamp: timestamp, origin: origin,
@@ -320,29 +298,16 @@ extension Store {
         }
     }
 
-    /// A chunk of changes being encoded on other threads (across the cores) while the caller
-    /// writes the one before.
-    private final class EncodingChunk: @unchecked Sendable {
-        // `@unchecked Sendable`: `encoded` is written by the encoding thread before it leaves
-        // the group, and read only after waiting for the group.
-        private var encoded: [EncodedRegion?] = []
-        private let group = DispatchGroup()
-
-        init(_ changes: [RegionChange]) {
-            DispatchQueue.global().async(group: group) {
-                self.encoded = ParallelMap.map(changes) { change -> EncodedRegion? in
-                    switch change {
-                    case .add(let region), .update(let region, _, _): return EncodedRegion(region)
-                    case .remove: return nil
-                    }
+    /// `changes` encoded across the cores, in order (nil for a removal), on another thread
+    /// while the caller writes the chunk before.
+    private static func encoding(_ changes: [RegionChange]) -> BackgroundWork<[EncodedRegion?]> {
+        BackgroundWork {
+            ParallelMap.map(changes) { change -> EncodedRegion? in
+                switch change {
+                case .add(let region), .update(let region, _, _): return EncodedRegion(region)
+                case .remove: return nil
                 }
             }
-        }
-
-        /// The chunk's encodings, in order, once they are all made.
-        func wait() -> [EncodedRegion?] {
-            group.wait()
-            return encoded
         }
     }
 
