@@ -12,8 +12,9 @@ extension MonitoredSetPlanner {
         _ regions: [Region], device: String, roster: DeviceRoster, at time: Double,
         circle: (Region) -> OSCircle = { OSCircle($0.shape) }
     ) -> [Candidate] {
-        regions.compactMap { region in
-            guard isCandidate(region, device: device, roster: roster, at: time) else { return nil }
+        let groups = roster.groups(of: device)
+        return regions.compactMap { region in
+            guard isCandidate(region, device: device, groups: groups, at: time) else { return nil }
             return Candidate(id: region.id, name: region.name, circle: circle(region))
         }
     }
@@ -48,25 +49,18 @@ extension MonitoredSetPlanner {
         precondition(regions.count == prepared.count, "one prepared candidate per region")
         let groups = roster.groups(of: device)
         var indices: [Int] = []
-        for index in regions.indices {
-            guard regions[index].settings.enabled, regions[index].audience.includes(device: device, groups: groups)
-            else { continue }
-            if let schedule = regions[index].settings.schedule, !isActiveOrStartsSoon(schedule, at: time) { continue }
+        for index in regions.indices where isCandidate(regions[index], device: device, groups: groups, at: time) {
             indices.append(index)
         }
         return Selection(all: prepared, indices: indices)
     }
 
-    /// Whether `region` is one of `device`'s candidates at `time`: enabled, applying to it, and
-    /// active or starting within the schedule horizon.
-    private static func isCandidate(_ region: Region, device: String, roster: DeviceRoster, at time: Double) -> Bool {
-        guard region.settings.enabled, roster.applies(region, to: device) else { return false }
-        if let schedule = region.settings.schedule { return isActiveOrStartsSoon(schedule, at: time) }
-        return true
-    }
-
-    /// Whether `schedule` is active at `time` or a period of it starts within the horizon.
-    private static func isActiveOrStartsSoon(_ schedule: RegionSchedule, at time: Double) -> Bool {
+    /// Whether `region` is one of `device`'s candidates at `time`: enabled, applying to it (a
+    /// member of `groups`, its groups in the roster, looked up once per plan), and active or
+    /// starting within the schedule horizon.
+    private static func isCandidate(_ region: Region, device: String, groups: Set<String>, at time: Double) -> Bool {
+        guard region.settings.enabled, region.audience.includes(device: device, groups: groups) else { return false }
+        guard let schedule = region.settings.schedule else { return true }
         guard let clock = ScheduleClock(schedule) else { return false }
         return clock.isActive(at: time)
             || clock.boundaries(after: time, through: time + scheduleHorizon).contains(where: \.starts)
