@@ -12,7 +12,10 @@ struct StoreLocationTests {
         #expect(url.connectTimeout == .seconds(25))
         #expect(url.description == "postgres://app@db:6432/fleet?connect_timeout=25")
         // Reopening from the printed location keeps the wait.
-        guard case .postgres(let again) = try StoreLocation(url.description) else { return }
+        guard case .postgres(let again) = try StoreLocation(url.description) else {
+            Issue.record("the printed location is not read as PostgreSQL")
+            return
+        }
         #expect(again.connectTimeout == .seconds(25))
     }
 
