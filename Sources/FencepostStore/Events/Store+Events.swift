@@ -97,12 +97,16 @@ extension Store {
         for start in stride(from: 0, to: states.count, by: 500) {
             let chunk = states[start..<min(start + 500, states.count)]
             var arguments: [SQLValue] = []
-            arguments.reserveCapacity(chunk.count * 4)
-            for (device, state) in chunk {
-                arguments += [
-                    .text(device), state.anchor.map(Timestamp.milliseconds).sqlValue, .text(state.storedText),
-                    .text(now), .integer(Self.firstStateVersion()),
-                ]
+            arguments.reserveCapacity(chunk.count * 5)
+            // One draw from the system's generator per statement, not per device: each new row
+            // still starts at a version of its own.
+            let firstVersion = Self.firstStateVersion()
+            for (offset, (device, state)) in chunk.enumerated() {
+                arguments.append(.text(device))
+                arguments.append(state.anchor.map(Timestamp.milliseconds).sqlValue)
+                arguments.append(.text(state.storedText))
+                arguments.append(.text(now))
+                arguments.append(.integer(firstVersion + Int64(offset)))
             }
             let rows = try await tx.rows(
                 """

@@ -26,17 +26,7 @@ struct DirectStatement {
     }
 
     func bind(_ index: Int32, _ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
-            // An empty buffer may have no address, which SQLite would bind as NULL.
-            if let base = utf8.baseAddress {
-                base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                    _ = sqlite3_bind_text(handle, index, $0, Int32(utf8.count), Self.transient)
-                }
-            } else {
-                _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
-            }
-        }
+        Self.bind(text: value, at: index, to: handle)
     }
 
     func bind(_ index: Int32, _ value: String?) {
@@ -44,11 +34,7 @@ struct DirectStatement {
     }
 
     func bind(_ index: Int32, _ value: [UInt8]) {
-        value.withUnsafeBytes { bytes in
-            // An empty buffer may have no address, which SQLite would bind as NULL.
-            _ = sqlite3_bind_blob(
-                handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
-        }
+        Self.bind(bytes: value, at: index, to: handle)
     }
 
     func bind(_ index: Int32, _ value: Int64) {
@@ -98,10 +84,53 @@ struct DirectStatement {
     }
 
     private func error(_ code: Int32) -> DatabaseError {
+        Self.error(code, connection: connection, sql: sql)
+    }
+}
+
+/// Binding values and reporting errors through SQLite's C API, for ``DirectStatement`` and
+/// ``GRDBTransaction``'s reads.
+extension DirectStatement {
+    /// Binds `value` to parameter `index` (from 1).
+    @discardableResult
+    static func bind(_ value: SQLValue, at index: Int32, to handle: SQLiteStatement) -> Int32 {
+        switch value {
+        case .null: sqlite3_bind_null(handle, index)
+        case .integer(let integer): sqlite3_bind_int64(handle, index, integer)
+        case .double(let double): sqlite3_bind_double(handle, index, double)
+        case .bool(let bool): sqlite3_bind_int64(handle, index, bool ? 1 : 0)
+        case .text(let text): bind(text: text, at: index, to: handle)
+        case .blob(let bytes): bind(bytes: bytes, at: index, to: handle)
+        }
+    }
+
+    @discardableResult
+    static func bind(text: String, at index: Int32, to handle: SQLiteStatement) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            // An empty buffer may have no address, which SQLite would bind as NULL.
+            guard let base = utf8.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, transient) }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), transient)
+            }
+        }
+    }
+
+    @discardableResult
+    static func bind(bytes: [UInt8], at index: Int32, to handle: SQLiteStatement) -> Int32 {
+        bytes.withUnsafeBytes { bytes in
+            // An empty buffer may have no address, which SQLite would bind as NULL.
+            sqlite3_bind_blob(
+                handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), transient)
+        }
+    }
+
+    /// The error SQLite reports for a call that returned `code`.
+    static func error(_ code: Int32, connection: SQLiteConnection?, sql: String) -> DatabaseError {
         DatabaseError(
             resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }
 
-    /// SQLite copies bound text before the call returns.
+    /// SQLite copies bound text and bytes before the call returns.
     private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }
