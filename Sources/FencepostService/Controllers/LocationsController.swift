@@ -72,7 +72,7 @@ struct LocationsController {
     @Sendable func osmAndOrTraccarClient(_ request: Request, context: FencepostRequestContext) async throws
         -> Response
     {
-        let type = request.headers[.contentType]?.lowercased() ?? ""
+        let type = request.headers.firstValue(.contentType)?.lowercased() ?? ""
         guard !type.hasPrefix("application/x-www-form-urlencoded") else {
             return try await counted("osmand", osmAnd)(request, context)
         }
@@ -134,9 +134,9 @@ struct LocationsController {
     /// `setWaypoints` command when the device's monitored set has changed (``OwnTracksWaypoints``).
     @Sendable func postOwnTracks(_ request: Request, context: FencepostRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        let user = request.headers[HTTPField.Name("X-Limit-U")!] ?? Authenticator.basicUser(request)
+        let user = request.headers.firstValue(.ownTracksUser) ?? Authenticator.basicUser(request)
         var body = try LocationPayloads.parse(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
-        let deviceName = request.headers[HTTPField.Name("X-Limit-D")!]
+        let deviceName = request.headers.firstValue(.ownTracksDevice)
         if body["_type"]?.stringValue == "encrypted", let user {
             body = try ownTracksKeys.decrypt(
                 body, user: user, device: try LocationPayloads.ownTracksDevice(user: user, device: deviceName ?? user))
@@ -173,7 +173,7 @@ struct LocationsController {
         let caller = try context.requireCaller()
         var form: [String: String] = [:]
         if request.method == .post,
-            request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true
+            request.headers.firstValue(.contentType)?.hasPrefix("application/x-www-form-urlencoded") == true
         {
             form = LocationPayloads.formParameters(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         }

@@ -35,7 +35,7 @@ struct Authenticator: Sendable {
     }
 
     private static func presentedSecret(_ request: Request, allowQueryToken: Bool) -> String? {
-        if let header = request.headers[.authorization] {
+        if let header = request.headers.firstValue(.authorization) {
             if let token = Self.credentials(in: header, scheme: "bearer ") { return String(Self.trimmed(token)) }
             if let credentials = basicCredentials(request) { return credentials.password }
         }
@@ -65,7 +65,7 @@ struct Authenticator: Sendable {
     }
 
     private static func basicCredentials(_ request: Request) -> (user: String, password: String)? {
-        guard let header = request.headers[.authorization],
+        guard let header = request.headers.firstValue(.authorization),
             let encoded = Self.credentials(in: header, scheme: "basic "),
             let decoded = Base64.decode(Self.trimmed(encoded).utf8),
             let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
@@ -81,11 +81,11 @@ struct Authenticator: Sendable {
 /// are not kept, and a presented secret is never compared with a stored one byte by byte (a
 /// lookup compares digests, whose prefixes an attacker cannot steer), as in the store.
 private final class RecentTokens: Sendable {
-    private let entries = Mutex<[Data: (caller: Caller, until: ContinuousClock.Instant)]>([:])
+    private let entries = Mutex<[SecretDigest: (caller: Caller, until: ContinuousClock.Instant)]>([:])
     private static let lifetime: Duration = .seconds(1)
 
     func caller(for secret: String) -> Caller? {
-        let key = Data(SHA256.hash(data: Data(secret.utf8)))
+        let key = Self.digest(secret)
         return entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
             guard entry.until > .now else {
@@ -97,10 +97,40 @@ private final class RecentTokens: Sendable {
     }
 
     func remember(_ caller: Caller, for secret: String) {
-        let key = Data(SHA256.hash(data: Data(secret.utf8)))
+        let key = Self.digest(secret)
         entries.withLock { entries in
             if entries.count > 10_000 { entries.removeAll() }  // bounded, whatever is presented
             entries[key] = (caller, .now + Self.lifetime)
+        }
+    }
+
+    /// A secret's SHA-256 as four words: hashed from the secret's bytes where they are, and
+    /// kept without a `Data` of its own.
+    private struct SecretDigest: Hashable, Sendable {
+        var words: (UInt64, UInt64, UInt64, UInt64)
+
+        static func == (a: Self, b: Self) -> Bool { a.words == b.words }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(words.0)
+            hasher.combine(words.1)
+            hasher.combine(words.2)
+            hasher.combine(words.3)
+        }
+    }
+
+    private static func digest(_ secret: String) -> SecretDigest {
+        var hash = SHA256()
+        var secret = secret
+        secret.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return hash.finalize().withUnsafeBytes { bytes in
+            SecretDigest(
+                words: (
+                    bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                    bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                    bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                    bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+                ))
         }
     }
 }

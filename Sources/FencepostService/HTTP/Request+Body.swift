@@ -1,4 +1,5 @@
 import FencepostCore
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -36,4 +37,20 @@ extension Response {
             status: status, headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
     }
+}
+
+extension HTTPFields {
+    /// The value of the first field named `name`. HTTPFields' own subscript joins the values
+    /// of every field of that name into a new string, which a request's handling paid for each
+    /// header it read.
+    func firstValue(_ name: HTTPField.Name) -> String? {
+        for field in self where field.name == name { return field.value }
+        return nil
+    }
+}
+
+extension HTTPField.Name {
+    /// OwnTracks' user and device (HTTP mode), looked up on every post.
+    static let ownTracksUser = HTTPField.Name("X-Limit-U")!
+    static let ownTracksDevice = HTTPField.Name("X-Limit-D")!
 }
