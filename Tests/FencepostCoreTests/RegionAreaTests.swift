@@ -103,6 +103,34 @@ import Testing
         #expect(Self.expectAgreement(apart, at: points).tellsSidesByNearestEdge)
     }
 
+    /// A small polygon's crossings, read from its flat edge array, are the rings' crossings to
+    /// the last bit: the span, every fraction in order and whether a segment meets an edge, for
+    /// segments between the test points (through vertices, along edges, across holes).
+    @Test func edgeListCrossingsEqualTheRings() async {
+        await propertyCheck(count: 40, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            let (shape, points) = Self.polygon(seed: seed)
+            let rings = shape.rings
+            let area = EdgeListArea(
+                rings: rings, projection: LocalProjection(centredOn: shape.bounds), envelope: shape.bounds)
+            var crossed = 0
+            for (a, b) in zip(points, points.dropFirst(7) + points.prefix(7)) {
+                let span = RegionArea.crossingSpan(from: a, to: b, rings: rings)
+                #expect(area.crossingSpan(from: a, to: b) == span, "seed \(seed): \(a) → \(b)")
+                #expect(
+                    area.crossings(from: a, to: b) == RegionArea.crossings(from: a, to: b, rings: rings),
+                    "seed \(seed): \(a) → \(b)")
+                #expect(
+                    area.segmentCrosses(from: a, to: b)
+                        == (Envelope(spanning: a, b).intersects(shape.bounds)
+                            && RegionArea.crossesAny(from: a, to: b, rings: rings)),
+                    "seed \(seed): \(a) → \(b)")
+                if span != nil { crossed += 1 }
+            }
+            // The segments do cross the boundary, many of them.
+            #expect(crossed > 20, "seed \(seed)")
+        }
+    }
+
     /// Beside a square's edge the grid lists a few edges, that one among them.
     @Test func gridListsTheNearbyEdge() {
         let edges: [NearestEdgeGrid.Edge] = [

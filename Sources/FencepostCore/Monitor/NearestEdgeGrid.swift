@@ -119,19 +119,24 @@ final class NearestEdgeGrid {
         let halfDiagonal = cellSize * 0.5.squareRoot()
         cells[cell] = edges.withUnsafeBufferPointer { edges in
             // On the stack: a cell's working out allocates nothing.
-            withUnsafeTemporaryAllocation(of: Double.self, capacity: edges.count) { fromCentre in
+            // Squared distances from the centre: no square root per edge (a cell is worked out
+            // for every edge of its polygon).
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: edges.count) { fromCentreSquared in
                 var nearest = 0
                 for number in edges.indices {
-                    fromCentre[number] = Cell.pointToSegment(centreX, centreY, edges[number])
-                    if fromCentre[number] < fromCentre[nearest] { nearest = number }
+                    fromCentreSquared[number] = Cell.pointToSegmentSquared(centreX, centreY, edges[number])
+                    if fromCentreSquared[number] < fromCentreSquared[nearest] { nearest = number }
                 }
                 // Rounding in these bounds must never leave the nearest edge out.
                 let reach = bounds.farthestDistance(to: edges[nearest]) * (1 + 1e-9) + 1e-6
                 var word: UInt64 = 0
                 var count: UInt64 = 0
                 // An edge's distance to the cell is at least its centre's distance less half a
-                // diagonal.
-                for number in edges.indices where fromCentre[number] - halfDiagonal <= reach {
+                // diagonal: only edges within reach plus half a diagonal of the centre (squared,
+                // with a margin far wider than the rounding of either side) are measured.
+                let within = (reach + halfDiagonal) * (1 + 1e-9)
+                let withinSquared = within * within
+                for number in edges.indices where fromCentreSquared[number] <= withinSquared {
                     guard bounds.distance(to: edges[number]) <= reach else { continue }
                     guard count < UInt64(Self.maximumListed) else { return Self.everyEdge }
                     count += 1
@@ -189,13 +194,18 @@ final class NearestEdgeGrid {
         }
 
         static func pointToSegment(_ x: Double, _ y: Double, _ edge: Edge) -> Double {
+            pointToSegmentSquared(x, y, edge).squareRoot()
+        }
+
+        @inline(__always)
+        static func pointToSegmentSquared(_ x: Double, _ y: Double, _ edge: Edge) -> Double {
             let dx = edge.bx - edge.ax
             let dy = edge.by - edge.ay
             let lengthSquared = dx * dx + dy * dy
             let t = lengthSquared > 0 ? min(max(((x - edge.ax) * dx + (y - edge.ay) * dy) / lengthSquared, 0), 1) : 0
             let ex = edge.ax + t * dx - x
             let ey = edge.ay + t * dy - y
-            return (ex * ex + ey * ey).squareRoot()
+            return ex * ex + ey * ey
         }
     }
 }

@@ -114,9 +114,14 @@ class RegionArea {
                 if let fraction = intersection(a, b, ring[index], ring[index + 1]) { fractions.append(fraction) }
             }
         }
-        fractions.sort()
+        return distinctInOrder(fractions)
+    }
+
+    /// Crossing fractions sorted, each once (a segment through a vertex meets both its edges
+    /// there).
+    static func distinctInOrder(_ fractions: [Double]) -> [Double] {
         var distinct: [Double] = []
-        for fraction in fractions where distinct.last.map({ fraction - $0 > 1e-12 }) ?? true {
+        for fraction in fractions.sorted() where distinct.last.map({ fraction - $0 > 1e-12 }) ?? true {
             distinct.append(fraction)
         }
         return distinct

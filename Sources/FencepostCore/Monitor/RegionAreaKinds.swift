@@ -230,17 +230,54 @@ final class EdgeListArea: RegionArea {
         return ex * ex + ey * ey
     }
 
+    // MARK: - Crossings, from the flat edge array
+    //
+    // The same edges, in the same order and with the same arithmetic, as the rings' versions
+    // in ``RegionArea`` give: walking the rings, an array of arrays, retained and released
+    // each ring per call, on the per-fix path (pass-throughs, crossing times).
+
     override func crossingSpan(from a: Position, to b: Position) -> ClosedRange<Double>? {
-        Self.crossingSpan(from: a, to: b, rings: rings)
+        var first = Double.infinity
+        var last = -Double.infinity
+        forEachCrossing(from: a, to: b) { fraction in
+            first = min(first, fraction)
+            last = max(last, fraction)
+            return true
+        }
+        return first <= last ? first...last : nil
     }
 
     override func crossings(from a: Position, to b: Position) -> [Double] {
-        Self.crossings(from: a, to: b, rings: rings)
+        var fractions: [Double] = []
+        forEachCrossing(from: a, to: b) { fraction in
+            fractions.append(fraction)
+            return true
+        }
+        return Self.distinctInOrder(fractions)
     }
 
     override func segmentCrosses(from a: Position, to b: Position) -> Bool {
         let box = Envelope(spanning: a, b)
-        return box.intersects(envelope) && Self.crossesAny(from: a, to: b, rings: rings)
+        guard box.intersects(envelope) else { return false }
+        var crosses = false
+        forEachCrossing(from: a, to: b) { _ in
+            crosses = true
+            return false
+        }
+        return crosses
+    }
+
+    /// Calls `body` with the fraction along a → b of each edge it meets, in edge order, until
+    /// `body` returns false.
+    @inline(__always)
+    private func forEachCrossing(from a: Position, to b: Position, _ body: (Double) -> Bool) {
+        ends.withUnsafeBufferPointer { e in
+            for start in Swift.stride(from: 0, to: e.count, by: Self.endStride) {
+                let r = Position(lon: e[start + End.ax.rawValue], lat: e[start + End.ay.rawValue])
+                let s = Position(lon: e[start + End.bx.rawValue], lat: e[start + End.by.rawValue])
+                if let fraction = Self.intersection(a, b, r, s), !body(fraction) { return }
+            }
+        }
     }
 }
 
