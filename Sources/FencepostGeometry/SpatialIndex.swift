@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A static R-tree over envelopes, answering "which items' boxes touch this box".
 ///
 /// Packed once by Sort-Tile-Recursive (boxes sorted into vertical slices by centre x, each slice
@@ -29,7 +31,7 @@ public struct SpatialIndex: Sendable {
     /// Builds the index over `envelopes`; item `i` is `envelopes[i]`.
     public init(envelopes: [Envelope]) {
         count = envelopes.count
-        let packed = Self.tileOrder(Array(envelopes.indices)) { envelopes[$0] }
+        let packed = Self.tileOrder(envelopes)
         itemIndices = packed
         itemBoxes = packed.map { envelopes[$0] }
         var levels: [[Node]] = []
@@ -41,7 +43,7 @@ public struct SpatialIndex: Sendable {
                 return Node(box: box, children: Int32(start)..<Int32(end))
             }
             // A level's nodes are tiled in turn; each keeps its own range of children.
-            let level = Self.tileOrder(grouped) { $0.box }
+            let level = Self.tileOrder(grouped.map(\.box)).map { grouped[$0] }
             levels.append(level)
             below = level.map(\.box)
         }
@@ -85,19 +87,52 @@ public struct SpatialIndex: Sendable {
         }
     }
 
-    /// Sort-Tile-Recursive order: by centre x into slices of about √(n / fanout) groups each,
-    /// each slice by centre y, so consecutive runs of `fanout` are compact tiles.
-    private static func tileOrder<Element>(_ elements: [Element], box: (Element) -> Envelope) -> [Element] {
-        let groups = (elements.count + fanout - 1) / fanout
+    /// Sort-Tile-Recursive order of `boxes`, as their positions: by centre x into slices of
+    /// about √(n / fanout) groups each, each slice by centre y, so consecutive runs of `fanout`
+    /// are compact tiles. The centres are worked out once and sorted beside their positions (not
+    /// looked up through the positions at every comparison), and the slices are sorted across
+    /// the cores when there are many boxes (a million regions' sorts were 0.4 s of a service's
+    /// start-up, on one core). Boxes with the same centre may come in any order: a
+    /// query's answer is sorted, whatever the tree's shape.
+    private static func tileOrder(_ boxes: [Envelope]) -> [Int] {
+        let groups = (boxes.count + fanout - 1) / fanout
         let slices = max(1, Int(Double(groups).squareRoot().rounded(.up)))
-        let perSlice = ((groups + slices - 1) / slices) * fanout
-        func centre(_ element: Element) -> (x: Double, y: Double) {
-            let envelope = box(element)
-            return ((envelope.minX + envelope.maxX) / 2, (envelope.minY + envelope.maxY) / 2)
+        let perSlice = max(((groups + slices - 1) / slices) * fanout, 1)
+        var centres = boxes.enumerated().map { position, box in
+            Centre(x: (box.minX + box.maxX) / 2, y: (box.minY + box.maxY) / 2, position: Int32(position))
         }
-        let byX = elements.sorted { centre($0).x < centre($1).x }
-        return stride(from: 0, to: byX.count, by: max(perSlice, 1)).flatMap { start in
-            byX[start..<min(start + perSlice, byX.count)].sorted { centre($0).y < centre($1).y }
+        centres.sort { $0.x < $1.x }
+        let starts = Array(stride(from: 0, to: centres.count, by: perSlice))
+        centres.withUnsafeMutableBufferPointer { buffer in
+            let shared = SharedSlices(buffer: buffer)
+            let sortSlice = { @Sendable (number: Int) in
+                let start = starts[number]
+                var slice = UnsafeMutableBufferPointer(
+                    rebasing: shared.buffer[start..<min(start + perSlice, shared.buffer.count)])
+                slice.sort { $0.y < $1.y }
+            }
+            if boxes.count >= parallelBelow {
+                DispatchQueue.concurrentPerform(iterations: starts.count, execute: sortSlice)
+            } else {
+                starts.indices.forEach(sortSlice)
+            }
         }
+        return centres.map { Int($0.position) }
+    }
+
+    /// Fewer boxes than this are tiled on the calling thread.
+    static let parallelBelow = 16_384
+
+    /// A box's centre and its position in the array tiled.
+    private struct Centre {
+        var x: Double
+        var y: Double
+        var position: Int32
+    }
+
+    /// The centres' storage, lent to the slices' sorts for the duration of one
+    /// `concurrentPerform`: each sort writes only its own slice, and none outlives the call.
+    private struct SharedSlices: @unchecked Sendable {
+        let buffer: UnsafeMutableBufferPointer<Centre>
     }
 }

@@ -9,7 +9,7 @@ import Testing
 /// An apply of several chunks (each encoded while the one before is written) writes every
 /// region and its outbox row, in id order, each row keyed by an edit of its own; the regions
 /// read back in batches (each read while the next is fetched) are the same, in the same order,
-/// and a corrupt one in a later batch is named.
+/// with their versions or alone, and a corrupt one in a later batch is named.
 @Suite struct RegionApplyChunksTests {
     @Test func aSetOfSeveralChunksIsWrittenWholeAndInOrder() async throws {
         let store = try await TestStores.fresh()
@@ -25,6 +25,9 @@ import Testing
         let plan = try await store.applyRegions(regions)
         #expect(plan.summary == "20000 to add, 0 to update, 0 to remove, 0 unchanged")
         #expect(try await store.monitoredRegions().map(\.region) == regions)
+        // The regions alone (what a monitor is built from) are read the same way.
+        #expect(try await store.regions() == regions)
+        #expect(try await store.monitoredRegionsAndRevision().regions == regions)
 
         let outbox = try await store.read { tx in
             try await tx.rows(
@@ -46,5 +49,7 @@ import Testing
         }
         let error = await #expect(throws: StoreError.self) { try await store.monitoredRegions() }
         #expect(error.map { "\($0)".contains("stored region r17000 cannot be read") } == true)
+        let alone = await #expect(throws: StoreError.self) { try await store.regions() }
+        #expect(alone.map { "\($0)".contains("stored region r17000 cannot be read") } == true)
     }
 }

@@ -64,7 +64,9 @@ public final class Monitor {
         context: GEOSContext = GEOSContext()
     ) throws {
         self.settings = settings
-        let enabled = regions.filter(\.settings.enabled)
+        // When every region is enabled (the usual case) the caller's array is shared, not copied:
+        // a million regions' copy was 0.25 GiB more at a service's start-up.
+        let enabled = regions.allSatisfy(\.settings.enabled) ? regions : regions.filter(\.settings.enabled)
         self.ids = enabled.map(\.id)
         self.regionSettings = enabled.map { settings.resolved(for: $0) }
         self.areas = try Self.compile(enabled.map(\.shape), context: context)

@@ -4,7 +4,7 @@ extension FeatureReader {
     /// `schedule`: `{"tz": IANA zone, "weekly": [{"days": ["mo", ...], "from": "HH:MM", "to":
     /// "HH:MM"}, ...], "except": ["YYYY-MM-DD", ...]}`. Every problem is reported with the
     /// entry it is in.
-    mutating func readSchedule(_ properties: [String: JSONValue]) -> RegionSchedule? {
+    mutating func readSchedule(_ properties: FeatureProperties) -> RegionSchedule? {
         let value: [String: JSONValue]
         switch properties["schedule"] {
         case nil, .null?: return nil

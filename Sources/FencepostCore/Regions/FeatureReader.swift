@@ -38,10 +38,10 @@ struct FeatureReader {
             problems.append(.malformedFeature("its type must be \"Feature\""))
             return nil
         }
-        let properties: [String: JSONValue]
+        let properties: FeatureProperties
         switch feature["properties"] {
-        case nil, .null?: properties = [:]
-        case .object(let members)?: properties = members
+        case nil, .null?: properties = FeatureProperties([:])
+        case .object(let members)?: properties = FeatureProperties(members)
         case let other?:
             problems.append(.malformedFeature("properties must be an object, found a JSON \(other.typeName)"))
             return nil
@@ -56,12 +56,12 @@ struct FeatureReader {
         guard problems.isEmpty, let id, let shape else { return nil }
         return Region(
             id: id, name: name, tags: tags, shape: shape, settings: settings, audience: audience,
-            extraProperties: properties.filter { !Self.knownProperties.contains($0.key) })
+            extraProperties: properties.members.filter { !Self.knownProperties.contains($0.key) })
     }
 
     // MARK: - Identity and settings
 
-    private mutating func readID(_ properties: [String: JSONValue]) -> String? {
+    private mutating func readID(_ properties: FeatureProperties) -> String? {
         guard let raw = properties["id"] ?? feature["id"], let text = Self.idText(raw) else {
             problems.append(.missingID)
             return nil
@@ -94,7 +94,7 @@ struct FeatureReader {
         }
     }
 
-    private mutating func readName(_ properties: [String: JSONValue]) -> String? {
+    private mutating func readName(_ properties: FeatureProperties) -> String? {
         switch properties["name"] {
         case nil, .null?: return nil
         case .string(let name)?: return name
@@ -104,7 +104,7 @@ struct FeatureReader {
         }
     }
 
-    private mutating func readTags(_ properties: [String: JSONValue]) -> [String] {
+    private mutating func readTags(_ properties: FeatureProperties) -> [String] {
         switch properties["tags"] {
         case nil, .null?: return []
         case .array(let items)?:
@@ -118,7 +118,7 @@ struct FeatureReader {
 
     /// `devices` (ids or patterns) or `groups` (names): an array of non-empty strings, each
     /// at most 200 bytes and without control characters.
-    private mutating func readSelectors(_ properties: [String: JSONValue], _ name: String) -> [String] {
+    private mutating func readSelectors(_ properties: FeatureProperties, _ name: String) -> [String] {
         switch properties[name] {
         case nil, .null?: return []
         case .array(let items)?:
@@ -135,7 +135,7 @@ struct FeatureReader {
         return []
     }
 
-    private mutating func readSettings(_ properties: [String: JSONValue]) -> RegionSettings {
+    private mutating func readSettings(_ properties: FeatureProperties) -> RegionSettings {
         var settings = RegionSettings()
         settings.hysteresis = readNumber(properties, "hysteresis", allowZero: true, limit: RegionLimits.hysteresis)
         settings.dwell = readNumber(properties, "dwell", allowZero: false, limit: RegionLimits.dwell)
@@ -185,7 +185,7 @@ struct FeatureReader {
     }
 
     private mutating func readNumber(
-        _ properties: [String: JSONValue], _ name: String, allowZero: Bool, limit: RegionLimits.Limit
+        _ properties: FeatureProperties, _ name: String, allowZero: Bool, limit: RegionLimits.Limit
     ) -> Double? {
         switch properties[name] {
         case nil, .null?:
@@ -206,7 +206,7 @@ struct FeatureReader {
 
     // MARK: - Geometry
 
-    private mutating func readShape(_ properties: [String: JSONValue], context: GEOSContext, validating: Bool)
+    private mutating func readShape(_ properties: FeatureProperties, context: GEOSContext, validating: Bool)
         -> RegionShape?
     {
         if let storedGeometry { return readShape(stored: storedGeometry, properties, context: context) }
@@ -256,7 +256,7 @@ struct FeatureReader {
 
     /// The shape of a stored geometry: its positions as they were checked when applied, its
     /// radius or buffer read from the properties as a feature's are.
-    private mutating func readShape(stored geometry: Shape, _ properties: [String: JSONValue], context: GEOSContext)
+    private mutating func readShape(stored geometry: Shape, _ properties: FeatureProperties, context: GEOSContext)
         -> RegionShape?
     {
         switch geometry {
@@ -278,7 +278,7 @@ struct FeatureReader {
 
     /// A LineString with `buffer` metres: a corridor. Two positions at least, not all the same.
     private mutating func readCorridor(
-        _ coordinates: JSONValue, _ properties: [String: JSONValue], context: GEOSContext
+        _ coordinates: JSONValue, _ properties: FeatureProperties, context: GEOSContext
     )
         -> RegionShape?
     {
@@ -305,7 +305,7 @@ struct FeatureReader {
         }
     }
 
-    private mutating func readBuffer(_ properties: [String: JSONValue]) -> Double? {
+    private mutating func readBuffer(_ properties: FeatureProperties) -> Double? {
         switch properties["buffer"] {
         case nil, .null?:
             problems.append(
@@ -324,7 +324,7 @@ struct FeatureReader {
         return nil
     }
 
-    private mutating func readRadius(_ properties: [String: JSONValue]) -> Double? {
+    private mutating func readRadius(_ properties: FeatureProperties) -> Double? {
         switch properties["radius"] {
         case nil, .null?:
             problems.append(.missingRadius)

@@ -37,7 +37,7 @@ let visitColumns = "id, device, region, entered_ms, entered_at, exited_ms, exite
 extension Store: EventReading {
     /// The monitored regions (``EventReading``).
     package func regions() async throws -> [Region] {
-        try await monitoredRegions().map(\.region)
+        try await read { try await Self.regions($0) }
     }
 
     /// Calls `body` for each matching event in time order, reading in one snapshot without

@@ -46,7 +46,7 @@ package final class IngestTransaction {
 
     /// The monitored regions (enabled ones), as the monitor is built from them.
     package func monitoredRegions() async throws -> [Region] {
-        try await use { try await Store.monitoredRegions($0).map(\.region) }
+        try await use { try await Store.regions($0) }
     }
 
     /// The roster, whose groups the regions' selectors name.

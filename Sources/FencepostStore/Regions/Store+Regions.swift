@@ -30,9 +30,26 @@ extension Store {
     /// read a batch at a time, each batch read into regions while the next is fetched: only
     /// two batches' rows are held at once, not a million.
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
-        var regions: [MonitoredRegion] = []
+        try await storedRegions(tx) { region, row in
+            MonitoredRegion(
+                region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
+        }
+    }
+
+    /// The stored regions alone, read as ``monitoredRegions(_:)`` reads them: what a monitor is
+    /// built from. A million regions are not read with their versions and then copied out
+    /// of them (the two arrays were 0.5 GiB of a service's start-up at once).
+    static func regions(_ tx: any SQLTransaction) async throws -> [Region] {
+        try await storedRegions(tx) { region, _ in region }
+    }
+
+    /// Every stored region made into an `Item` with its row, in id order.
+    private static func storedRegions<Item: Sendable>(
+        _ tx: any SQLTransaction, _ make: @escaping @Sendable (Region, SQLRow) -> Item
+    ) async throws -> [Item] {
+        var regions: [Item] = []
         var batch: [SQLRow] = []
-        var inFlight: BackgroundWork<[Result<MonitoredRegion, StoreError>]>?
+        var inFlight: BackgroundWork<[Result<Item, StoreError>]>?
         try await tx.forEachRow(
             """
             SELECT id, compact, CASE WHEN compact IS NULL THEN feature END AS feature, version, created_at, updated_at
@@ -43,12 +60,12 @@ extension Store {
             guard batch.count == readingBatch else { return }
             let rows = batch
             batch = []
-            let next = BackgroundWork { monitoredRegions(rows: rows) }
+            let next = BackgroundWork { storedRegions(rows: rows, make) }
             if let inFlight { regions.append(contentsOf: try inFlight.wait().map { try $0.get() }) }
             inFlight = next
         }
         if let inFlight { regions.append(contentsOf: try inFlight.wait().map { try $0.get() }) }
-        regions.append(contentsOf: try monitoredRegions(rows: batch).map { try $0.get() })
+        regions.append(contentsOf: try storedRegions(rows: batch, make).map { try $0.get() })
         return regions
     }
 
@@ -56,9 +73,11 @@ extension Store {
     private static let readingBatch = 8192
 
     /// `rows` read into regions (across the cores when many), in row order.
-    private static func monitoredRegions(rows: [SQLRow]) -> [Result<MonitoredRegion, StoreError>] {
+    private static func storedRegions<Item: Sendable>(
+        rows: [SQLRow], _ make: @escaping @Sendable (Region, SQLRow) -> Item
+    ) -> [Result<Item, StoreError>] {
         ParallelMap.map(rows, serialBelow: 512, state: { RegionConfigParser() }) {
-            (parser: inout RegionConfigParser, row: SQLRow) -> Result<MonitoredRegion, StoreError> in
+            (parser: inout RegionConfigParser, row: SQLRow) -> Result<Item, StoreError> in
             let id: String = row["id"]
             do throws(RegionConfigError) {
                 let region: Region
@@ -69,10 +88,7 @@ extension Store {
                         fromFeature: Data((row["feature"] as String).utf8), source: "stored region \(id)",
                         validatingGeometry: false)
                 }
-                return .success(
-                    MonitoredRegion(
-                        region: region, version: row["version"], createdAt: row["created_at"],
-                        updatedAt: row["updated_at"]))
+                return .success(make(region, row))
             } catch {
                 return .failure(StoreError.corruptRegion(id: id, issues: error.issues.map(\.description)))
             }
@@ -169,7 +185,7 @@ extension Store {
         let timestamp = Timestamp.format(now)
         return try await write { tx in
             try await tx.dialect.lock("regions", in: tx)
-            let desired = try await edit { try await Self.monitoredRegions(tx).map(\.region) }
+            let desired = try await edit { try await Self.regions(tx) }
             return try await apply(desired, timestamp: timestamp, origin: .local, tx: tx)
         }
     }
@@ -411,7 +427,7 @@ extension Store {
     ) {
         try await read { tx in
             (
-                try await Self.monitoredRegions(tx).map(\.region), try await Self.roster(tx),
+                try await Self.regions(tx), try await Self.roster(tx),
                 try await Self.regionsRevision(tx)
             )
         }
