@@ -27,14 +27,14 @@ extension DeviceState {
             json.member("lastFix", monitor.lastFix, Self.write)
             json.member("memberships") { json in
                 for (region, membership) in monitor.memberships {
-                    json.member(region) { Self.write(membership, to: &$0) }
+                    json.member(region: region) { Self.write(membership, to: &$0) }
                 }
             }
             // Written only when there are some: states without are stored as before.
             if !monitor.speeding.isEmpty {
                 json.member("speeding") { json in
                     for (region, episode) in monitor.speeding {
-                        json.member(region) { Self.write(episode, to: &$0) }
+                        json.member(region: region) { Self.write(episode, to: &$0) }
                     }
                 }
             }
@@ -53,10 +53,10 @@ extension DeviceState {
         json.member("phase", .string(membership.phase.rawValue))
         json.member("enter") { write(membership.enter, to: &$0) }
         json.member("outward", membership.outward, write)
-        json.member("armed", .bool(membership.armed))
-        json.member("dwellEmitted", .bool(membership.dwellEmitted))
+        json.member("armed", membership.armed)
+        json.member("dwellEmitted", membership.dwellEmitted)
         // Written only once it is true: states without overstays are stored as before.
-        if membership.overstayEmitted { json.member("overstayEmitted", .bool(true)) }
+        if membership.overstayEmitted { json.member("overstayEmitted", true) }
         // Only while an enter of a dense trace waits, and for a visit of one fix inside so far.
         json.member("denseFrom", membership.denseFrom, write)
         if membership.insideFixes < 2 { json.member("insideFixes", Double(membership.insideFixes)) }
@@ -82,42 +82,76 @@ extension DeviceState {
     }
 }
 
-/// Writes nested JSON objects member by member, without building a tree.
+/// Writes nested JSON objects member by member, without building a tree. Names written as
+/// literals are the state's own keys (plain ASCII, copied as they are); region ids are escaped.
 private struct JSONObjectWriter {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var bytes: [UInt8] = {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512)
+        bytes.append(UInt8(ascii: "{"))
+        return bytes
+    }()
     private var first = true
 
-    var text: String { String(decoding: bytes + [UInt8(ascii: "}")], as: UTF8.self) }
+    var text: String {
+        var bytes = bytes
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
-    private mutating func key(_ name: String) {
+    private mutating func separate() {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
-        JSONValue.string(name).write(to: &bytes)
+    }
+
+    private mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
     }
 
-    mutating func member(_ name: String, _ value: JSONValue) {
+    mutating func member(_ name: StaticString, _ value: JSONValue) {
         key(name)
         value.write(to: &bytes)
     }
 
+    mutating func member(_ name: StaticString, _ flag: Bool) {
+        key(name)
+        bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+    }
+
     /// A number member, left out when nil.
-    mutating func member(_ name: String, _ number: Double?) {
+    mutating func member(_ name: StaticString, _ number: Double?) {
         if let number { member(name, .number(number)) }
     }
 
     /// An object member whose members `body` writes.
-    mutating func member(_ name: String, _ body: (inout JSONObjectWriter) -> Void) {
+    mutating func member(_ name: StaticString, _ body: (inout JSONObjectWriter) -> Void) {
         key(name)
+        object(body)
+    }
+
+    /// An object member named by a region id, whose members `body` writes.
+    mutating func member(region: String, _ body: (inout JSONObjectWriter) -> Void) {
+        separate()
+        JSONValue.string(region).write(to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        object(body)
+    }
+
+    /// An object member written by `write`, left out when `value` is nil.
+    mutating func member<Value>(_ name: StaticString, _ value: Value?, _ write: (Value, inout JSONObjectWriter) -> Void)
+    {
+        if let value { member(name) { write(value, &$0) } }
+    }
+
+    private mutating func object(_ body: (inout JSONObjectWriter) -> Void) {
         bytes.append(UInt8(ascii: "{"))
         first = true
         body(&self)
         bytes.append(UInt8(ascii: "}"))
         first = false
-    }
-
-    /// An object member written by `write`, left out when `value` is nil.
-    mutating func member<Value>(_ name: String, _ value: Value?, _ write: (Value, inout JSONObjectWriter) -> Void) {
-        if let value { member(name) { write(value, &$0) } }
     }
 }
