@@ -39,7 +39,7 @@ extension DeviceState {
                 }
             }
         }
-        return json.text
+        return json.finish()
     }
 
     private static func write(_ point: FixPoint, to json: inout JSONObjectWriter) {
@@ -93,8 +93,9 @@ private struct JSONObjectWriter {
     }()
     private var first = true
 
-    var text: String {
-        var bytes = bytes
+    /// The object closed, as text: its bytes are closed in place, not copied first (a copy of
+    /// `bytes` taken to append to would be a second buffer of them).
+    mutating func finish() -> String {
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
     }
