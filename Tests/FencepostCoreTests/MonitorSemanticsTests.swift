@@ -276,4 +276,26 @@ import Testing
         // it; so does the default 5 s (confirmed by depth at 61 s).
         #expect(try summary(50, accuracy: 5, region: RegionSettings(enterDelay: 0)) == Self.twoVisits)
     }
+
+    /// A membership is stored in a byte-saving order (a copy of it is a few moves, no call),
+    /// but reads and writes as it always did: the same keys, the inside count as a number,
+    /// and back to the same value.
+    @Test func membershipKeepsItsSavedForm() throws {
+        let membership = Membership(
+            phase: .inside, enter: Crossing(time: 10, flags: .gap, position: Position(lon: 8.5, lat: 47.3)),
+            outward: Crossing(time: 20, flags: []), armed: true, dwellEmitted: false, overstayEmitted: true,
+            denseFrom: FixPoint(time: 9, lat: 47.3, lon: 8.49, accuracy: 12), insideFixes: 1)
+        let text = String(decoding: try JSONEncoder().encode(membership), as: UTF8.self)
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        #expect(
+            Set(object?.keys.map { $0 } ?? [])
+                == [
+                    "phase", "enter", "outward", "armed", "dwellEmitted", "overstayEmitted", "denseFrom", "insideFixes",
+                ],
+            "\(text)")
+        #expect(object?["insideFixes"] as? Int == 1, "\(text)")
+        #expect(object?["phase"] as? String == "inside", "\(text)")
+        #expect(try JSONDecoder().decode(Membership.self, from: Data(text.utf8)) == membership)
+        #expect(MemoryLayout<Membership?>.size <= 128)
+    }
 }
