@@ -12,13 +12,28 @@
 /// Each cell is one 64-bit word, the count in its low byte and up to seven edge numbers in the
 /// others, so a lookup reads one word. The words are allocated at the polygon's first lookup
 /// (2 KiB each: most regions of a large set are never near a given trace), and the edges are
-/// kept from then on (at most 8 KiB more), so working a cell out projects nothing again. A
+/// kept from then on (at most 14 KiB more), so working a cell out projects nothing again. A
 /// class holding that memory itself, so a lookup retains nothing. Not thread-safe: it belongs
 /// to one monitor, used from one thread.
 final class NearestEdgeGrid {
-    /// An edge in local metres.
+    /// An edge in local metres: its ends, and its direction with the inverse of its length
+    /// squared (0 for a point), so that a distance from a cell's centre divides nothing.
     struct Edge {
         var ax, ay, bx, by: Double
+        var dx, dy, inverseLengthSquared: Double
+
+        init(ax: Double, ay: Double, bx: Double, by: Double) {
+            let (dx, dy) = (bx - ax, by - ay)
+            let lengthSquared = dx * dx + dy * dy
+            self.init(
+                ax: ax, ay: ay, bx: bx, by: by, dx: dx, dy: dy,
+                inverseLengthSquared: lengthSquared > 0 ? 1 / lengthSquared : 0)
+        }
+
+        init(ax: Double, ay: Double, bx: Double, by: Double, dx: Double, dy: Double, inverseLengthSquared: Double) {
+            (self.ax, self.ay, self.bx, self.by) = (ax, ay, bx, by)
+            (self.dx, self.dy, self.inverseLengthSquared) = (dx, dy, inverseLengthSquared)
+        }
     }
 
     /// The cells cover the polygon's bounding box widened by this many metres on every side:
@@ -136,8 +151,11 @@ final class NearestEdgeGrid {
                 // with a margin far wider than the rounding of either side) are measured.
                 let within = (reach + halfDiagonal) * (1 + 1e-9)
                 let withinSquared = within * within
+                // Compared squared: no square root per edge measured (the reach's margin is far
+                // wider than the rounding of either side).
+                let reachSquared = reach * reach
                 for number in edges.indices where fromCentreSquared[number] <= withinSquared {
-                    guard bounds.distance(to: edges[number]) <= reach else { continue }
+                    guard bounds.distanceSquared(to: edges[number]) <= reachSquared else { continue }
                     guard count < UInt64(Self.maximumListed) else { return Self.everyEdge }
                     count += 1
                     word |= UInt64(number) << (8 * count)
@@ -159,20 +177,20 @@ final class NearestEdgeGrid {
                 Self.pointToSegment(minX, maxY, edge), Self.pointToSegment(maxX, maxY, edge))
         }
 
-        /// The smallest distance from a point of the cell to the edge: 0 when they meet, else
-        /// attained at a corner of the cell or an end of the edge.
-        func distance(to edge: Edge) -> Double {
+        /// The square of the smallest distance from a point of the cell to the edge: 0 when
+        /// they meet, else attained at a corner of the cell or an end of the edge.
+        func distanceSquared(to edge: Edge) -> Double {
             if meets(edge) { return 0 }
             return min(
-                Self.pointToSegment(minX, minY, edge), Self.pointToSegment(maxX, minY, edge),
-                Self.pointToSegment(minX, maxY, edge), Self.pointToSegment(maxX, maxY, edge),
-                distance(toPoint: edge.ax, edge.ay), distance(toPoint: edge.bx, edge.by))
+                Self.pointToSegmentSquared(minX, minY, edge), Self.pointToSegmentSquared(maxX, minY, edge),
+                Self.pointToSegmentSquared(minX, maxY, edge), Self.pointToSegmentSquared(maxX, maxY, edge),
+                distanceSquared(toPoint: edge.ax, edge.ay), distanceSquared(toPoint: edge.bx, edge.by))
         }
 
-        private func distance(toPoint x: Double, _ y: Double) -> Double {
+        private func distanceSquared(toPoint x: Double, _ y: Double) -> Double {
             let dx = max(minX - x, 0, x - maxX)
             let dy = max(minY - y, 0, y - maxY)
-            return (dx * dx + dy * dy).squareRoot()
+            return dx * dx + dy * dy
         }
 
         /// Whether the edge touches the rectangle: clips the segment's parameter range to each
@@ -197,14 +215,15 @@ final class NearestEdgeGrid {
             pointToSegmentSquared(x, y, edge).squareRoot()
         }
 
+        /// The squared distance from a point to an edge, by the edge's inverse length: no
+        /// division and no branch. Its rounding differs from the region's own distances, which
+        /// is why every bound it enters carries a margin far wider than that.
         @inline(__always)
         static func pointToSegmentSquared(_ x: Double, _ y: Double, _ edge: Edge) -> Double {
-            let dx = edge.bx - edge.ax
-            let dy = edge.by - edge.ay
-            let lengthSquared = dx * dx + dy * dy
-            let t = lengthSquared > 0 ? min(max(((x - edge.ax) * dx + (y - edge.ay) * dy) / lengthSquared, 0), 1) : 0
-            let ex = edge.ax + t * dx - x
-            let ey = edge.ay + t * dy - y
+            let along = ((x - edge.ax) * edge.dx + (y - edge.ay) * edge.dy) * edge.inverseLengthSquared
+            let t = along > 1 ? 1 : (along < 0 ? 0 : along)
+            let ex = edge.ax + t * edge.dx - x
+            let ey = edge.ay + t * edge.dy - y
             return ex * ex + ey * ey
         }
     }

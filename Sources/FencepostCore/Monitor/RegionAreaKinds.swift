@@ -131,8 +131,11 @@ final class EdgeListArea: RegionArea {
         Swift.stride(from: 0, to: metric.count, by: metricStride).map { start in
             let x = metric[start + Metric.x.rawValue]
             let y = metric[start + Metric.y.rawValue]
+            let dx = metric[start + Metric.dx.rawValue]
+            let dy = metric[start + Metric.dy.rawValue]
             return NearestEdgeGrid.Edge(
-                ax: x, ay: y, bx: x + metric[start + Metric.dx.rawValue], by: y + metric[start + Metric.dy.rawValue])
+                ax: x, ay: y, bx: x + dx, by: y + dy, dx: dx, dy: dy,
+                inverseLengthSquared: metric[start + Metric.inverseLengthSquared.rawValue])
         }
     }
 
