@@ -196,6 +196,10 @@ final class NearestEdgeGrid {
         /// Whether the edge touches the rectangle: clips the segment's parameter range to each
         /// side's half-plane in turn (Liang–Barsky).
         private func meets(_ edge: Edge) -> Bool {
+            // Most edges measured lie beside the cell, not across it: their box tells.
+            guard max(edge.ax, edge.bx) >= minX, min(edge.ax, edge.bx) <= maxX, max(edge.ay, edge.by) >= minY,
+                min(edge.ay, edge.by) <= maxY
+            else { return false }
             let dx = edge.bx - edge.ax
             let dy = edge.by - edge.ay
             var low = 0.0
