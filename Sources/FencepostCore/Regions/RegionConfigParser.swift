@@ -236,13 +236,23 @@ public final class RegionConfigParser {
             inFlight = reading
         }
 
-        /// Every feature added, read.
+        /// Every feature added, read: the last batch across the cores too when it is large
+        /// enough to pay for their GEOS contexts (a file of a thousand regions, as `scan` reads,
+        /// is all last batch).
         mutating func finish() {
             collectInFlight()
-            let context = parser.context
-            take(batch.map { Self.read($0, text: text, context) })
+            let text = self.text
+            if batch.count >= Self.parallelFrom {
+                take(ParallelMap.map(batch, serialBelow: 0, state: { GEOSContext() }) { Self.read($1, text: text, $0) })
+            } else {
+                let context = parser.context
+                take(batch.map { Self.read($0, text: text, context) })
+            }
             batch = []
         }
+
+        /// The fewest features in a last batch read across the cores.
+        static let parallelFrom = 256
 
         /// Waits for the batch in flight and takes its outcomes.
         private mutating func collectInFlight() {
