@@ -164,6 +164,8 @@ final class PostgresTransaction: SQLTransaction {
         PostgresEventWriter(now: now, transaction: self)
     }
 
+    var writesInputsTogether: Bool { true }
+
     /// Runs a statement whose values are bound a column at a time (``PostgresColumns``), written
     /// with its placeholders numbered (`$1`, `$2`, ...); returns how many rows it changed.
     @discardableResult
