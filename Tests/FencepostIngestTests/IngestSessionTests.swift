@@ -265,6 +265,44 @@ import Testing
         #expect(groupedOutbox.contains { $0.hasSuffix(":v2") })
     }
 
+    /// A request large enough to write batches of its own in a group of small ones: the small
+    /// requests' events held before it are written first, in order, and every request gets its
+    /// own events, as when each is committed alone.
+    @Test func aLargeRequestAmongSmallOnesInAGroupGetsItsOwnEvents() async throws {
+        func requests(_ laps: [Fix]) -> [[Fix]] {
+            var requests: [[Fix]] = []
+            var start = 0
+            for size in Array(repeating: 3, count: 30) + [12_000] + Array(repeating: 3, count: 30) {
+                requests.append(Array(laps[start..<start + size]))
+                start += size
+            }
+            return requests
+        }
+        func outbox(_ store: Store) async throws -> [String] {
+            try await store.claimPushBatch(limit: 100_000, maxBytes: 1 << 40).map(\.mutation)
+                .filter { $0.entity != .region }.map(\.key)
+        }
+        let alone = try await TestStores.fresh()
+        defer { TestStores.closeLater(alone) }
+        let aloneRequests = requests(try await lapsPastManyCircles(alone))
+        let single = try await IngestSession(store: alone)
+        var aloneEvents: [[String]] = []
+        for request in aloneRequests {
+            aloneEvents += try await single.ingest(batches: [request]).map { $0.events.map(\.id) }
+        }
+
+        let grouped = try await TestStores.fresh()
+        defer { TestStores.closeLater(grouped) }
+        let groupRequests = requests(try await lapsPastManyCircles(grouped))
+        let outcomes = try await IngestSession(store: grouped).ingest(batches: groupRequests)
+
+        #expect(outcomes.map { $0.events.map(\.id) } == aloneEvents)
+        #expect(aloneEvents[30].count > 1_000 && aloneEvents[..<30].count(where: { !$0.isEmpty }) > 1)
+        #expect(try await events(grouped) == (try await events(alone)))
+        #expect(try await visits(grouped) == (try await visits(alone)))
+        #expect(try await outbox(grouped) == (try await outbox(alone)))
+    }
+
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }
