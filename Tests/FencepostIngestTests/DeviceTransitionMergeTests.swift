@@ -137,6 +137,38 @@ import Testing
         #expect(after.events.allSatisfy { $0.hasSuffix("2023-11-14T22:14:00.000Z") })
     }
 
+    /// A group whose requests hold a reporting device's enter and exit in two requests, beside
+    /// another device's, is written request by request, each merged as it comes (on PostgreSQL
+    /// too, where a group's requests are otherwise written together): the same events and
+    /// visits as the requests committed one at a time, each answered with its own events, in
+    /// their merged visits.
+    @Test func aGroupWithAReportingDeviceIsWrittenRequestByRequest() async throws {
+        let (bus, tram) = (grid.walk(), grid.walk(device: "tram"))
+        let requests = [Array(bus[..<100]), Array(tram[..<100]), Array(bus[100...]), Array(tram[100...])]
+        var answers: [[[String]]] = []
+        var results: [(events: [String], visits: [String])] = []
+        for together in [false, true] {
+            let store = try await store()
+            defer { TestStores.closeLater(store) }
+            _ = try await store.write([report(.enter, at: 40)])
+            let session = try await IngestSession(store: store)
+            var outcomes: [BatchOutcome] = []
+            if together {
+                outcomes = try await session.ingest(batches: requests)
+            } else {
+                for request in requests { outcomes += try await session.ingest(batches: [request]) }
+            }
+            answers.append(outcomes.map { $0.events.map(\.visitID) })
+            results.append(try await contents(store))
+        }
+        #expect(answers[1] == answers[0])
+        #expect(results[1].events == results[0].events)
+        #expect(results[1].visits == results[0].visits)
+        let visit = DeterministicID.visit(device: "bus", region: "home", enteredAt: start + 40)
+        #expect(answers[0][0] == [visit] && answers[0][2] == [visit])
+        #expect(answers[0][1].count == 1 && answers[0][3].count == 1)
+    }
+
     @Test func removingTheRegionClosesAVisitOnlyTheDeviceReported() async throws {
         let store = try await store()
         defer { TestStores.closeLater(store) }

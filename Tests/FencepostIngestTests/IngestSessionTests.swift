@@ -206,6 +206,103 @@ import Testing
         #expect(try await grouped.historyStats().fixes == walks[0].count * devices.count)
     }
 
+    /// A group's requests write their events together where the store writes inputs together
+    /// (PostgreSQL: one set of statements for the group, not one per request), and each request
+    /// still gets exactly its own new events: request for request those of requests committed
+    /// one at a time, with the same events, visits and outbox rows, in the same order. Three
+    /// devices take turns through a row of circles, so visits open in one request of a group
+    /// and close in a later one (or in a later group); a request sent twice in a row (a
+    /// client's retry) gets nothing the second time.
+    @Test func eachRequestOfAGroupGetsItsOwnEvents() async throws {
+        let devices = ["bus", "tram", "ferry"]
+        let regions = (0..<14).map { grid.circle("c\($0)", x: -280 + Double($0) * 40, radius: 8) }
+        var requests: [[Fix]] = []
+        let walks = devices.map { grid.walk(device: $0) }
+        var index = 0
+        while index < walks[0].count {
+            let end = min(index + 1 + requests.count % 2, walks[0].count)
+            for walk in walks { requests.append(Array(walk[index..<end])) }
+            if requests.count % 7 == 0 { requests.append(requests[requests.count - 1]) }
+            index = end
+        }
+        func outbox(_ store: Store) async throws -> [String] {
+            try await store.claimPushBatch(limit: 100_000, maxBytes: 1 << 40).map(\.mutation)
+                .filter { $0.entity != .region }.map(\.key)
+        }
+
+        let alone = try await TestStores.fresh()
+        defer { TestStores.closeLater(alone) }
+        try await alone.applyRegions(regions)
+        let single = try await IngestSession(store: alone)
+        var aloneEvents: [[String]] = []
+        for request in requests {
+            aloneEvents += try await single.ingest(batches: [request]).map { $0.events.map(\.id) }
+        }
+
+        let grouped = try await TestStores.fresh()
+        defer { TestStores.closeLater(grouped) }
+        try await grouped.applyRegions(regions)
+        let session = try await IngestSession(store: grouped)
+        var groupedEvents: [[String]] = []
+        for start in stride(from: 0, to: requests.count, by: 25) {
+            let group = Array(requests[start..<min(start + 25, requests.count)])
+            let outcomes = try await session.ingest(batches: group)
+            #expect(outcomes.count == group.count)
+            groupedEvents += outcomes.map { $0.events.map(\.id) }
+        }
+
+        #expect(groupedEvents == aloneEvents)
+        #expect(aloneEvents.joined().count > 50, "\(aloneEvents.joined().count)")
+        // Groups where more than one request has events: the ones written together.
+        let groupsWithSeveral = stride(from: 0, to: requests.count, by: 25).filter { start in
+            aloneEvents[start..<min(start + 25, requests.count)].count(where: { !$0.isEmpty }) > 1
+        }
+        #expect(groupsWithSeveral.count > 5, "\(groupsWithSeveral.count)")
+        #expect(try await events(grouped) == (try await events(alone)))
+        #expect(try await visits(grouped) == (try await visits(alone)))
+        let groupedOutbox = try await outbox(grouped)
+        #expect(groupedOutbox == (try await outbox(alone)))
+        #expect(groupedOutbox.contains { $0.hasSuffix(":v2") })
+    }
+
+    /// A request large enough to write batches of its own in a group of small ones: the small
+    /// requests' events held before it are written first, in order, and every request gets its
+    /// own events, as when each is committed alone.
+    @Test func aLargeRequestAmongSmallOnesInAGroupGetsItsOwnEvents() async throws {
+        func requests(_ laps: [Fix]) -> [[Fix]] {
+            var requests: [[Fix]] = []
+            var start = 0
+            for size in Array(repeating: 3, count: 30) + [12_000] + Array(repeating: 3, count: 30) {
+                requests.append(Array(laps[start..<start + size]))
+                start += size
+            }
+            return requests
+        }
+        func outbox(_ store: Store) async throws -> [String] {
+            try await store.claimPushBatch(limit: 100_000, maxBytes: 1 << 40).map(\.mutation)
+                .filter { $0.entity != .region }.map(\.key)
+        }
+        let alone = try await TestStores.fresh()
+        defer { TestStores.closeLater(alone) }
+        let aloneRequests = requests(try await lapsPastManyCircles(alone))
+        let single = try await IngestSession(store: alone)
+        var aloneEvents: [[String]] = []
+        for request in aloneRequests {
+            aloneEvents += try await single.ingest(batches: [request]).map { $0.events.map(\.id) }
+        }
+
+        let grouped = try await TestStores.fresh()
+        defer { TestStores.closeLater(grouped) }
+        let groupRequests = requests(try await lapsPastManyCircles(grouped))
+        let outcomes = try await IngestSession(store: grouped).ingest(batches: groupRequests)
+
+        #expect(outcomes.map { $0.events.map(\.id) } == aloneEvents)
+        #expect(aloneEvents[30].count > 1_000 && aloneEvents[..<30].count(where: { !$0.isEmpty }) > 1)
+        #expect(try await events(grouped) == (try await events(alone)))
+        #expect(try await visits(grouped) == (try await visits(alone)))
+        #expect(try await outbox(grouped) == (try await outbox(alone)))
+    }
+
     @Test func aFailureAfterBatchesOfEventsWereWrittenWritesNothing() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }

@@ -96,6 +96,15 @@ package final class IngestSession {
     /// Whether the inputs of the running ``ingest(batches:)`` leave their fixes in
     /// ``groupHistory``.
     private var holdsGroupHistory = false
+    /// While ``ingest(batches:)`` runs, where the store writes inputs together
+    /// (``IngestTransaction/writesInputsTogether``): per input so far, its last events, not
+    /// written yet. They are written for the whole group at once
+    /// (``IngestTransaction/write(inputs:now:)``), after its last input or before an input's
+    /// own batch of writes: a live group is many requests of a fix or two, and each write of
+    /// events, visits and closes is a round trip on PostgreSQL.
+    private var groupEvents: [[MonitorEvent]]?
+    /// While ``ingest(batches:)`` runs: per input, its new events written with the group's.
+    private var groupWritten: [[GeofenceEvent]] = []
     /// The summary of committed inputs, and of the current one while it is read.
     package private(set) var summary = IngestSummary()
     /// Events held before they are handed to the background writes (inside the input's
@@ -225,7 +234,12 @@ package final class IngestSession {
             lockedDevices.formUnion(devices)
             try await readStoredStates(of: devices, tx: tx)
             holdsGroupHistory = true
-            defer { (holdsGroupHistory, groupHistory) = (false, nil) }
+            groupEvents = tx.writesInputsTogether ? [] : nil
+            groupWritten = Array(repeating: [], count: batches.count)
+            defer {
+                (holdsGroupHistory, groupHistory) = (false, nil)
+                (groupEvents, groupWritten) = (nil, [])
+            }
             for batch in batches {
                 let before = summary
                 collected = []
@@ -239,6 +253,8 @@ package final class IngestSession {
                 }
                 outcomes.append(outcome)
             }
+            try await writeGroupEvents(tx: tx)
+            for index in outcomes.indices { outcomes[index].events += groupWritten[index] }
             if var history = groupHistory {
                 groupHistory = nil
                 try await tx.write([], keeping: history.take(), now: Timestamp.format(Date()))
@@ -341,12 +357,19 @@ package final class IngestSession {
                 case .prepare(let device):
                     try await prepare(device, tx: tx)
                 case .writeEvents:
+                    // The group's events held so far go first: the store meets them in order.
+                    try await writeGroupEvents(tx: tx)
                     try await tx.write(outcomes.pending, keeping: outcomes.takeRuns(), now: Timestamp.format(Date()))
                     outcomes.pending.removeAll(keepingCapacity: true)
                 case .end:
                     if holdsGroupHistory {
-                        // The group's last input hands them all over (``ingest(batches:)``).
-                        try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+                        // The group's fixes are written after its last input
+                        // (``ingest(batches:)``), and its events too where they are held.
+                        if groupEvents != nil {
+                            groupEvents?.append(outcomes.pending)
+                        } else {
+                            try await tx.write(outcomes.pending, now: Timestamp.format(Date()))
+                        }
                         groupHistory = outcomes.history
                     } else {
                         try await tx.write(
@@ -511,6 +534,19 @@ package final class IngestSession {
     }
 
     // MARK: - Event writes
+
+    /// Writes the events ``groupEvents`` holds, each input's new ones added to its
+    /// ``groupWritten``.
+    private func writeGroupEvents(tx: IngestTransaction) async throws {
+        guard let inputs = groupEvents, inputs.contains(where: { !$0.isEmpty }) else { return }
+        // The input running (if any) collects its own writes' events, not these.
+        let running = collected
+        collected = nil
+        defer { collected = running }
+        let written = try await tx.write(inputs: inputs, now: Timestamp.format(Date()))
+        for (index, events) in written.enumerated() { groupWritten[index] += events }
+        groupEvents = Array(repeating: [], count: inputs.count)
+    }
 
     /// Counts what a batch of event writes did (``IngestTransaction`` reports each once it has
     /// been waited for).

@@ -25,6 +25,11 @@ package protocol SQLTransaction: AnyObject {
 
     /// The backend's writer of an ingest's events, visit changes and outbox rows.
     func eventWriter(now: String) throws -> any EventWriting
+
+    /// Whether each statement is a round trip to a server, so the events of several inputs are
+    /// better written with one call of the ``eventWriter(now:)``'s than one call per input
+    /// (``IngestTransaction/write(inputs:now:)``).
+    var writesInputsTogether: Bool { get }
 }
 
 /// A mutation for the outbox. `payload` is the entity as canonical JSON text, nil to refer to
@@ -53,6 +58,8 @@ package struct OutboxRow {
 }
 
 extension SQLTransaction {
+    package var writesInputsTogether: Bool { false }
+
     @discardableResult
     package func execute(_ sql: String, _ arguments: (any SQLValueConvertible)...) async throws -> Int {
         try await execute(sql, arguments.map(\.sqlValue))

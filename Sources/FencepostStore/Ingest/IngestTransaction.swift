@@ -130,7 +130,13 @@ package final class IngestTransaction {
     /// Awaits the batch in flight, if any, merges the visits it touched where the device reports
     /// transitions too, and reports what it did; rethrows its error.
     package func awaitWrites() async throws {
-        guard let batch = inFlight else { return }
+        try await awaitWritten()
+    }
+
+    /// ``awaitWrites()``, returning the new events of the batch awaited (none without one).
+    @discardableResult
+    private func awaitWritten() async throws -> [GeofenceEvent] {
+        guard let batch = inFlight else { return [] }
         inFlight = nil
         var done: WrittenEvents
         switch batch {
@@ -139,15 +145,78 @@ package final class IngestTransaction {
         }
         try await mergeReportedStays(touchedBy: &done.newEvents)
         written(done)
+        return done.newEvents
     }
 
-    /// The stay merge (``StayMerge``) for each device and region of `events` that the device has
-    /// reported transitions for: the server's events join or close the visits its reports made.
-    /// The events are told the visit the merge put them in.
-    private func mergeReportedStays(touchedBy events: inout [GeofenceEvent]) async throws {
+    /// Whether the events of a group's inputs are best held and written together
+    /// (``write(inputs:now:)``), or each input's as it ends (``write(_:keeping:now:)``).
+    package var writesInputsTogether: Bool { tx.writesInputsTogether }
+
+    /// Writes the events of several inputs (a live group's requests), in their order, as
+    /// ``write(_:keeping:now:)`` and ``awaitWrites()`` for each input in turn do, and returns
+    /// each input's new events. Where the writer is better called once
+    /// (``writesInputsTogether``: on PostgreSQL each statement is a round trip), the inputs are
+    /// written in one call, a set of statements for the group instead of one per input, and its
+    /// new events handed back to the inputs they came from; what is stored, and
+    /// in what order, is what the calls one after the other store (an enter and its exit in two
+    /// inputs: opened then closed, or inserted closed, the same visit at version 2 with the same
+    /// two outbox rows). Not in one call when an event id, an opened visit or a closed visit
+    /// repeats (one statement meets the repeat at once, where calls in turn meet it stored), or
+    /// when a device reports transitions in a region the events touch (the stay merge runs after
+    /// each input's writes, and a later input's writes meet the visits it left). Reports what
+    /// was written once, to the transaction's `written`.
+    package func write(inputs: [[MonitorEvent]], now: String) async throws -> [[GeofenceEvent]] {
+        try await awaitWrites()
+        precondition(!inUse, "event writes started while the transaction is in use")
+        var byInput = Array(repeating: [GeofenceEvent](), count: inputs.count)
+        let writing = inputs.indices.filter { !inputs[$0].isEmpty }
+        guard !writing.isEmpty else { return byInput }
+        if tx.writesInputsTogether, writing.count > 1 {
+            let events = inputs.map { $0.map(GeofenceEvent.init) }
+            let all = Array(events.joined())
+            if Self.repeatsNothing(all), try await reportedStays(touchedBy: all).isEmpty {
+                let done = try await tx.eventWriter(now: now).write(all)
+                var inputOf: [String: Int] = [:]
+                for index in writing {
+                    for event in events[index] { inputOf[event.id] = index }
+                }
+                for event in done.newEvents {
+                    guard let index = inputOf[event.id] else { preconditionFailure("a new event of no input") }
+                    byInput[index].append(event)
+                }
+                written(done)
+                return byInput
+            }
+        }
+        for index in writing {
+            try await write(inputs[index], now: now)
+            byInput[index] = try await awaitWritten()
+        }
+        return byInput
+    }
+
+    /// Whether no event id, no visit opened and no visit closed comes twice in `events`.
+    private static func repeatsNothing(_ events: [GeofenceEvent]) -> Bool {
+        var ids = Set<String>(minimumCapacity: events.count)
+        var opened = Set<String>()
+        var closed = Set<String>()
+        for event in events {
+            guard ids.insert(event.id).inserted else { return false }
+            switch event.kind {
+            case .enter: guard opened.insert(event.visitID).inserted else { return false }
+            case .exit: guard closed.insert(event.visitID).inserted else { return false }
+            case .dwell, .overstay, .absent, .overspeed: break
+            }
+        }
+        return true
+    }
+
+    /// The devices and regions of `events` that the device has reported transitions for (the
+    /// stay merge's, ``StayMerge``).
+    private func reportedStays(touchedBy events: [GeofenceEvent]) async throws -> [DeviceRegion] {
         let touched = Set(
             events.lazy.filter { $0.kind != .absent }.map { DeviceRegion(device: $0.device, region: $0.regionID) })
-        guard !touched.isEmpty else { return }
+        guard !touched.isEmpty else { return [] }
         var reported: [DeviceRegion] = []
         try await tx.forEachRow(
             "SELECT device, region FROM device_reported_regions WHERE device IN", in: Set(touched.map(\.device))
@@ -155,11 +224,19 @@ package final class IngestTransaction {
             let pair = DeviceRegion(device: row["device"], region: row["region"])
             if touched.contains(pair) { reported.append(pair) }
         }
+        return reported
+    }
+
+    /// The stay merge (``StayMerge``) for each device and region of `events` that the device has
+    /// reported transitions for: the server's events join or close the visits its reports made.
+    /// The events are told the visit the merge put them in.
+    private func mergeReportedStays(touchedBy events: inout [GeofenceEvent]) async throws {
+        let reported = try await reportedStays(touchedBy: events)
+        guard !reported.isEmpty else { return }
         let now = Timestamp.format(Date())
         for pair in reported.sorted(by: { ($0.device, $0.region) < ($1.device, $1.region) }) {
             try await Store.mergeStays(device: pair.device, region: pair.region, window: mergeWindow, now: now, tx: tx)
         }
-        guard !reported.isEmpty else { return }
         let merged = Set(reported)
         let ids = events.filter { merged.contains(DeviceRegion(device: $0.device, region: $0.regionID)) }.map(\.id)
         var visits: [String: String] = [:]

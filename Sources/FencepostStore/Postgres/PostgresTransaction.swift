@@ -62,12 +62,18 @@ final class PostgresTransaction: SQLTransaction {
     /// temporary table instead (a big ingest's memory stays flat).
     private var pendingOutbox: [OutboxRow] = []
     private var spilledOutbox = 0
+    /// Whether a row added carries an idempotency key. Without one no row can conflict (the
+    /// only other unique column, `seq`, is generated), so the rows are inserted without
+    /// `ON CONFLICT`: PostgreSQL's speculative insertion, a fifth of a big commit's outbox
+    /// insert, is paid only when a conflict is possible.
+    private var outboxHasKeys = false
     private static let spillCount = 10_000
     /// Rows per statement (each column of them one array bound, ``PostgresColumns``).
     static let rowsPerStatement = 2_000
 
     func enqueue(_ row: OutboxRow) async throws {
         pendingOutbox.append(row)
+        if row.key != nil { outboxHasKeys = true }
         if pendingOutbox.count >= Self.spillCount { try await spillOutbox() }
     }
 
@@ -77,34 +83,38 @@ final class PostgresTransaction: SQLTransaction {
     /// the transaction's last: nothing waits for another lock while holding it.
     func flushOutbox() async throws {
         guard spilledOutbox > 0 || !pendingOutbox.isEmpty else { return }
+        // What is left of a big transaction's rows joins the spilled ones before the lock.
+        if spilledOutbox > 0 { try await spillOutbox() }
         // The `WHERE` makes it a statement of its own in pg_stat_statements, apart from the
         // devices' locks: its time there is the time commits waited for each other's numbering.
+        // The notice rides along (one round trip less): whenever it is sent in the transaction,
+        // it is delivered to every listening instance when the transaction commits
+        // (``PostgresBackend/watchChanges(_:)``), and not at all if it rolls back.
         try await execute(
-            "SELECT pg_advisory_xact_lock(\(PostgresBindings.key("outbox"))) WHERE 'outbox numbering' IS NOT NULL", [])
+            """
+            SELECT pg_advisory_xact_lock(\(PostgresBindings.key("outbox"))), pg_notify('\(PostgresBackend.changesChannel)', '')
+            WHERE 'outbox numbering' IS NOT NULL
+            """, [])
         if spilledOutbox > 0 {
-            try await spillOutbox()
+            // The spill table goes with the commit (`ON COMMIT DROP`).
             try await execute(
                 """
                 INSERT INTO outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)
                 SELECT entity, entity_id, op, version, idempotency_key, payload, created_at FROM fencepost_outbox_pending ORDER BY ord
-                ON CONFLICT DO NOTHING
-                """, [])
-            try await execute("DROP TABLE fencepost_outbox_pending", [])
+                """ + (outboxHasKeys ? " ON CONFLICT DO NOTHING" : ""), [])
             spilledOutbox = 0
         } else {
             try await insertOutbox(
                 into: "outbox (entity, entity_id, op, version, idempotency_key, payload, created_at)", pendingOutbox)
             pendingOutbox = []
         }
-        // Delivered to every listening instance when the transaction commits (``PostgresBackend/watchChanges(_:)``).
-        try await execute("SELECT pg_notify('\(PostgresBackend.changesChannel)', '')", [])
     }
 
     private func spillOutbox() async throws {
         if spilledOutbox == 0 {
             try await execute(
                 """
-                CREATE TEMPORARY TABLE fencepost_outbox_pending (ord BIGINT PRIMARY KEY, entity TEXT, entity_id TEXT, op TEXT,
+                CREATE TEMPORARY TABLE fencepost_outbox_pending (ord BIGINT NOT NULL, entity TEXT, entity_id TEXT, op TEXT,
                     version INTEGER, idempotency_key TEXT, payload TEXT, created_at TEXT) ON COMMIT DROP
                 """, [])
         }
@@ -118,7 +128,8 @@ final class PostgresTransaction: SQLTransaction {
 
     /// Inserts outbox rows into `table`, in their order, ``rowsPerStatement`` at a time, each
     /// column one array (``PostgresColumns``); with `firstOrd`, the spill table's `ord` first
-    /// (numbered on from it). Conflicts ignored.
+    /// (numbered on from it: the spill table has no index to keep, its rows are sorted once, at
+    /// the commit). Conflicts ignored (in the outbox, where they can be: ``outboxHasKeys``).
     private func insertOutbox(into table: String, _ rows: [OutboxRow], firstOrd: Int64? = nil) async throws {
         var start = 0
         while start < rows.count {
@@ -143,8 +154,8 @@ final class PostgresTransaction: SQLTransaction {
                 INSERT INTO \(table) SELECT \(ord)entity, entity_id, op, version, idempotency_key, payload, created_at
                 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY
                     AS r (entity, entity_id, op, version, idempotency_key, payload, created_at, ord)
-                ORDER BY r.ord ON CONFLICT DO NOTHING
-                """, columns)
+                ORDER BY r.ord
+                """ + (firstOrd == nil && outboxHasKeys ? " ON CONFLICT DO NOTHING" : ""), columns)
             start += chunk.count
         }
     }
@@ -152,6 +163,8 @@ final class PostgresTransaction: SQLTransaction {
     func eventWriter(now: String) throws -> any EventWriting {
         PostgresEventWriter(now: now, transaction: self)
     }
+
+    var writesInputsTogether: Bool { true }
 
     /// Runs a statement whose values are bound a column at a time (``PostgresColumns``), written
     /// with its placeholders numbered (`$1`, `$2`, ...); returns how many rows it changed.
