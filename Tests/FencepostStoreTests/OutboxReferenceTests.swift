@@ -87,7 +87,9 @@ import Testing
             #expect(Self.differences(changes, golden.prefix(count)) == [], "after \(halves) half(s)")
             #expect(
                 try await store.read { tx in
-                    try await tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL") as Int?
+                    // The regions' rows refer to them too (a region apply's).
+                    try await tx.value("SELECT COUNT(*) FROM outbox WHERE payload IS NULL AND entity != 'region'")
+                        as Int?
                 }
                     == count)
         }

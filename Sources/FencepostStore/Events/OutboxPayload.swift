@@ -1,16 +1,19 @@
 import FencepostCore
 
 /// Reading outbox rows, whose payload is either stored text or, when NULL, a reference to the
-/// event or visit at the row's version, rendered here from the entity's row: the same bytes a
-/// stored copy would hold. An ingest writes references; everything else (regions, health
-/// events, what sync applies) stores its text.
+/// event, visit or region at the row's version, rendered here from the entity's row: the same
+/// bytes a stored copy would hold. An ingest and a region apply write references; everything
+/// else (a region's removal, health events, what sync applies) stores its text.
 ///
 /// A reference stays exact because the rows it points to change only in ways it can follow: a
 /// geofence event never changes; a visit opened by the tracker is version 1 (its open form can
 /// be rendered from any later state: device, region and enter time never change) and becomes
 /// version 2 when it closes. The one other writer, sync applying a newer version of an entity
 /// from elsewhere, first stores the rendered text of the rows referring to it
-/// (``storeRenderedPayloads(entity:id:db:)``).
+/// (``storeRenderedPayloads(entity:id:db:)``). A region's row holds its canonical feature, the
+/// payload its outbox row would carry, and is only ever replaced or removed by a region apply,
+/// which first stores the text of the rows referring to it
+/// (``storeRenderedRegionPayloads(ids:tx:)``); the join checks the version all the same.
 enum OutboxPayload {
     /// An outbox row (`o`) with the columns of the entity it may refer to (`e`, `v`).
     static let select = """
@@ -18,10 +21,12 @@ enum OutboxPayload {
             e.kind AS e_kind, e.device AS e_device, e.region AS e_region, e.visit_id AS e_visit_id, e.time AS e_time,
             e.lat AS e_lat, e.lon AS e_lon, e.flags AS e_flags, e.properties AS e_properties,
             v.device AS v_device, v.region AS v_region, v.entered_ms AS v_entered_ms, v.entered_at AS v_entered_at,
-            v.exited_ms AS v_exited_ms, v.exited_at AS v_exited_at, v.status AS v_status, v.exit_reason AS v_exit_reason
+            v.exited_ms AS v_exited_ms, v.exited_at AS v_exited_at, v.status AS v_status, v.exit_reason AS v_exit_reason,
+            r.feature AS r_feature
         FROM outbox o
         LEFT JOIN events e ON o.payload IS NULL AND o.entity = 'event' AND e.id = o.entity_id
         LEFT JOIN visits v ON o.payload IS NULL AND o.entity = 'visit' AND v.id = o.entity_id
+        LEFT JOIN regions r ON o.payload IS NULL AND o.entity = 'region' AND r.id = o.entity_id AND r.version = o.version
         """
 
     /// The device of a row's event or visit (nil for a region), in SQL over ``select``.
@@ -56,6 +61,8 @@ enum OutboxPayload {
                 lon: row["e_lon"],
                 properties: row["e_properties"] ?? "{}"
             ).geofencePayload
+        case .region:
+            return row["r_feature"] ?? ""
         default:
             let version: Int = row["version"]
             var visit = VisitRow(
@@ -79,6 +86,23 @@ enum OutboxPayload {
             select + " WHERE o.entity_id = ? AND o.payload IS NULL AND o.entity = ?", id, entity.name)
         {
             try await tx.execute("UPDATE outbox SET payload = ? WHERE seq = ?", text(row), row["seq"] as Int64)
+        }
+    }
+
+    /// Stores the text of the rows referring to the regions `ids` before an apply replaces or
+    /// removes their rows: the feature each holds, the version they refer to (every change of
+    /// a region's row comes after this). A few hundred regions per statement, found through the
+    /// partial index `outbox_references`.
+    static func storeRenderedRegionPayloads(ids: [String], tx: any SQLTransaction) async throws {
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(start + 500, ids.count)]
+            try await tx.execute(
+                """
+                UPDATE outbox SET payload = (
+                    SELECT r.feature FROM regions r WHERE r.id = outbox.entity_id AND r.version = outbox.version)
+                WHERE payload IS NULL AND entity = 'region' AND entity_id IN (
+                """ + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
+                chunk.map { .text($0) })
         }
     }
 }

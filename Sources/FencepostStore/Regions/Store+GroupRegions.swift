@@ -72,7 +72,7 @@ extension Store {
         return try await write { tx in
             try await tx.dialect.lock("regions", in: tx)
             let (whole, groupIDs) = try await Self.wholeSet(group, edit: edit, tx: tx)
-            var plan = try await apply(whole, timestamp: timestamp, origin: .local, tx: tx)
+            var plan = try await apply(whole, timestamp: timestamp, origin: .local, outboxReferences: true, tx: tx)
             plan.unchanged = plan.unchanged.filter(groupIDs.contains)
             return plan
         }

@@ -171,7 +171,7 @@ extension Store {
         let timestamp = Timestamp.format(now)
         return try await write { tx in
             try await tx.dialect.lock("regions", in: tx)
-            return try await apply(desired, timestamp: timestamp, origin: .local, tx: tx)
+            return try await apply(desired, timestamp: timestamp, origin: .local, outboxReferences: true, tx: tx)
         }
     }
 
@@ -186,7 +186,7 @@ extension Store {
         return try await write { tx in
             try await tx.dialect.lock("regions", in: tx)
             let desired = try await edit { try await Self.regions(tx) }
-            return try await apply(desired, timestamp: timestamp, origin: .local, tx: tx)
+            return try await apply(desired, timestamp: timestamp, origin: .local, outboxReferences: true, tx: tx)
         }
     }
 
@@ -196,17 +196,39 @@ extension Store {
 
     /// Makes the monitored set equal `desired` inside the caller's transaction (which holds the
     /// regions lock).
-    func apply(_ desired: [Region], timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction) async throws
-        -> RegionPlan
-    {
-        try await apply(DesiredRegions(regions: desired), timestamp: timestamp, origin: origin, tx: tx)!
+    ///
+    /// With `outboxReferences`, a local edit's outbox rows refer to the regions written instead
+    /// of carrying a copy of each feature (``OutboxPayload``): only for the one apply of its
+    /// transaction. Where one transaction applies several times (a sync batch's runs of region
+    /// edits), a later apply could replace a region an earlier one queued a row for, and on
+    /// PostgreSQL that row is not in the outbox until the commit, where it could not be given
+    /// its text first.
+    func apply(
+        _ desired: [Region], timestamp: String, origin: RegionChangeOrigin, outboxReferences: Bool = false,
+        tx: any SQLTransaction
+    ) async throws -> RegionPlan {
+        try await apply(
+            DesiredRegions(regions: desired), timestamp: timestamp, origin: origin, outboxReferences: outboxReferences,
+            tx: tx)!
     }
 
     /// The same with the regions' source fingerprints, nil when a recognised region changed.
-    func apply(_ desired: DesiredRegions, timestamp: String, origin: RegionChangeOrigin, tx: any SQLTransaction)
-        async throws -> RegionPlan?
-    {
+    func apply(
+        _ desired: DesiredRegions, timestamp: String, origin: RegionChangeOrigin, outboxReferences: Bool = false,
+        tx: any SQLTransaction
+    ) async throws -> RegionPlan? {
         guard let plan = try await Self.plan(desired, tx: tx) else { return nil }
+        // Outbox rows referring to a region about to be replaced or removed get its text first,
+        // a few hundred regions per statement.
+        var replaced: [String] = []
+        for change in plan.changes {
+            switch change {
+            case .update(let region, _, _): replaced.append(region.id)
+            case .remove(let id): replaced.append(id)
+            case .add: break
+            }
+        }
+        try await OutboxPayload.storeRenderedRegionPayloads(ids: replaced, tx: tx)
         var sources = SourceCursor(desired)
         // Regions are encoded (canonical text, compact form, hashes) a chunk at a time across the
         // cores, the next chunk while this one is written, in order; two chunks' texts are all
@@ -221,7 +243,7 @@ extension Store {
             for (change, encoded) in zip(plan.changes[chunk], encoded) {
                 try await Self.write(
                     change, encoded: encoded, source: sources[change.regionID], timestamp: timestamp, origin: origin,
-                    tx: tx)
+                    outboxReferences: outboxReferences, tx: tx)
             }
         }
         // A region read unchanged was not recognised by its text (or it would not have been
@@ -288,7 +310,7 @@ extension Store {
     /// One change of a plan written, with its outbox row when it is a local edit.
     private static func write(
         _ change: RegionChange, encoded: EncodedRegion?, source: String?, timestamp: String, origin: RegionChangeOrigin,
-        tx: any SQLTransaction
+        outboxReferences: Bool, tx: any SQLTransaction
     ) async throws {
         let version: Int
         switch change {
@@ -310,7 +332,8 @@ extension Store {
             try await tx.execute("DELETE FROM regions WHERE id = ?", id)
         }
         if origin == .local {
-            try await Self.enqueue(change, payload: encoded?.feature, version: version, now: timestamp, tx: tx)
+            try await Self.enqueue(
+                change, payload: outboxReferences ? nil : encoded?.feature, version: version, now: timestamp, tx: tx)
         }
     }
 
@@ -366,8 +389,10 @@ extension Store {
     }
 
     /// A region edit as a sync mutation. Its key is new for every edit (regions are edited by
-    /// people, not derived, so the same content twice is two edits).
-    /// `payload` is the canonical feature of an added or updated region.
+    /// people, not derived, so the same content twice is two edits). `payload` is the canonical
+    /// feature of an added or updated region, nil to refer to the region at its version
+    /// (``OutboxPayload``): the feature its row holds is then not stored twice (a third of a
+    /// million-region apply's bytes).
     private static func enqueue(
         _ change: RegionChange, payload: String?, version: Int, now: String, tx: any SQLTransaction
     ) async throws {
@@ -379,7 +404,7 @@ extension Store {
         case .add(let region), .update(let region, _, _):
             try await enqueue(
                 entity: .region, id: region.id, version: version, key: "region:\(region.id):v\(version):\(edit)",
-                payload: payload ?? region.canonicalFeatureText, now: now, tx: tx)
+                payload: payload, now: now, tx: tx)
         case .remove(let id):
             try await enqueue(
                 entity: .region, id: id, op: .delete, version: version, key: "region:\(id):v\(version):\(edit)",
