@@ -24,6 +24,12 @@ import Testing
         return result
     }
 
+    /// The keys of the outbox's rows other than regions', in the order sync sends them.
+    func outbox(_ store: Store) async throws -> [String] {
+        try await store.claimPushBatch(limit: 100_000, maxBytes: 1 << 40).map(\.mutation)
+            .filter { $0.entity != .region }.map(\.key)
+    }
+
     func events(_ store: Store) async throws -> [String] {
         var result: [String] = []
         try await store.forEachEvent(EventQuery()) {
@@ -225,10 +231,6 @@ import Testing
             if requests.count % 7 == 0 { requests.append(requests[requests.count - 1]) }
             index = end
         }
-        func outbox(_ store: Store) async throws -> [String] {
-            try await store.claimPushBatch(limit: 100_000, maxBytes: 1 << 40).map(\.mutation)
-                .filter { $0.entity != .region }.map(\.key)
-        }
 
         let alone = try await TestStores.fresh()
         defer { TestStores.closeLater(alone) }
@@ -277,10 +279,6 @@ import Testing
                 start += size
             }
             return requests
-        }
-        func outbox(_ store: Store) async throws -> [String] {
-            try await store.claimPushBatch(limit: 100_000, maxBytes: 1 << 40).map(\.mutation)
-                .filter { $0.entity != .region }.map(\.key)
         }
         let alone = try await TestStores.fresh()
         defer { TestStores.closeLater(alone) }
