@@ -24,6 +24,16 @@ import Testing
         return result
     }
 
+    /// Each request's new events, every request committed on its own.
+    func eventsCommittedOneByOne(_ requests: [[Fix]], store: Store) async throws -> [[String]] {
+        let session = try await IngestSession(store: store)
+        var events: [[String]] = []
+        for request in requests {
+            events += try await session.ingest(batches: [request]).map { $0.events.map(\.id) }
+        }
+        return events
+    }
+
     /// The keys of the outbox's rows other than regions', in the order sync sends them.
     func outbox(_ store: Store) async throws -> [String] {
         try await store.claimPushBatch(limit: 100_000, maxBytes: 1 << 40).map(\.mutation)
@@ -235,11 +245,7 @@ import Testing
         let alone = try await TestStores.fresh()
         defer { TestStores.closeLater(alone) }
         try await alone.applyRegions(regions)
-        let single = try await IngestSession(store: alone)
-        var aloneEvents: [[String]] = []
-        for request in requests {
-            aloneEvents += try await single.ingest(batches: [request]).map { $0.events.map(\.id) }
-        }
+        let aloneEvents = try await eventsCommittedOneByOne(requests, store: alone)
 
         let grouped = try await TestStores.fresh()
         defer { TestStores.closeLater(grouped) }
@@ -283,11 +289,7 @@ import Testing
         let alone = try await TestStores.fresh()
         defer { TestStores.closeLater(alone) }
         let aloneRequests = requests(try await lapsPastManyCircles(alone))
-        let single = try await IngestSession(store: alone)
-        var aloneEvents: [[String]] = []
-        for request in aloneRequests {
-            aloneEvents += try await single.ingest(batches: [request]).map { $0.events.map(\.id) }
-        }
+        let aloneEvents = try await eventsCommittedOneByOne(aloneRequests, store: alone)
 
         let grouped = try await TestStores.fresh()
         defer { TestStores.closeLater(grouped) }
