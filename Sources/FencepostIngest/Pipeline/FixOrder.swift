@@ -55,7 +55,10 @@ package struct FixOrder {
     /// Whether the input streams (it showed it is in order) and every settled fix was taken:
     /// the next fix added would be settled at once.
     var streamsWithNothingHeld: Bool {
-        streaming && streamed == nil && readyIndex >= ready.count
+        // Not `streamed == nil`: that resolved to Equatable's `==` on two `Fix?`s, a copy of
+        // the optional fix through its metadata and value witnesses once a fix.
+        guard streaming, case .none = streamed else { return false }
+        return readyIndex >= ready.count
     }
 
     /// The next fix whose order is settled, nil when there is none until the next ``add(_:)``
