@@ -66,4 +66,20 @@ import Testing
         ]
         #expect(DeterministicID.uuid(namespace: dns, name: "www.example.com") == "2ed6657d-e927-568b-95e1-2665a8aea6a2")
     }
+
+    /// An id of parts is the version 5 UUID of the parts joined with the unit separator, in
+    /// Fencepost's namespace, whatever the parts hold (none, empty ones, non-ASCII ones).
+    @Test func partsAreHashedAsTheirJoinedName() {
+        let cases: [[String]] = [
+            [], [""], ["", ""], ["phone", "home", "enter", "1700000120.250"], ["zürich-kreis-1", "🏠", "a\u{1F}b"],
+            [String(repeating: "long device name ", count: 40), "x"],
+        ]
+        for parts in cases {
+            #expect(
+                DeterministicID.uuid(parts: parts)
+                    == DeterministicID.uuid(
+                        namespace: DeterministicID.namespace, name: parts.joined(separator: "\u{1F}")),
+                "\(parts)")
+        }
+    }
 }

@@ -14,14 +14,31 @@ public enum DeterministicID {
     }
 
     public static func uuid(parts: [String]) -> String {
-        var hasher = Insecure.SHA1()
-        namespace.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        for (index, part) in parts.enumerated() {
-            if index > 0 { withUnsafeBytes(of: UInt8(0x1F)) { hasher.update(bufferPointer: $0) } }
-            var part = part
-            part.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        // The namespace and the name gathered on the stack and hashed in one update: an update
+        // per part and separator cost more than the hashing (scan and ingest make two ids an
+        // event).
+        var length = namespace.count + max(parts.count - 1, 0)
+        for part in parts { length += part.utf8.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            var at = namespace.withUnsafeBufferPointer { namespace in
+                UnsafeMutableBufferPointer(rebasing: buffer[..<namespace.count]).initialize(fromContentsOf: namespace)
+            }
+            for (index, part) in parts.enumerated() {
+                if index > 0 {
+                    buffer.initializeElement(at: at, to: 0x1F)
+                    at += 1
+                }
+                var part = part
+                at = part.withUTF8 { bytes in
+                    at
+                        + UnsafeMutableBufferPointer(rebasing: buffer[at..<at + bytes.count]).initialize(
+                            fromContentsOf: bytes)
+                }
+            }
+            var hasher = Insecure.SHA1()
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<at])))
+            return text(hasher.finalize())
         }
-        return text(hasher.finalize())
     }
 
     /// RFC 9562 version 5: SHA-1 of namespace and name, with version and variant bits set.
