@@ -67,7 +67,7 @@ public final class RegionConfigParser {
             try scanner.enterObject()
             while let key = try scanner.nextMember() {
                 if key == "features", scanner.nextKind() == .array {
-                    var reader = FeatureBatchReader(parser: self, text: sources == nil ? nil : bytes)
+                    var reader = FeatureBatchReader(text: sources == nil ? nil : bytes)
                     var skipped = SkippedFeatures(sources: sources, bytes: bytes)
                     try scanner.enterArray()
                     while try scanner.nextItem() {
@@ -115,7 +115,7 @@ public final class RegionConfigParser {
         guard let features = document["features"]?.arrayValue else {
             return refuse(.notFeatureCollection(found: "a FeatureCollection without a features array"))
         }
-        var reader = FeatureBatchReader(parser: self)
+        var reader = FeatureBatchReader()
         for feature in features { reader.add(feature) }
         reader.finish()
         result.regions = reader.regions
@@ -171,9 +171,9 @@ public final class RegionConfigParser {
 
     /// Reads features into regions in batches, in feature order: each full batch across the
     /// cores (a GEOS context per chunk, each confined to the thread that runs it) on another
-    /// thread while the caller scans the next; the last, partial batch on the caller's thread.
+    /// thread while the caller scans the next; the last, partial batch across the cores too
+    /// from a few hundred features, else on the caller's thread.
     private struct FeatureBatchReader {
-        let parser: RegionConfigParser
         /// The file's text, when each feature's fingerprint is to be taken.
         let text: [UInt8]?
         var regions: [(index: Int, region: Region)] = []
@@ -186,8 +186,7 @@ public final class RegionConfigParser {
         private var inFlight: BackgroundWork<[Outcome]>?
         static let batchSize = 8192
 
-        init(parser: RegionConfigParser, text: [UInt8]? = nil) {
-            self.parser = parser
+        init(text: [UInt8]? = nil) {
             self.text = text
         }
 
@@ -236,23 +235,15 @@ public final class RegionConfigParser {
             inFlight = reading
         }
 
-        /// Every feature added, read: the last batch across the cores too when it is large
+        /// Every feature added, read: the last batch across the cores too once it is large
         /// enough to pay for their GEOS contexts (a file of a thousand regions, as `scan` reads,
         /// is all last batch).
         mutating func finish() {
             collectInFlight()
             let text = self.text
-            if batch.count >= Self.parallelFrom {
-                take(ParallelMap.map(batch, serialBelow: 0, state: { GEOSContext() }) { Self.read($1, text: text, $0) })
-            } else {
-                let context = parser.context
-                take(batch.map { Self.read($0, text: text, context) })
-            }
+            take(ParallelMap.map(batch, serialBelow: 256, state: { GEOSContext() }) { Self.read($1, text: text, $0) })
             batch = []
         }
-
-        /// The fewest features in a last batch read across the cores.
-        static let parallelFrom = 256
 
         /// Waits for the batch in flight and takes its outcomes.
         private mutating func collectInFlight() {
