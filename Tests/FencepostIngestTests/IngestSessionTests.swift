@@ -24,6 +24,22 @@ import Testing
         return result
     }
 
+    /// Requests of one or two fixes of each device's walk, the devices taking turns; with
+    /// `resentEvery`, the last request is sent again whenever the count reaches a multiple of it
+    /// (a phone retrying).
+    func requestsTakingTurns(_ devices: [String], resentEvery: Int? = nil) -> [[Fix]] {
+        var requests: [[Fix]] = []
+        let walks = devices.map { grid.walk(device: $0) }
+        var index = 0
+        while index < walks[0].count {
+            let end = min(index + 1 + requests.count % 2, walks[0].count)
+            for walk in walks { requests.append(Array(walk[index..<end])) }
+            if let resentEvery, requests.count % resentEvery == 0 { requests.append(requests[requests.count - 1]) }
+            index = end
+        }
+        return requests
+    }
+
     /// Each request's new events, every request committed on its own.
     func eventsCommittedOneByOne(_ requests: [[Fix]], store: Store) async throws -> [[String]] {
         let session = try await IngestSession(store: store)
@@ -168,15 +184,8 @@ import Testing
     /// keeps none of its fixes, and sent again keeps them all.
     @Test func aGroupKeepsTheFixesOfAllItsRequestsAtOnce() async throws {
         let devices = ["bus", "tram", "ferry"]
-        // Requests of one or two fixes, the devices taking turns.
-        var requests: [[Fix]] = []
-        let walks = devices.map { grid.walk(device: $0) }
-        var index = 0
-        while index < walks[0].count {
-            let end = min(index + 1 + requests.count % 2, walks[0].count)
-            for walk in walks { requests.append(Array(walk[index..<end])) }
-            index = end
-        }
+        let requests = requestsTakingTurns(devices)
+        let walkLength = grid.walk(device: devices[0]).count
         func tracks(_ store: Store) async throws -> [String: [String]] {
             var tracks: [String: [String]] = [:]
             for device in devices {
@@ -217,9 +226,9 @@ import Testing
 
         let stored = try await tracks(grouped)
         #expect(stored == (try await tracks(alone)))
-        #expect(devices.allSatisfy { stored[$0]?.count == walks[0].count })
+        #expect(devices.allSatisfy { stored[$0]?.count == walkLength })
         #expect(try await events(grouped) == (try await events(alone)))
-        #expect(try await grouped.historyStats().fixes == walks[0].count * devices.count)
+        #expect(try await grouped.historyStats().fixes == walkLength * devices.count)
     }
 
     /// A group's requests write their events together where the store writes inputs together
@@ -232,15 +241,7 @@ import Testing
     @Test func eachRequestOfAGroupGetsItsOwnEvents() async throws {
         let devices = ["bus", "tram", "ferry"]
         let regions = (0..<14).map { grid.circle("c\($0)", x: -280 + Double($0) * 40, radius: 8) }
-        var requests: [[Fix]] = []
-        let walks = devices.map { grid.walk(device: $0) }
-        var index = 0
-        while index < walks[0].count {
-            let end = min(index + 1 + requests.count % 2, walks[0].count)
-            for walk in walks { requests.append(Array(walk[index..<end])) }
-            if requests.count % 7 == 0 { requests.append(requests[requests.count - 1]) }
-            index = end
-        }
+        let requests = requestsTakingTurns(devices, resentEvery: 7)
 
         let alone = try await TestStores.fresh()
         defer { TestStores.closeLater(alone) }
