@@ -54,6 +54,27 @@ import Testing
         #expect(try readAll(file.path, device: "phone").fixes.allSatisfy { $0.device == "phone" })
     }
 
+    /// Quoted fields before, among and after the ones read give the fixes plain ones give.
+    @Test func csvQuotedFieldsAnywhereReadAsPlainOnes() throws {
+        let plain = try TemporaryFile(
+            "device,time,lat,lon,note\na b,2020-01-01T00:00:00Z,52.5,13.4,x\nc,2020-01-01T00:00:01Z,52.6,13.5,y\n",
+            suffix: ".csv")
+        let quoted = try TemporaryFile(
+            #"""
+            device,time,lat,lon,note
+            "a b", 2020-01-01T00:00:00Z ,"52.5",13.4,x
+            c,2020-01-01T00:00:01Z,52.6,13.5,"y, ""z"""
+
+            """#, suffix: ".csv")
+        defer {
+            plain.remove()
+            quoted.remove()
+        }
+        let fixes = try readAll(plain.path).fixes
+        #expect(fixes.map(\.device) == ["a b", "c"])
+        #expect(try readAll(quoted.path).fixes == fixes)
+    }
+
     @Test func aGivenDeviceNamesEveryFixOverTheCSVsDeviceColumn() throws {
         let file = try TemporaryFile(
             "time,lat,lon,device\n2020-01-01T00:00:00Z,1,2,a\n2020-01-01T00:00:01Z,1,2,b\n", suffix: ".csv")

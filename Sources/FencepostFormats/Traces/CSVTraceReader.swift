@@ -250,33 +250,35 @@ package struct CSVTraceReader: TraceReader {
     }
 
     /// One record (a blank line is none); a record without a usable time or position is
-    /// skipped and counted. One pass over the line finds the fields up to the last one used.
+    /// skipped and counted. The fields up to the last one used are found by searching for each
+    /// separator, and that stretch of the line for a quote, rather than by a look at each byte.
     private mutating func parse(_ line: UnsafeBufferPointer<UInt8>) {
+        guard let base = line.baseAddress, !line.isEmpty else { return }
         var fields = Fields()
-        var quoted = false
-        let (separator, lastUsed) = (self.separator, columns.lastUsed)
+        let (separator, lastUsed, count) = (Int32(self.separator), columns.lastUsed, line.count)
+        // Where the fields that matter end: at the separator after the last one used, or the line's end.
+        var scannedEnd = count
         columns.roles.withUnsafeBufferPointer { roles in
             var index = 0
             var fieldStart = 0
-            for position in 0..<line.count {
-                let byte = line[position]
-                if byte == separator {
-                    fields.set(roles[index], fieldStart..<position)
-                    index += 1
-                    fieldStart = position + 1
-                    if index > lastUsed { return }
-                } else if byte == UInt8(ascii: "\"") {
-                    quoted = true
+            while let found = memchr(base + fieldStart, separator, count - fieldStart) {
+                let position = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                fields.set(roles[index], fieldStart..<position)
+                index += 1
+                fieldStart = position + 1
+                if index > lastUsed {
+                    scannedEnd = position
                     return
                 }
             }
-            if index < roles.count { fields.set(roles[index], fieldStart..<line.count) }
+            if index < roles.count { fields.set(roles[index], fieldStart..<count) }
         }
+        let quoted = memchr(base, Int32(UInt8(ascii: "\"")), scannedEnd) != nil
         guard quoted else { return record(line, fields) }
         // Quoted fields take the general path: the fields unquoted, laid end to end.
         var unquoted: [UInt8] = []
         fields = Fields()
-        for (index, field) in Self.fields(ArraySlice(line), separator: separator).enumerated()
+        for (index, field) in Self.fields(ArraySlice(line), separator: self.separator).enumerated()
         where index < columns.roles.count {
             fields.set(columns.roles[index], unquoted.count..<(unquoted.count + field.count))
             unquoted.append(contentsOf: field)
