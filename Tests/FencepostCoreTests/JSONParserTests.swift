@@ -104,3 +104,55 @@ import Testing
         #expect(object.text == tree.canonicalText())
     }
 }
+
+@Suite struct DecimalParserTests {
+    func parse(_ text: String) -> Double? {
+        Array(text.utf8).withUnsafeBufferPointer { DecimalParser.parse($0) }
+    }
+
+    /// Numbers of every length, with leading zeros, signs and exponents, parse to the double
+    /// Swift's own parser gives: the fast path where it is exact, the standard library past it.
+    @Test func everyLengthMatchesSwiftsParser() {
+        var state: UInt64 = 11
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        func digits(_ count: UInt64) -> String { String((0..<count).map { _ in Character("\(next() % 10)") }) }
+        for _ in 0..<20_000 {
+            var text = ["", "-", "+"][Int(next() % 3)]
+            text += String(repeating: "0", count: Int(next() % 4)) + digits(next() % 12)
+            if next() % 4 != 0 { text += "." + digits(next() % 14) }
+            if next() % 5 == 0 {
+                text += ["e", "E"][Int(next() % 2)] + ["", "-", "+"][Int(next() % 3)] + digits(1 + next() % 2)
+            }
+            let swift = Double(text.hasPrefix("+") ? String(text.dropFirst()) : text)
+            guard let swift, text.contains(where: \.isNumber) else { continue }
+            #expect(parse(text) == swift, "\(text)")
+        }
+    }
+
+    /// Any byte that is no part of a number's syntax, in place of any digit of a long number,
+    /// makes it no number.
+    @Test func anyOtherByteAnywhereRefusesALongNumber() {
+        let digits = Array("1234567890123".utf8)
+        for byte in UInt8.min...UInt8.max where !"0123456789.eE+-".utf8.contains(byte) {
+            for position in digits.indices {
+                var bytes = digits
+                bytes[position] = byte
+                #expect(bytes.withUnsafeBufferPointer { DecimalParser.parse($0) } == nil, "\(byte) at \(position)")
+            }
+        }
+    }
+
+    @Test(arguments: ["", "-", "+", ".", "-.", "e5", "1e", "1e+", "1.2.3", "--1", "1-", " 1", "1 ", "0x10", "1,5"])
+    func refusesWhatIsNoNumber(text: String) {
+        #expect(parse(text) == nil, "\(text)")
+    }
+
+    @Test(arguments: [("1.", 1.0), (".5", 0.5), ("+2.25", 2.25), ("-0", -0.0), ("0000000000000000001.5", 1.5)])
+    func acceptsTheShortForms(text: String, value: Double) {
+        #expect(parse(text) == value)
+        #expect(parse(text)?.sign == value.sign)
+    }
+}
