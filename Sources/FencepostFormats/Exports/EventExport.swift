@@ -40,27 +40,12 @@ package enum EventExport {
     }
 
     package static func csvLine(_ event: EventRow, zone: TimeZone?) -> String {
-        var line = ""
-        line.reserveCapacity(160)
-        CSV.append(event.id, to: &line)
-        line += ","
-        CSV.append(event.time, to: &line)
-        line += ","
-        CSV.append(event.kind, to: &line)
-        line += ","
-        CSV.append(event.device, to: &line)
-        line += ","
-        CSV.append(event.region ?? "", to: &line)
-        line += ","
-        CSV.append(event.visitID ?? "", to: &line)
-        line += ","
-        CSV.append(event.flags.count == 1 ? event.flags[0] : event.flags.joined(separator: ";"), to: &line)
-        if let zone {
-            line += ","
-            CSV.append(LocalTime.format(milliseconds: event.timeMs, in: zone), to: &line)
-        }
-        line += "\n"
-        return line
+        var fields = [
+            event.id, event.time, event.kind, event.device, event.region ?? "", event.visitID ?? "",
+            event.flags.count == 1 ? event.flags[0] : event.flags.joined(separator: ";"),
+        ]
+        if let zone { fields.append(LocalTime.format(milliseconds: event.timeMs, in: zone)) }
+        return CSV.line(fields)
     }
 
     /// The event as JSON: the JSON Lines export's line and the HTTP API's event object: the
@@ -95,7 +80,7 @@ package enum VisitExport {
             visit.id, visit.device, visit.region, visit.enteredAt, visit.exitedAt ?? "", visit.status,
             visit.exitReason ?? "",
         ]
-        return fields.map(CSV.field).joined(separator: ",") + "\n"
+        return CSV.line(fields)
     }
 
     package static func jsonLine(_ visit: VisitRow) -> String {

@@ -14,7 +14,7 @@ package enum MovementExport {
             stop.id, stop.device, time(stop.start), time(stop.end), seconds(stop.duration), degrees(stop.lat),
             degrees(stop.lon), String(stop.fixes), stop.isOpen ? "open" : "closed",
         ]
-        return fields.map(CSV.field).joined(separator: ",") + "\n"
+        return CSV.line(fields)
     }
 
     /// A trip's line; `regions`: those it visited on the way (a store's visits), `;`-separated.
@@ -25,7 +25,7 @@ package enum MovementExport {
             degrees(trip.startLat), degrees(trip.startLon), degrees(trip.endLat), degrees(trip.endLon),
             String(trip.fixes), regions.joined(separator: ";"),
         ]
-        return fields.map(CSV.field).joined(separator: ",") + "\n"
+        return CSV.line(fields)
     }
 
     package static func json(_ stop: Stop) -> JSONValue {

@@ -21,7 +21,7 @@ package struct TimeSheetExport {
                 row.period, row.device, row.subject ?? "", Self.number(row.inside), String(row.visits),
                 local(row.firstEntry), local(row.lastExit), "", "",
             ]
-        return fields.map(CSV.field).joined(separator: ",") + "\n"
+        return CSV.line(fields)
     }
 
     package func json(_ row: TimeSheet.Row) -> JSONValue {
