@@ -204,15 +204,19 @@ final class NearestEdgeGrid {
             let dy = edge.by - edge.ay
             var low = 0.0
             var high = 1.0
-            /// Keeps the part of the segment where p·t <= q.
-            func clip(_ p: Double, _ q: Double) -> Bool {
-                if p == 0 { return q >= 0 }
-                let t = q / p
-                if p < 0 { low = max(low, t) } else { high = min(high, t) }
-                return low <= high
-            }
-            return clip(-dx, edge.ax - minX) && clip(dx, maxX - edge.ax) && clip(-dy, edge.ay - minY)
-                && clip(dy, maxY - edge.ay)
+            return Self.clip(-dx, edge.ax - minX, &low, &high) && Self.clip(dx, maxX - edge.ax, &low, &high)
+                && Self.clip(-dy, edge.ay - minY, &low, &high) && Self.clip(dy, maxY - edge.ay, &low, &high)
+        }
+
+        /// Keeps the part `low...high` of the segment where p·t <= q; false once none is left.
+        /// (The range is passed, not captured: a nested function's captured variables were
+        /// checked for exclusive access at run time, on every call.)
+        @inline(__always)
+        private static func clip(_ p: Double, _ q: Double, _ low: inout Double, _ high: inout Double) -> Bool {
+            if p == 0 { return q >= 0 }
+            let t = q / p
+            if p < 0 { low = max(low, t) } else { high = min(high, t) }
+            return low <= high
         }
 
         static func pointToSegment(_ x: Double, _ y: Double, _ edge: Edge) -> Double {
