@@ -107,12 +107,7 @@ private final class FileChunks {
     }
 
     func read() throws(TraceReadError) -> [UInt8]? {
-        do {
-            return try handle.read(upToCount: chunkSize).map { [UInt8]($0) }
-        } catch {
-            throw TraceReadError(
-                file: name, line: nil, reason: "read failed: \(error.localizedDescription)", unreadable: true)
-        }
+        try InputFile.chunk(of: handle.fileDescriptor, upTo: chunkSize, name: name)
     }
 }
 

@@ -47,6 +47,30 @@ package enum InputFile {
         }
     }
 
+    /// Up to `size` bytes of `descriptor`, read straight into a new array (through `Data` they
+    /// were copied once more); nil at the end. One read: a pipe's chunk is what it has.
+    package static func chunk(of descriptor: Int32, upTo size: Int, name: String) throws(TraceReadError) -> [UInt8]? {
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while true {
+                let got = Glibc.read(descriptor, buffer.baseAddress, size)
+                if got >= 0 {
+                    count = got
+                    return
+                }
+                guard errno == EINTR else {
+                    failure = errno
+                    return
+                }
+            }
+        }
+        guard failure == 0 else {
+            throw TraceReadError(file: name, line: nil, reason: "read failed: \(reason(failure))", unreadable: true)
+        }
+        return bytes.isEmpty ? nil : bytes
+    }
+
     /// The shell's words for an `errno`.
     package static func reason(_ code: Int32) -> String {
         switch code {
