@@ -75,6 +75,63 @@ import Testing
         #expect(try readAll(quoted.path).fixes == fixes)
     }
 
+    /// Random records, with their columns in any order, fields of every length (lines shorter
+    /// than eight bytes among them) and text beside them, read as written: plain, with every
+    /// field quoted, with only the last field read quoted (its quotes may share eight bytes
+    /// with the separator after it), and with a quoted column after the ones read.
+    @Test func csvRandomRecordsReadAsWrittenPlainOrQuoted() throws {
+        var state: UInt64 = 5
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33) % bound
+        }
+        func text(_ letters: String, _ length: Int) -> String {
+            String((0..<length).map { _ in letters[letters.index(letters.startIndex, offsetBy: next(letters.count))] })
+        }
+        for separator in [",", ";", "\t"] {
+            let names = ["time", "lat", "lon", "accuracy", "device", "note"]
+            let order = names.indices.sorted { _, _ in next(2) == 0 }
+            var expected: [Fix] = []
+            var rows: [[String]] = []
+            for _ in 0..<3000 {
+                let time = next(3) == 0 ? String(next(10)) : String(1_700_000_000 + next(1_000_000))
+                let lat =
+                    (next(2) == 0 ? "-" : "") + String(next(90))
+                    + (next(3) == 0 ? "" : "." + text("0123456789", 1 + next(12)))
+                let lon = String(next(180)) + (next(3) == 0 ? "" : "." + text("0123456789", 1 + next(12)))
+                let accuracy = next(4) == 0 ? "" : String(next(50))
+                let device = text("abcxyz", 1 + next(3))
+                let note = text("ab 7.-:_", next(25))
+                expected.append(
+                    Fix(
+                        device: device, time: Double(time)!, lat: Double(lat)!, lon: Double(lon)!,
+                        accuracy: accuracy.isEmpty ? nil : Double(accuracy)!))
+                let values = [time, lat, lon, accuracy, device, note]
+                rows.append(order.map { values[$0] })
+            }
+            let header = order.map { names[$0] }.joined(separator: separator)
+            let plain = rows.map { $0.joined(separator: separator) }
+            let quoted = rows.map { $0.map { "\"" + $0 + "\"" }.joined(separator: separator) }
+            let lastRead = order.lastIndex { names[$0] != "note" }!
+            let lastQuoted = rows.map { row in
+                row.indices.map { $0 == lastRead ? "\"" + row[$0] + "\"" : row[$0] }.joined(separator: separator)
+            }
+            let trailing = rows.map { $0.joined(separator: separator) + separator + "\"x\(separator)\"\"y\"" }
+            for lines in [plain, quoted, lastQuoted, trailing] {
+                let file = try TemporaryFile(([header] + lines).joined(separator: "\n") + "\n", suffix: ".csv")
+                defer { file.remove() }
+                let (fixes, skipped) = try readAll(file.path)
+                #expect(skipped.isEmpty)
+                #expect(fixes.count == expected.count)
+                let wrong = expected.indices.first { $0 >= fixes.count || fixes[$0] != expected[$0] }
+                #expect(
+                    wrong == nil,
+                    "read \(wrong.map { fixes.indices.contains($0) ? "\(fixes[$0])" : "nothing" } ?? "") from \(wrong.map { lines[$0] } ?? "")"
+                )
+            }
+        }
+    }
+
     @Test func aGivenDeviceNamesEveryFixOverTheCSVsDeviceColumn() throws {
         let file = try TemporaryFile(
             "time,lat,lon,device\n2020-01-01T00:00:00Z,1,2,a\n2020-01-01T00:00:01Z,1,2,b\n", suffix: ".csv")
