@@ -64,13 +64,21 @@ final class EdgeListArea: RegionArea {
     private let grid: NearestEdgeGrid
     /// How a point's side is told: by its nearest edge, or by ray casting (polygons whose rings
     /// touch). Worked out at the polygon's first lookup, as most regions of a large set are
-    /// never near a given trace; read and set only through `sides`, never during another
+    /// never near a given trace; read and set only through `withSides`, never during another
     /// access, so the run-time exclusivity check is left out.
     @exclusivity(unchecked) private var sideRule = SideRule.unknown
     private enum SideRule {
         case unknown
-        case nearestEdge(EdgeSides)
+        /// The rule lent, not retained: `sidesOwner` keeps it, set once with it and never
+        /// replaced. (Copied out of the enum, the rule's table was retained and released on
+        /// every lookup.)
+        case nearestEdge(Unmanaged<SidesBox>)
         case rayCast
+    }
+    private var sidesOwner: SidesBox?
+    private final class SidesBox {
+        let sides: EdgeSides
+        init(_ sides: EdgeSides) { self.sides = sides }
     }
 
     /// An edge's ends in lon/lat.
@@ -111,18 +119,23 @@ final class EdgeListArea: RegionArea {
     }
 
     /// Whether a point's side is told by its nearest edge (else by ray casting).
-    var tellsSidesByNearestEdge: Bool { sides() != nil }
+    var tellsSidesByNearestEdge: Bool { withSides { _ in true } != nil }
 
-    /// The nearest-edge rule, or nil to ray cast.
+    /// `body` given the nearest-edge rule, or nil to ray cast.
     @inline(__always)
-    private func sides() -> EdgeSides? {
+    private func withSides<Result>(_ body: (EdgeSides) -> Result) -> Result? {
         switch sideRule {
-        case .nearestEdge(let sides): return sides
+        case .nearestEdge(let box): return box._withUnsafeGuaranteedRef { body($0.sides) }
         case .rayCast: return nil
         case .unknown:
-            let sides = EdgeSides(rings: rings, metric: metric)
-            sideRule = sides.map(SideRule.nearestEdge) ?? .rayCast
-            return sides
+            guard let sides = EdgeSides(rings: rings, metric: metric) else {
+                sideRule = .rayCast
+                return nil
+            }
+            let box = SidesBox(sides)
+            sidesOwner = box
+            sideRule = .nearestEdge(Unmanaged.passUnretained(box))
+            return body(sides)
         }
     }
 
@@ -152,8 +165,11 @@ final class EdgeListArea: RegionArea {
         let (mx, my) = projection.project(position)
         let (squared, edge) = nearestEdge(mx, my, among: nearestEdges(mx, my))
         let distance = squared.squareRoot()
-        if distance >= Self.onEdgeTolerance, let sides = sides() {
-            let inside = metric.withUnsafeBufferPointer { sides.inside(mx, my, nearest: edge, metric: $0) }
+        if distance >= Self.onEdgeTolerance,
+            let inside = withSides({ sides in
+                metric.withUnsafeBufferPointer { sides.inside(mx, my, nearest: edge, metric: $0) }
+            })
+        {
             return AreaLocation(inside: inside, boundaryDistance: distance)
         }
         let px = position.lon
