@@ -111,6 +111,22 @@ import Testing
         #expect(harness.events.filter { $0.regionID == "short" }.map(\.kind) == [.enter, .exit])
     }
 
+    /// A dwell and an overstay both due at one fix come in time order: an overstay set shorter
+    /// than the dwell first, and the dwell first when both fall at the same time.
+    @Test(arguments: [
+        (60.0, 30.0, ["enter@0.0", "overstay@30.0", "dwell@60.0", "exit@100.1"]),
+        (30.0, 30.0, ["enter@0.0", "dwell@30.0", "overstay@30.0", "exit@100.1"]),
+        (30.0, 45.0, ["enter@0.0", "dwell@30.0", "overstay@45.0", "exit@100.1"]),
+    ])
+    func timedEventsDueTogetherComeInTimeOrder(dwell: Double, maxDwell: Double, expected: [String]) throws {
+        let region = grid.circle("depot", radius: 50, settings: RegionSettings(dwell: dwell, maxDwell: maxDwell))
+        // Two fixes inside, 100 s apart (both events fall due at the second), then one outside.
+        let fixes = [grid.fix(0, 0, t: 0), grid.fix(0, 0, t: 100), grid.fix(500, 0, t: 101)]
+        var harness = try MonitorHarness(regions: [region], settings: MonitorHarness.raw)
+        try harness.feed(fixes)
+        #expect(harness.summary == expected)
+    }
+
     @Test func overstayFiresOnceAtEnterPlusMaxDwellAfterTheDwellAndSurvivesASavedState() throws {
         // Inside from t = 0 (the first fix); dwell at 30 s, overstay at 45 s; out between t = 99
         // (at the centre) and t = 100 (450 m beyond the edge): at 99.1 s.
