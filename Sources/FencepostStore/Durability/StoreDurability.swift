@@ -29,10 +29,12 @@ package final class StoreDurability: Sendable {
 
     /// For the store's one writer, between its transactions: keeps the log from growing without
     /// end. Returns whether it had something to do. A failure leaves the log longer until the
-    /// next call tries again.
+    /// next call tries again. A small log (nearly always) is known without leaving the caller's
+    /// thread: a hop to the housekeeping lane and back per group was two thread wake-ups for
+    /// nothing.
     @discardableResult
     package func afterCommit() async -> Bool {
-        guard let log else { return false }
+        guard let log, log.isLarge else { return false }
         return (try? await BlockingWork.run(on: housekeeping) { try log.restartIfLarge() }) ?? false
     }
 
