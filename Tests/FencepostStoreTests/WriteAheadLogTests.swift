@@ -45,9 +45,9 @@ import Testing
         #expect(try Self.frames(path).frames < 2_000)
     }
 
-    /// Between the writer's transactions, a small log is left alone (known from the frames the
-    /// last checkpoint counted, without a hop to another thread); past `restartFrames` it is
-    /// checkpointed from the writer's connection, so the next transaction starts it over.
+    /// Between the writer's transactions, a small log is left alone (by the frames the last
+    /// checkpoint counted); past `restartFrames` it is checkpointed from the writer's
+    /// connection, so the next transaction starts it over.
     @Test func afterCommitStartsOnlyAnOvergrownLogOver() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

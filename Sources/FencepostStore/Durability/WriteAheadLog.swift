@@ -76,8 +76,7 @@ final class WriteAheadLog: Sendable {
     }
 
     /// Whether the log held more than `restartFrames` at the last checkpoint: whether
-    /// ``restartIfLarge()`` has something to do. An atomic read, so the writer asks it between
-    /// all its transactions on its own thread and goes to another only when the answer is yes.
+    /// ``restartIfLarge()`` has something to do.
     var isLarge: Bool { frames.load(ordering: .relaxed) > Self.restartFrames }
 
     /// For the store's one writer, between its transactions: when the log has grown past
