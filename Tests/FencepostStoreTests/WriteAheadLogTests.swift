@@ -44,4 +44,32 @@ import Testing
         try await Self.fill(store, pages: 3_000)
         #expect(try Self.frames(path).frames < 2_000)
     }
+
+    /// Between the writer's transactions, a small log is left alone (by the frames the last
+    /// checkpoint counted); past `restartFrames` it is checkpointed from the writer's
+    /// connection, so the next transaction starts it over.
+    @Test func afterCommitStartsOnlyAnOvergrownLogOver() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fencepost-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.db").path
+        let store = try Store(path: path)
+        let log = try #require(try WriteAheadLog.of(store))
+        let durability = StoreDurability(log: log, syncsCommits: true)
+        try log.startCheckpointing()
+
+        try await Self.fill(store, pages: 1_000)
+        try log.checkpoint()
+        #expect(!log.isLarge)
+        #expect(await durability.afterCommit() == false)
+
+        try await Self.fill(store, pages: WriteAheadLog.restartFrames + 1_000)
+        try log.checkpoint()
+        #expect(log.isLarge)
+        #expect(await durability.afterCommit() == true)
+        #expect(!log.isLarge)
+        // The log starts over at the next transaction: its frames are the new ones only.
+        try await Self.fill(store, pages: 100)
+        #expect(try Self.frames(path).frames < 1_000)
+        try log.stopCheckpointing()
+    }
 }

@@ -177,8 +177,8 @@ struct LocationsController {
         {
             form = LocationPayloads.formParameters(Array(buffer: try await request.collectBody(limit: maxBodyBytes)))
         }
-        // Parsed once: the URI parses its whole query again on every lookup.
-        let query = request.uri.queryParameters
+        // Parsed once (by the token check): the URI parses its whole query again on every lookup.
+        let query = context.queryParameters(of: request)
         let parameter: (String) -> String? = { name in
             query[Substring(name)].flatMap { $0.isEmpty ? nil : String($0) } ?? form[name]
         }

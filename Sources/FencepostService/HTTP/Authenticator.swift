@@ -19,9 +19,12 @@ struct Authenticator: Sendable {
     }
 
     /// The caller of the token that came with the request; nil when none did, or the one that
-    /// did is unknown or revoked.
-    func caller(presentedWith request: Request, allowQueryToken: Bool = false) async throws -> Caller? {
-        guard let secret = Self.presentedSecret(request, allowQueryToken: allowQueryToken) else { return nil }
+    /// did is unknown or revoked. `query`: the request's query parameters, when a `token`
+    /// parameter may stand for the header (nil: it may not).
+    func caller(presentedWith request: Request, query: Parameters? = nil) async throws
+        -> Caller?
+    {
+        guard let secret = Self.presentedSecret(request, query: query) else { return nil }
         if let caller = recent.caller(for: secret) { return caller }
         guard let (name, scope) = try await store.tokenScope(secret: secret) else { return nil }
         let caller = Caller(tokenName: name, scope: scope)
@@ -34,12 +37,13 @@ struct Authenticator: Sendable {
         basicCredentials(request)?.user
     }
 
-    private static func presentedSecret(_ request: Request, allowQueryToken: Bool) -> String? {
+    private static func presentedSecret(_ request: Request, query: Parameters?) -> String? {
         if let header = request.headers.firstValue(.authorization) {
             if let token = Self.credentials(in: header, scheme: "bearer ") { return String(Self.trimmed(token)) }
             if let credentials = basicCredentials(request) { return credentials.password }
         }
-        return allowQueryToken ? request.query("token") : nil
+        guard let token = query?["token"], !token.isEmpty else { return nil }
+        return String(token)
     }
 
     /// `text` without the spaces and tabs around it (Foundation's trimming, per request, costs

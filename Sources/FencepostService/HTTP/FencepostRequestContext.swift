@@ -6,9 +6,18 @@ import Hummingbird
 struct FencepostRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     var caller: Caller?
+    /// The request's query parameters, when ``TokenAuthentication`` parsed them to look for a
+    /// token there: a handler reads them here rather than parse the whole query a second time
+    /// (``queryParameters(of:)``). Hummingbird's `Parameters` is the type of a parsed query too.
+    var query: Parameters?
 
     init(source: Source) {
         coreContext = .init(source: source)
+    }
+
+    /// The query parameters of `request` (this context's), parsed once per request.
+    func queryParameters(of request: Request) -> Parameters {
+        query ?? request.uri.queryParameters
     }
 
     /// The caller, or 401.
@@ -65,7 +74,8 @@ struct TokenAuthentication: RouterMiddleware {
         next: (Request, FencepostRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
-        context.caller = try await auth.caller(presentedWith: request, allowQueryToken: allowQueryToken)
+        if allowQueryToken { context.query = request.uri.queryParameters }
+        context.caller = try await auth.caller(presentedWith: request, query: context.query)
         return try await next(request, context)
     }
 }

@@ -17,7 +17,7 @@ final class ServiceMetrics: Sendable {
     private let protocolMessages: Mutex<[ProtocolMessage: Counter]> = Mutex([:])
     private let protocolRefusals: Mutex<[String: Counter]> = Mutex([:])
     private let protocolExtras: Mutex<[ProtocolMessage: Counter]> = Mutex([:])
-    private let requestTimers: Mutex<[String: DurationHistogram]> = Mutex([:])
+    private let requestTimers: Mutex<[RequestLabels: DurationHistogram]> = Mutex([:])
     private let groupFixes: ValueHistogram
     private let commitTime: DurationHistogram
     private let syncTime: DurationHistogram
@@ -200,8 +200,8 @@ final class ServiceMetrics: Sendable {
 
     /// Records one request's latency under its route (not its raw path, to keep labels few).
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
-        let key = "\(method) \(route) \(status)"
-        let histogram = Self.metric(in: requestTimers, for: key) {
+        let labels = RequestLabels(route: route, method: method, status: status)
+        let histogram = Self.metric(in: requestTimers, for: labels) {
             registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(
                     namespace: "fencepost", metricName: "http_request_duration", unitName: "seconds",
@@ -226,4 +226,12 @@ final class ServiceMetrics: Sendable {
         }
         return registry.emitToString()
     }
+}
+
+/// A request histogram's labels, as its key among the made ones: the strings as they come, not
+/// a string made of them per request.
+private struct RequestLabels: Hashable, Sendable {
+    var route: String
+    var method: String
+    var status: Int
 }

@@ -75,12 +75,16 @@ final class WriteAheadLog: Sendable {
         return (result.walFrameCount, result.checkpointedFrameCount)
     }
 
+    /// Whether the log held more than `restartFrames` at the last checkpoint: whether
+    /// ``restartIfLarge()`` has something to do.
+    var isLarge: Bool { frames.load(ordering: .relaxed) > Self.restartFrames }
+
     /// For the store's one writer, between its transactions: when the log has grown past
     /// `restartFrames`, checkpoints from the writer's own connection, so that (unless a reader
     /// still reads the log) its next transaction starts the log over. Returns whether it did.
     @discardableResult
     func restartIfLarge() throws -> Bool {
-        guard frames.load(ordering: .relaxed) > Self.restartFrames else { return false }
+        guard isLarge else { return false }
         let result = try backend.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         // Every frame copied: the next transaction starts over; otherwise try again next time.
         frames.store(
