@@ -63,6 +63,18 @@ struct PostgresOutboxNumberingTests {
         #expect(rows.last?.seq == start + Int64(Self.big))
     }
 
+    @Test func aKeyComingTwiceInABigTransactionKeepsItsFirstRow() async throws {
+        let store = try await TestStores.fresh()
+        defer { TestStores.closeLater(store) }
+        try await store.write { tx in
+            for index in 0..<Self.big {
+                try await tx.enqueue(Self.row("row-\(index)", key: "key-\(index % (Self.big - 100))"))
+            }
+        }
+        let rows = try await Self.outbox(store)
+        #expect(rows.map(\.id) == (0..<Self.big - 100).map { "row-\($0)" })
+    }
+
     @Test func smallTransactionsCommittingBesideABigOneAreNumberedBeforeOrAfterItsRows() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }

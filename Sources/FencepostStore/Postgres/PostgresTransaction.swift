@@ -101,7 +101,8 @@ final class PostgresTransaction: SQLTransaction {
             // insert): the `ord` after the first. Under the lock no other writer numbers, so
             // the sequence moves past them before any other takes one (the `WITH` runs once). A
             // row not inserted (its key already there) leaves its number unused, as a sequence
-            // call would: consumers expect gaps.
+            // call would: consumers expect gaps. In `ord` order still: where a key comes twice,
+            // the first is the one kept.
             // The spill table goes with the commit (`ON COMMIT DROP`).
             try await execute(
                 """
@@ -138,8 +139,9 @@ final class PostgresTransaction: SQLTransaction {
 
     /// Inserts outbox rows into `table`, in their order, ``rowsPerStatement`` at a time, each
     /// column one array (``PostgresColumns``); with `firstOrd`, the spill table's `ord` first
-    /// (numbered on from it: the spill table has no index to keep, its rows are sorted once, at
-    /// the commit). Conflicts ignored (in the outbox, where they can be: ``outboxHasKeys``).
+    /// (numbered on from it: the spill table has no index to keep; at the commit each row's
+    /// `seq` is its `ord` after the first, ``flushOutbox()``). Conflicts ignored (in the outbox,
+    /// where they can be: ``outboxHasKeys``).
     private func insertOutbox(into table: String, _ rows: [OutboxRow], firstOrd: Int64? = nil) async throws {
         var start = 0
         while start < rows.count {
