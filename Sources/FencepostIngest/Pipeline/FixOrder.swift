@@ -13,8 +13,11 @@ package struct FixOrder {
     private var buffer: [Fix] = []
     private var sorted = true
     private var streaming = false
-    /// Per device, the latest time seen in this input.
+    /// Per device, the latest time seen in this input; the current run's device's is in
+    /// `current` instead (a file of one device, or sorted by device, looks a name up only when
+    /// the device changes, not at every fix).
     private var latest: [String: Double] = [:]
+    private var current: (device: String, latest: Double)?
     private let runs = FixRuns()
     /// Fixes whose order is settled, not taken yet: held ones from `readyIndex` on, then the one
     /// just added while streaming, then the merge of sorted runs.
@@ -35,10 +38,14 @@ package struct FixOrder {
             streamed = fix
             return
         }
-        if let previous = latest[fix.device], fix.time < previous {
+        if current?.device != fix.device {
+            if let current { latest[current.device] = current.latest }
+            current = (fix.device, latest[fix.device] ?? -.infinity)
+        }
+        if fix.time < current!.latest {
             sorted = false
         } else {
-            latest[fix.device] = fix.time
+            current!.latest = fix.time
         }
         buffer.append(fix)
         if sorted, buffer.count >= window {
@@ -97,6 +104,7 @@ package struct FixOrder {
         sorted = true
         streaming = false
         latest.removeAll(keepingCapacity: true)
+        current = nil
     }
 
     /// Forgets the current input (after a failure, or before the next input).
@@ -110,6 +118,7 @@ package struct FixOrder {
         sorted = true
         streaming = false
         latest.removeAll(keepingCapacity: true)
+        current = nil
     }
 
     /// Sorts by time; stable, so fixes of one device keep their order at equal times.
