@@ -24,16 +24,24 @@ extension Store {
         try await read(Self.monitoredRegions)
     }
 
+    /// Every monitored region, in id order, handed to `body` a batch (a few thousand) at a
+    /// time: a caller that writes them out holds two batches, not a million regions.
+    package func forEachMonitoredRegionBatch(_ body: ([MonitoredRegion]) throws -> Void) async throws {
+        try await read { tx in try await Self.storedRegions(tx, Self.monitored, each: body) }
+    }
+
     /// Stored regions are read across the cores from their compact form (the feature's text
     /// only for a region written before there was one), and their areas not validated again
     /// (they were when applied): what a service's start-up and every ingest wait for. Rows are
     /// read a batch at a time, each batch read into regions while the next is fetched: only
     /// two batches' rows are held at once, not a million.
     static func monitoredRegions(_ tx: any SQLTransaction) async throws -> [MonitoredRegion] {
-        try await storedRegions(tx) { region, row in
-            MonitoredRegion(
-                region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
-        }
+        try await storedRegions(tx, monitored)
+    }
+
+    private static let monitored: @Sendable (Region, SQLRow) -> MonitoredRegion = { region, row in
+        MonitoredRegion(
+            region: region, version: row["version"], createdAt: row["created_at"], updatedAt: row["updated_at"])
     }
 
     /// The stored regions alone, read as ``monitoredRegions(_:)`` reads them: what a monitor is
@@ -48,6 +56,16 @@ extension Store {
         _ tx: any SQLTransaction, _ make: @escaping @Sendable (Region, SQLRow) -> Item
     ) async throws -> [Item] {
         var regions: [Item] = []
+        try await storedRegions(tx, make) { regions.append(contentsOf: $0) }
+        return regions
+    }
+
+    /// Every stored region made into an `Item` with its row, in id order, handed to `each` a
+    /// batch at a time.
+    private static func storedRegions<Item: Sendable>(
+        _ tx: any SQLTransaction, _ make: @escaping @Sendable (Region, SQLRow) -> Item,
+        each: ([Item]) throws -> Void
+    ) async throws {
         var batch: [SQLRow] = []
         var inFlight: BackgroundWork<[Result<Item, StoreError>]>?
         try await tx.forEachRow(
@@ -61,12 +79,12 @@ extension Store {
             let rows = batch
             batch = []
             let next = BackgroundWork { storedRegions(rows: rows, make) }
-            if let inFlight { regions.append(contentsOf: try inFlight.wait().map { try $0.get() }) }
+            if let inFlight { try each(try inFlight.wait().map { try $0.get() }) }
             inFlight = next
         }
-        if let inFlight { regions.append(contentsOf: try inFlight.wait().map { try $0.get() }) }
-        regions.append(contentsOf: try storedRegions(rows: batch, make).map { try $0.get() })
-        return regions
+        if let inFlight { try each(try inFlight.wait().map { try $0.get() }) }
+        let last = try storedRegions(rows: batch, make).map { try $0.get() }
+        if !last.isEmpty { try each(last) }
     }
 
     /// Stored rows read a batch at a time: only two batches' rows are held at once.
