@@ -32,14 +32,8 @@ package enum InputFile {
         let handle = try open(path)
         var bytes: [UInt8] = []
         while true {
-            let chunk: Data?
-            do {
-                chunk = try handle.read(upToCount: 1 << 16)
-            } catch {
-                throw TraceReadError(file: path, line: nil, reason: "read failed: \(reason(errno))", unreadable: true)
-            }
-            guard let chunk, !chunk.isEmpty else { return bytes }
-            bytes.append(contentsOf: chunk)
+            guard let next = try chunk(of: handle.fileDescriptor, upTo: 1 << 16, name: path) else { return bytes }
+            bytes.append(contentsOf: next)
             guard bytes.count <= limit else {
                 throw TraceReadError(
                     file: path, line: nil, reason: "larger than \(limit >> 20) MiB: not a file of this kind")
