@@ -30,7 +30,7 @@ package enum TestStores {
     }
 
     /// Creates an empty database on the server `url` names; returns the URL naming it.
-    package static func createDatabase(on url: String) async throws -> String {
+    package static func createDatabase(on url: String, options: String = "") async throws -> String {
         guard var components = URLComponents(string: url), let host = components.host, let port = components.port else {
             throw TestStoreError(
                 reason: "FENCEPOST_TEST_POSTGRES is not a postgres://user@host:port/database URL: \(url)")
@@ -47,7 +47,8 @@ package enum TestStores {
                 let connection = try await PostgresConnection.connect(
                     configuration: configuration, id: 1, logger: logger)
                 do {
-                    try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) \(options)"), logger: logger)
                 } catch {
                     try? await connection.close()
                     throw error

@@ -1,7 +1,8 @@
 /// PostgreSQL's schema, as named migrations applied once each, in order (``PostgresBackend``
 /// records them in `fencepost_migrations`). The tables, columns and indexes are SQLite's (its
 /// migrations as they stand: v1 to v9 in one, then each), in PostgreSQL's types, but for
-/// `outbox_references`, a hash index here (v19); the outbox also records each row's transaction
+/// `outbox_references`, a hash index here (v19), and text in the "C" collation, compared as
+/// SQLite compares it (v20); the outbox also records each row's transaction
 /// (`txid`). No reader uses it now: rows are numbered under a lock held
 /// through their commit (``PostgresTransaction/flushOutbox()``), so numbers appear in order.
 enum PostgresMigrations {
@@ -272,5 +273,22 @@ enum PostgresMigrations {
                 DROP INDEX outbox_references;
                 CREATE INDEX outbox_references ON outbox USING hash (entity_id) WHERE payload IS NULL;
                 """),
+        // Text compared byte by byte, as SQLite compares it: every text column of the store's
+        // tables in the "C" collation, whatever the database's own (often en-US, where "home"
+        // sorts before "Office"), so lists and exports come in SQLite's order. The indexes on
+        // those columns are rebuilt (one `ALTER TABLE` per table).
+        Migration(
+            name: "v20-text-in-byte-order",
+            sql: """
+                DO $$ DECLARE t record; BEGIN FOR t IN SELECT c.table_name, string_agg(format('ALTER COLUMN %I TYPE text COLLATE "C"', c.column_name), ', ') AS changes FROM information_schema.columns c WHERE c.table_schema = current_schema() AND c.data_type = 'text' AND c.collation_name IS DISTINCT FROM 'C' AND c.table_name IN (\(storeTables)) GROUP BY c.table_name LOOP EXECUTE format('ALTER TABLE %I ', t.table_name) || t.changes; END LOOP; END $$
+                """),
     ]
+
+    /// The store's tables (as SQL string literals): a database may hold others, which are left alone.
+    private static let storeTables = [
+        "device_reported_regions", "devices", "events", "fencepost_migrations", "fix_history", "health_anchors",
+        "health_sources", "imported_files", "leases", "movement_state", "outbox", "regions", "roster",
+        "roster_groups", "stops", "store_meta", "sync_applied", "sync_state", "tokens", "trips", "visits",
+        "webhook_cursors", "webhook_dead_letters",
+    ].map { "'\($0)'" }.joined(separator: ", ")
 }
