@@ -45,6 +45,33 @@ import Testing
         #expect(ids == (0..<count).map { String(format: "r%05d", $0) })
     }
 
+    /// A reader that stops early (`| head`) ends the list quietly, with SIGPIPE's status (141),
+    /// also where SIGPIPE is ignored and the write fails instead (a shell's `trap "" PIPE` here;
+    /// the PostgreSQL client ignores it in the command itself), not with "write failed".
+    @Test func aReaderThatStopsEarlyEndsTheListQuietly() async throws {
+        let cli = try FencepostBinary()
+        defer { cli.cleanUp() }
+        let features = (0..<3_000).map { index in
+            #"{"type":"Feature","id":"r\#(index)","properties":{"radius":50},"geometry":{"type":"Point","coordinates":[8.\#(index),47]}}"#
+        }
+        let config = #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
+        #expect(try await cli.run("regions", "apply", cli.write("many.geojson", config)).status == 0)
+
+        let (errors, status) = (cli.path("stderr.txt"), cli.path("status.txt"))
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = [
+            "-c",
+            #"trap "" PIPE; { "$0" regions list --format geojson 2>"$1"; echo $? >"$2"; } | head -c 100 >/dev/null"#,
+            FencepostBinary.executable.path, errors, status,
+        ]
+        shell.environment = ProcessInfo.processInfo.environment.merging(["FENCEPOST_DB": cli.database]) { $1 }
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(try String(contentsOfFile: status, encoding: .utf8) == "141\n")
+        #expect(try String(contentsOfFile: errors, encoding: .utf8) == "")
+    }
+
     @Test func anEmptyStoreListsAnEmptyCollectionAndArray() async throws {
         let cli = try FencepostBinary()
         defer { cli.cleanUp() }

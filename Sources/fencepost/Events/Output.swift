@@ -54,14 +54,31 @@ struct OutputSink: TextSink {
         if buffer.count >= 1 << 16 { try flush() }
     }
 
+    /// Writes what is held. A reader that went away (`| head`) ends the command quietly, with
+    /// the status a process stopped by SIGPIPE has (141): the shell's way, where SIGPIPE is
+    /// ignored (as it is once the PostgreSQL client has started) and the write fails instead.
     mutating func flush() throws {
         guard !buffer.isEmpty else { return }
-        do {
-            try handle.write(contentsOf: buffer)
-        } catch {
-            throw CommandFailure.io("error: write failed: \(error.localizedDescription)")
-        }
+        let failure = buffer.withUnsafeBytes { Self.writeAll($0, to: handle.fileDescriptor) }
+        if failure == EPIPE { throw ExitCode(128 + SIGPIPE) }
+        if failure != 0 { throw CommandFailure.io("error: write failed: \(InputFile.reason(failure))") }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes `bytes` whole (a pipe may take part of them at a time); returns the `errno` of a
+    /// failed write, or 0.
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return 0
     }
 
     mutating func close() throws {
