@@ -42,10 +42,10 @@ package struct FixOrder {
             if let current { latest[current.device] = current.latest }
             current = (fix.device, latest[fix.device] ?? -.infinity)
         }
-        if fix.time < current!.latest {
+        if let run = current, fix.time < run.latest {
             sorted = false
         } else {
-            current!.latest = fix.time
+            current?.latest = fix.time
         }
         buffer.append(fix)
         if sorted, buffer.count >= window {
