@@ -8,10 +8,11 @@ import Testing
 @testable import FencepostStore
 
 /// A push's claim over an outbox most of which is delivered: the rows claimed are the lowest
-/// pending ones; and on PostgreSQL, at the size where it matters, they are read in order from
-/// `outbox_by_status` whether the table has statistics or not: not every pending row read and
-/// sorted (with none, as just after a large ingest), nor the primary key walked past every
-/// delivered row (with statistics taken while all were pending).
+/// pending ones, a dead row retried among them (the queue's mark moved down to it); and on
+/// PostgreSQL, at the size where it matters, they are read in order along the primary key
+/// from the mark whether the table has statistics or not: not every pending row read and
+/// sorted (with none, as just after a large ingest), nor the key walked past every delivered
+/// row from the first.
 @Suite struct OutboxClaimTests {
     let grid = WalkGrid(origin: Position(lon: -8.62, lat: 52.66))
 
@@ -30,13 +31,16 @@ import Testing
                     }))
         }
         // Row 70 goes back to pending, far below the others (a dead letter retried).
+        let mark = "SELECT value FROM store_meta WHERE key = 'outbox_pending_from'"
+        #expect(try await store.read { tx in try await tx.value(mark) as Int64? } == 201)
         await #expect(try store.retryDeadLetters() == 1)
+        #expect(try await store.read { tx in try await tx.value(mark) as Int64? } == 70)
         let claimed = try await store.claimPushBatch(limit: 1_000, maxBytes: .max).map(\.seq)
         #expect(claimed == [70] + Array(251...300).map(Int64.init))
         await #expect(try store.syncStatus().counts == [.pending: 0, .inflight: 51, .delivered: 249, .dead: 0])
     }
 
-    @Test func onPostgreSQLAClaimReadsThePendingRowsInIndexOrderWithOrWithoutStatistics() async throws {
+    @Test func onPostgreSQLAClaimReadsThePendingRowsInKeyOrderFromTheMarkWithOrWithoutStatistics() async throws {
         let store = try await TestStores.fresh()
         defer { TestStores.closeLater(store) }
         guard store.location.hasPrefix("postgres") else { return }
@@ -51,13 +55,18 @@ import Testing
                 """)
         }
         for analyze in [false, true] {
-            let plan: [String] = try await store.write { tx in
+            // Bound as a claim binds them, from the mark a claim moves to.
+            let (claim, mark): ([String], [String]) = try await store.write { tx in
                 if analyze { try await tx.execute("ANALYZE outbox") }
-                return try await tx.values("EXPLAIN " + Store.claimSelect.replacingOccurrences(of: "?", with: "1000"))
+                return (
+                    try await tx.values("EXPLAIN " + Store.claimSelect, [.integer(150_001), .integer(1000)]),
+                    try await tx.values("EXPLAIN " + OutboxPendingMark.lowestUnsettled, [.integer(150_001)])
+                )
             }
-            let text = plan.joined(separator: "\n")
-            #expect(text.contains("Index Scan using outbox_by_status on outbox o"), "\(text)")
-            #expect(!text.contains("Sort"), "\(text)")
+            for text in [claim, mark].map({ $0.joined(separator: "\n") }) {
+                #expect(text.contains("Index Scan using outbox_pkey on outbox"), "\(text)")
+                #expect(!text.contains("Sort"), "\(text)")
+            }
         }
         let claimed = try await store.claimPushBatch(limit: 1_000, maxBytes: .max).map(\.seq)
         #expect(claimed == Array(150_001...151_000).map(Int64.init))

@@ -47,9 +47,11 @@ extension Store {
         func cutoff(_ days: Int) -> Int64 { Timestamp.milliseconds(now.timeIntervalSince1970 - Double(days) * 86_400) }
         return try await write { tx in
             var counts = (events: 0, visits: 0)
-            // Rows an outbox row not yet pushed refers to (its payload rendered from them).
+            // Rows an outbox row not yet pushed refers to (its payload rendered from them): those
+            // rows are at or above the queue's mark.
             let waiting = """
-                SELECT entity_id FROM outbox WHERE entity = ? AND payload IS NULL AND status IN ('pending', 'inflight')
+                SELECT entity_id FROM outbox WHERE seq >= \(OutboxPendingMark.sql) AND entity = ? AND payload IS NULL
+                    AND status IN ('pending', 'inflight')
                 """
             if let eventDays {
                 let old = "SELECT id FROM events WHERE time_ms < ? AND id NOT IN (\(waiting))"

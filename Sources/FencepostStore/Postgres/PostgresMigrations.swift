@@ -2,10 +2,10 @@
 /// records them in `fencepost_migrations`). The tables, columns and indexes are SQLite's (its
 /// migrations as they stand: v1 to v9 in one, then each), in PostgreSQL's types, but for
 /// `outbox_references`, a hash index here (v19), text in the "C" collation, compared as
-/// SQLite compares it (v20), and `outbox_regions` in place of `outbox_by_entity` (v21); the
-/// outbox also records each row's transaction (`txid`). No reader uses it now: rows are
-/// numbered under a lock held through their commit (``PostgresTransaction/flushOutbox()``),
-/// so numbers appear in order.
+/// SQLite compares it (v20), `outbox_regions` in place of `outbox_by_entity` (v21) and
+/// `outbox_settled` in place of `outbox_by_status` (v22); the outbox also records each row's
+/// transaction (`txid`). No reader uses it now: rows are numbered under a lock held through
+/// their commit (``PostgresTransaction/flushOutbox()``), so numbers appear in order.
 enum PostgresMigrations {
     struct Migration {
         var name: String
@@ -294,6 +294,17 @@ enum PostgresMigrations {
             sql: """
                 CREATE INDEX outbox_regions ON outbox (seq) WHERE entity = 'region';
                 DROP INDEX outbox_by_entity;
+                """),
+        // No index entry for a pending row: the push queue finds its rows from a mark
+        // (``OutboxPendingMark``) along the primary key, and `outbox_by_status`, whose entry per
+        // row was a third of a big ingest's numbered insert at commit, keeps only the rows past
+        // pending (in flight, delivered, dead), which a push, a cleanup and the dead-letter list
+        // read by status.
+        Migration(
+            name: "v22-outbox-settled-by-status",
+            sql: """
+                CREATE INDEX outbox_settled ON outbox (status, seq) WHERE status IN ('inflight', 'delivered', 'dead');
+                DROP INDEX outbox_by_status;
                 """),
     ]
 

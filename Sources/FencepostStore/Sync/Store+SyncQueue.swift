@@ -48,25 +48,28 @@ extension Store {
         try await write { tx in try await tx.execute("UPDATE outbox SET status = 'pending' WHERE status = 'inflight'") }
     }
 
-    /// The lowest pending rows, in order, `?` of them, read in order from `outbox_by_status`
-    /// (status, seq) whatever the statistics say. Written `status >= 'pending' ORDER BY status,
-    /// seq`, which the status check makes the same rows in the same order as `status =
-    /// 'pending' ORDER BY seq` ('pending' sorts last of the four), because PostgreSQL plans
-    /// that one by its statistics, and they mislead it: with none yet (a table just filled by
-    /// an ingest) it read every pending row and sorted them (258 ms a claim with 114,556
-    /// pending); with some taken while everything was pending it walked the primary key from
-    /// the first row, past every row delivered since (232 ms a batch on average over a
-    /// 214,556-mutation push, half its time). Ordered by the index's own columns, the index
-    /// gives the order and no other plan does without sorting every pending row.
-    static let claimSelect = OutboxPayload.select + " WHERE o.status >= 'pending' ORDER BY o.status, o.seq LIMIT ?"
+    /// The lowest pending rows from the queue's mark (the first `?`, ``OutboxPendingMark``),
+    /// in order, the second `?` of them: the primary key walked from the mark, which a claim
+    /// has just moved to the lowest pending or in-flight row, so the walk meets few rows that
+    /// are not pending. Pending is written as none of the other three (the same rows: the
+    /// status check admits four), because PostgreSQL plans by its estimates and `status =
+    /// 'pending'` misleads it: without statistics (a table just filled by an ingest) it takes
+    /// an equality to match one row in 200 and reads the whole table to sort the few it
+    /// expects; three inequalities it takes to match nearly every row, and walks the key.
+    static let claimSelect =
+        OutboxPayload.select
+        + " WHERE o.seq >= ? AND o.status <> 'inflight' AND o.status <> 'delivered' AND o.status <> 'dead'"
+        + " ORDER BY o.seq LIMIT ?"
 
     /// Claims the next pending rows in outbox order (up to `limit` rows and about `maxBytes`
     /// of payload, at least one row) and marks them in flight.
     package func claimPushBatch(limit: Int, maxBytes: Int) async throws -> [OutboxItem] {
         try await write { tx in
+            try await tx.dialect.lock(OutboxPendingMark.lockKey, in: tx)
+            let from = try await OutboxPendingMark.advance(tx)
             var items: [OutboxItem] = []
             var bytes = 0
-            for row in try await tx.rows(Self.claimSelect, [limit.sqlValue]) {
+            for row in try await tx.rows(Self.claimSelect, [from.sqlValue, limit.sqlValue]) {
                 let change = OutboxPayload.change(row)
                 bytes += change.mutation.payload.utf8.count + 200
                 if !items.isEmpty && bytes > maxBytes { break }
@@ -160,7 +163,10 @@ extension Store {
         try await read { tx in
             let counts = try await Self.outboxCounts(tx)
             let oldest: String? = try await tx.value(
-                "SELECT created_at FROM outbox WHERE status IN ('pending', 'inflight') ORDER BY seq LIMIT 1")
+                """
+                SELECT created_at FROM outbox WHERE seq >= \(OutboxPendingMark.sql)
+                    AND status IN ('pending', 'inflight') ORDER BY seq LIMIT 1
+                """)
             let state = Dictionary(
                 uniqueKeysWithValues: try await tx.rows("SELECT key, value FROM sync_state").map {
                     ($0["key"] as String, $0["value"] as String)
@@ -191,14 +197,21 @@ extension Store {
     }
 
     /// Puts dead rows back in the queue with a fresh attempt count: one (by outbox seq) or
-    /// all when `seq` is nil. Returns how many.
+    /// all when `seq` is nil; the queue's mark moves down to the lowest of them. Returns how
+    /// many.
     @discardableResult
     package func retryDeadLetters(seq: Int64? = nil) async throws -> Int {
         try await write { tx in
+            try await tx.dialect.lock(OutboxPendingMark.lockKey, in: tx)
             let filter = seq == nil ? "" : " AND seq = ?"
-            return try await tx.execute(
-                "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = NULL WHERE status = 'dead'\(filter)",
+            let retried: [Int64] = try await tx.values(
+                """
+                UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = NULL WHERE status = 'dead'\(filter)
+                RETURNING seq
+                """,
                 seq.map { [$0.sqlValue] } ?? [])
+            if let lowest = retried.min() { try await OutboxPendingMark.lower(to: lowest, tx: tx) }
+            return retried.count
         }
     }
 
