@@ -21,20 +21,11 @@ import Testing
         defer { TestStores.closeLater(store) }
         try await store.applyRegions((0..<300).map { grid.circle("r\($0)", x: Double($0) * 20, radius: 5) })
         // 250 rows pushed: row 70 rejected (dead), the others delivered.
-        for _ in 0..<5 {
-            let batch = try await store.claimPushBatch(limit: 50, maxBytes: .max)
-            try await store.acknowledge(
-                batch,
-                results: Dictionary(
-                    uniqueKeysWithValues: batch.map {
-                        ($0.mutation.key, $0.seq == 70 ? SyncResult.rejected(reason: "no") : .applied)
-                    }))
-        }
+        for _ in 0..<5 { try await store.claimAndAnswer(limit: 50, rejecting: 70) }
         // Row 70 goes back to pending, far below the others (a dead letter retried).
-        let mark = "SELECT value FROM store_meta WHERE key = 'outbox_pending_from'"
-        #expect(try await store.read { tx in try await tx.value(mark) as Int64? } == 201)
+        #expect(try await store.pendingMark() == 201)
         await #expect(try store.retryDeadLetters() == 1)
-        #expect(try await store.read { tx in try await tx.value(mark) as Int64? } == 70)
+        #expect(try await store.pendingMark() == 70)
         let claimed = try await store.claimPushBatch(limit: 1_000, maxBytes: .max).map(\.seq)
         #expect(claimed == [70] + Array(251...300).map(Int64.init))
         await #expect(try store.syncStatus().counts == [.pending: 0, .inflight: 51, .delivered: 249, .dead: 0])
@@ -70,5 +61,26 @@ import Testing
         }
         let claimed = try await store.claimPushBatch(limit: 1_000, maxBytes: .max).map(\.seq)
         #expect(claimed == Array(150_001...151_000).map(Int64.init))
+    }
+}
+
+extension Store {
+    /// Claims up to `limit` rows and records a backend's answers: row `rejected` refused, the
+    /// others applied.
+    func claimAndAnswer(limit: Int, rejecting rejected: Int64) async throws {
+        let batch = try await claimPushBatch(limit: limit, maxBytes: .max)
+        try await acknowledge(
+            batch,
+            results: Dictionary(
+                uniqueKeysWithValues: batch.map {
+                    ($0.mutation.key, $0.seq == rejected ? SyncResult.rejected(reason: "no") : .applied)
+                }))
+    }
+
+    /// The push queue's mark as stored (nil until a claim moves it).
+    func pendingMark() async throws -> Int64? {
+        try await read { tx in
+            try await tx.value("SELECT value FROM store_meta WHERE key = ?", OutboxPendingMark.key)
+        }
     }
 }

@@ -25,17 +25,8 @@ struct PostgresPushQueueMarkTests {
             }
         }
         // Rows 1–10 pushed, row 3 rejected; then rows 11–15 pushed: the mark is at 11.
-        for limit in [10, 5] {
-            let batch = try await claiming.claimPushBatch(limit: limit, maxBytes: .max)
-            try await claiming.acknowledge(
-                batch,
-                results: Dictionary(
-                    uniqueKeysWithValues: batch.map {
-                        ($0.mutation.key, $0.seq == 3 ? SyncResult.rejected(reason: "no") : .applied)
-                    }))
-        }
-        let mark = "SELECT value FROM store_meta WHERE key = '\(OutboxPendingMark.key)'"
-        #expect(try await claiming.read { tx in try await tx.value(mark) as Int64? } == 11)
+        for limit in [10, 5] { try await claiming.claimAndAnswer(limit: limit, rejecting: 3) }
+        #expect(try await claiming.pendingMark() == 11)
 
         // The other instance retries row 3 as a retry does, and holds its transaction open
         // until the claim waits on a lock (or 5 s pass).
@@ -57,6 +48,6 @@ struct PostgresPushQueueMarkTests {
         let claimed = try await claiming.claimPushBatch(limit: 100, maxBytes: .max)
         try await retried
         #expect(claimed.map(\.seq) == [3, 16, 17, 18, 19, 20])
-        #expect(try await claiming.read { tx in try await tx.value(mark) as Int64? } == 3)
+        #expect(try await claiming.pendingMark() == 3)
     }
 }
