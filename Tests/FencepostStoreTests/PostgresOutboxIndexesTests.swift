@@ -71,7 +71,8 @@ struct PostgresOutboxIndexesTests {
         #expect(regions.map(\.mutation.id) == ["zone-10", "zone-30"])
         let events = try await store.syncChanges(after: regions[0].seq, entities: [.event], device: nil, limit: 100)
         #expect(events.map(\.mutation.id) == (11..<40).map { "event-\($0)" })
-        // The settled index holds the rows past pending alone: none yet, then the claimed ones.
+        // No row is past pending until a claim, which takes the lowest ones, along the primary
+        // key, and puts them in flight.
         let settled = "SELECT COUNT(*) FROM outbox WHERE status IN ('inflight', 'delivered', 'dead')"
         #expect(try await store.read { tx in try await tx.value(settled) as Int64? } == 0)
         let claimed = try await store.claimPushBatch(limit: 5, maxBytes: .max)

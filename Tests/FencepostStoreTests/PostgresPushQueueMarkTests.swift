@@ -29,7 +29,7 @@ struct PostgresPushQueueMarkTests {
         #expect(try await claiming.pendingMark() == 11)
 
         // The other instance retries row 3 as a retry does, and holds its transaction open
-        // until the claim waits on a lock (or 5 s pass).
+        // until the claim waits on a lock in this test's database (or 5 s pass).
         let retrying = try await Store.open(url)
         defer { TestStores.closeLater(retrying) }
         let (lowered, signal) = AsyncStream.makeStream(of: Void.self)
@@ -39,7 +39,12 @@ struct PostgresPushQueueMarkTests {
             try await OutboxPendingMark.lower(to: 3, tx: tx)
             signal.yield()
             for _ in 0..<100 {
-                let waiting: Int64 = try await tx.value("SELECT COUNT(*) FROM pg_locks WHERE NOT granted") ?? 0
+                let waiting: Int64 =
+                    try await tx.value(
+                        """
+                        SELECT COUNT(*) FROM pg_locks
+                        WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                        """) ?? 0
                 if waiting > 0 { break }
                 try await Task.sleep(for: .milliseconds(50))
             }

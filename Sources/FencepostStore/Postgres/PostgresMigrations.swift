@@ -284,8 +284,8 @@ enum PostgresMigrations {
                 DO $$ DECLARE t record; BEGIN FOR t IN SELECT c.table_name, string_agg(format('ALTER COLUMN %I TYPE text COLLATE "C"', c.column_name), ', ') AS changes FROM information_schema.columns c WHERE c.table_schema = current_schema() AND c.data_type = 'text' AND c.collation_name IS DISTINCT FROM 'C' AND c.table_name IN (\(storeTables)) GROUP BY c.table_name LOOP EXECUTE format('ALTER TABLE %I ', t.table_name) || t.changes; END LOOP; END $$
                 """),
         // The change feed by entity without an entry per event and visit: a big ingest's commit
-        // adds every outbox row under the numbering lock, and `outbox_by_entity` was a fifth of
-        // that insert. Readers of events or visits after a cursor walk the primary key from the
+        // adds every outbox row under the numbering lock, and `outbox_by_entity` was a quarter
+        // of that insert. Readers of events or visits after a cursor walk the primary key from the
         // cursor (live readers are near the end; an event's or visit's row is one in two of an
         // ingest's). Only a region-only pull skips far, past the events to the few regions'
         // rows: a partial index over those, which an ingest does not touch.
@@ -297,7 +297,7 @@ enum PostgresMigrations {
                 """),
         // No index entry for a pending row: the push queue finds its rows from a mark
         // (``OutboxPendingMark``) along the primary key, and `outbox_by_status`, whose entry per
-        // row was a third of a big ingest's numbered insert at commit, keeps only the rows past
+        // row was over a quarter of a big ingest's numbered insert at commit, keeps only the rows past
         // pending (in flight, delivered, dead), which a push, a cleanup and the dead-letter list
         // read by status.
         Migration(

@@ -2,7 +2,7 @@
 /// (`store_meta`, 0 until first moved). With it a claim finds the lowest pending rows by
 /// walking the primary key from the mark, so the outbox needs no index entry for a pending
 /// row: on PostgreSQL a big ingest's commit numbers every outbox row under one lock, and an
-/// entry per row in an index by status was a third of that insert.
+/// entry per row in an index by status was over a quarter of that insert.
 ///
 /// Why it holds:
 /// - A new row is numbered above every row there is (under the numbering lock on PostgreSQL,
@@ -28,9 +28,12 @@ enum OutboxPendingMark {
     /// is none) and returns it. The caller holds ``lockKey``.
     static func advance(_ tx: any SQLTransaction) async throws -> Int64 {
         let from: Int64 = try await tx.value("SELECT value FROM store_meta WHERE key = ?", key) ?? 0
-        let lowest: Int64? = try await tx.value(lowestUnsettled, from)
-        let last: Int64 = try await tx.value("SELECT MAX(seq) FROM outbox") ?? 0
-        let to = lowest ?? max(from, last + 1)
+        let to: Int64
+        if let lowest: Int64 = try await tx.value(lowestUnsettled, from) {
+            to = lowest
+        } else {
+            to = max(from, (try await tx.value("SELECT MAX(seq) FROM outbox") ?? 0) + 1)
+        }
         if to != from { try await set(to, tx) }
         return to
     }
